@@ -1,0 +1,47 @@
+// swift-tools-version: 6.1
+import CompilerPluginSupport
+import PackageDescription
+
+let package = Package(
+    name: "ObjectGraph",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    products: [
+        .library(name: "ObjectGraph", targets: ["ObjectGraph"]),
+        .library(name: "PredicateFormat", targets: ["PredicateFormat"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
+    ],
+    targets: [
+        .target(name: "PredicateFormat"),
+        .macro(
+            name: "ObjectGraphMacros",
+            dependencies: [
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]
+        ),
+        .target(
+            name: "ObjectGraph",
+            dependencies: [
+                "PredicateFormat",
+                "ObjectGraphMacros",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .testTarget(name: "PredicateFormatTests", dependencies: ["PredicateFormat"]),
+        .testTarget(
+            name: "ObjectGraphTests",
+            dependencies: ["ObjectGraph", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .testTarget(
+            name: "ObjectGraphMacrosTests",
+            dependencies: [
+                "ObjectGraphMacros",
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,327 @@
+import Foundation
+
+extension ContextState {
+    var hasChanges: Bool {
+        !inserted.isEmpty || !deleted.isEmpty || updated.values.contains { !$0.changedKeys().isEmpty }
+    }
+
+    /// Validates, writes one store transaction, and folds the result back into the registered objects.
+    /// On any error nothing is written and every pending change stays in place.
+    func save() throws {
+        guard hasChanges else { return }
+        try applyDeleteRules()
+        let failures = validate()
+        guard failures.isEmpty else { throw ObjectGraphError.validation(failures) }
+        let changes = try makeChangeSet()
+        let result = try coordinator.save(changes)
+        apply(result)
+    }
+
+    // MARK: Delete rules
+
+    private func related(_ object: ManagedObject, _ index: Int) throws -> [ObjectID] {
+        if let slot = object.entity.toOneSlot[index] {
+            if object.isFaultStorage { try fulfill(object) }
+            return object.toOne[slot].map { [$0] } ?? []
+        }
+        return try loadedToMany(object, index).ids
+    }
+
+    /// Cascades, checks deny rules, then nullifies, so a denied delete changes nothing.
+    func applyDeleteRules() throws {
+        var doomed = deleted
+        var pending = Array(deleted.values)
+        while let object = pending.popLast() {
+            for (index, relationship) in object.entity.relationships.enumerated() where relationship.deleteRule == .cascade {
+                for id in try related(object, index) where doomed[id] == nil {
+                    let target = try self.object(with: id)
+                    doomed[id] = target
+                    pending.append(target)
+                }
+            }
+        }
+        for object in doomed.values.sorted(by: { $0.objectID < $1.objectID }) {
+            for (index, relationship) in object.entity.relationships.enumerated() where relationship.deleteRule == .deny {
+                let survivors = try related(object, index).filter { doomed[$0] == nil }
+                if !survivors.isEmpty {
+                    throw ObjectGraphError.deleteDenied(
+                        entity: object.entity.name, objectID: object.objectID, relationship: relationship.name,
+                        count: survivors.count)
+                }
+            }
+        }
+        isApplyingDeleteRules = true
+        defer { isApplyingDeleteRules = false }
+        for object in doomed.values where object.isInserted {
+            try delete(object)
+            doomed[object.objectID] = nil
+        }
+        for object in doomed.values {
+            object.isDeleted = true
+            deleted[object.objectID] = object
+            for (index, relationship) in object.entity.relationships.enumerated() where relationship.deleteRule != .noAction {
+                let inverseIndex = try inverse(of: relationship).index
+                for id in try related(object, index) where doomed[id] == nil {
+                    let survivor = try self.object(with: id)
+                    if survivor.entity.relationships[inverseIndex].isToMany {
+                        var contents = try loadedToMany(survivor, inverseIndex)
+                        contents.remove(object.objectID)
+                        survivor.toMany[inverseIndex] = contents
+                    } else {
+                        if survivor.isFaultStorage { try fulfill(survivor) }
+                        survivor.toOne[survivor.entity.toOneSlot[inverseIndex]!] = nil
+                    }
+                    markUpdated(survivor)
+                }
+            }
+        }
+    }
+
+    // MARK: Validation
+
+    /// Every rule every changed object breaks, together.
+    func validate() -> [ValidationFailure] {
+        var failures: [ValidationFailure] = []
+        let candidates = (Array(inserted.values) + Array(updated.values)).filter { !$0.isDeleted }
+        for object in candidates.sorted(by: { $0.objectID < $1.objectID }) {
+            failures += validate(object)
+        }
+        return failures
+    }
+
+    private func validate(_ object: ManagedObject) -> [ValidationFailure] {
+        var failures: [ValidationFailure] = []
+        func fail(_ key: String?, _ reason: String) {
+            failures.append(ValidationFailure(entity: object.entity.name, objectID: object.objectID, key: key, reason: reason))
+        }
+        for (index, attribute) in object.entity.attributes.enumerated() {
+            let value = object.values[index]
+            if value.isNull {
+                if !attribute.isOptional { fail(attribute.name, "is required but has no value") }
+                continue
+            }
+            if let number = value.numericValue {
+                if let min = attribute.minValue, number < min { fail(attribute.name, "\(value) is below the minimum \(min)") }
+                if let max = attribute.maxValue, number > max { fail(attribute.name, "\(value) is above the maximum \(max)") }
+            }
+            var length: Int?
+            if case .string(let text) = value { length = text.count }
+            if case .data(let data) = value { length = data.count }
+            if let length {
+                if let min = attribute.minLength, length < min { fail(attribute.name, "length \(length) is shorter than \(min)") }
+                if let max = attribute.maxLength, length > max { fail(attribute.name, "length \(length) is longer than \(max)") }
+            }
+            if let pattern = attribute.pattern, case .string(let text) = value {
+                if let regex = try? NSRegularExpression(pattern: "^(?:\(pattern))$") {
+                    let range = NSRange(text.startIndex..., in: text)
+                    if regex.firstMatch(in: text, range: range) == nil {
+                        fail(attribute.name, "\(value) does not match the pattern \(pattern)")
+                    }
+                } else {
+                    fail(attribute.name, "the model's pattern \(pattern) is not a valid regular expression")
+                }
+            }
+        }
+        for (index, relationship) in object.entity.relationships.enumerated() {
+            if let slot = object.entity.toOneSlot[index] {
+                if !relationship.description.isOptional && object.toOne[slot] == nil {
+                    fail(relationship.name, "is required but has no object")
+                }
+                continue
+            }
+            let count: Int
+            if let loaded = object.toMany[index] {
+                count = loaded.ids.count
+            } else if relationship.description.minCount != nil || relationship.description.maxCount != nil
+                        || !relationship.description.isOptional {
+                count = (try? loadedToMany(object, index).ids.count) ?? 0
+            } else {
+                continue
+            }
+            if !relationship.description.isOptional && count == 0 { fail(relationship.name, "is required but is empty") }
+            if let min = relationship.description.minCount, count < min { fail(relationship.name, "holds \(count) objects, fewer than \(min)") }
+            if let max = relationship.description.maxCount, count > max { fail(relationship.name, "holds \(count) objects, more than \(max)") }
+        }
+        do {
+            try object.validateForSave()
+        } catch let failure as ValidationFailure {
+            failures.append(failure)
+        } catch ObjectGraphError.validation(let list) {
+            failures += list
+        } catch {
+            fail(nil, "\(error)")
+        }
+        return failures
+    }
+
+    // MARK: Change set
+
+    func makeChangeSet() throws -> ChangeSet {
+        var changes = ChangeSet()
+        changes.inserted.reserveCapacity(inserted.count)
+        for object in inserted.values {
+            changes.inserted.append(ChangeSet.Row(
+                objectID: object.objectID, version: 0, values: object.values, toOne: object.toOne,
+                changedAttributes: [], changedToOne: []))
+            appendToMany(of: object, to: &changes)
+        }
+        for object in updated.values where !object.isDeleted && !object.isFaultStorage {
+            guard let committed = object.committed else { continue }
+            let changedAttributes = object.values.indices.filter { object.values[$0] != committed.values[$0] }
+            let changedToOne = object.toOne.indices.filter { object.toOne[$0] != committed.toOne[$0] }
+            if !changedAttributes.isEmpty || !changedToOne.isEmpty {
+                changes.updated.append(ChangeSet.Row(
+                    objectID: object.objectID, version: committed.version, values: object.values, toOne: object.toOne,
+                    changedAttributes: changedAttributes, changedToOne: changedToOne))
+            }
+            appendToMany(of: object, to: &changes)
+        }
+        for object in deleted.values {
+            changes.deleted.append((object.objectID, object.committed?.version ?? 0))
+        }
+        return changes
+    }
+
+    private func appendToMany(of object: ManagedObject, to changes: inout ChangeSet) {
+        for (index, contents) in object.toMany {
+            let relationship = object.entity.relationships[index]
+            let stored: Bool
+            switch relationship.storage {
+            case .joinTable(_, let isSourceSide): stored = isSourceSide
+            case .inverseForeignKey(_, let orderColumn): stored = orderColumn != nil
+            case .foreignKey: stored = false
+            }
+            guard stored else { continue }
+            let before = object.committedToMany[index] ?? RelatedIDs()
+            let same = relationship.isOrdered ? contents.ids == before.ids : contents.members == before.members
+            if !same || object.isInserted {
+                changes.toMany.append(ChangeSet.ToManyContents(
+                    objectID: object.objectID, relationship: relationship.name, destinations: contents.ids))
+            }
+        }
+    }
+
+    // MARK: After the store wrote
+
+    func apply(_ result: SaveResult) {
+        for object in deleted.values {
+            registered[object.objectID] = nil
+            detach(object, reason: "its deletion was saved")
+        }
+        let mapping = result.permanentIDs
+        for object in inserted.values {
+            if let permanent = mapping[object.objectID] {
+                registered[object.objectID] = nil
+                object.objectID = permanent
+                registered[permanent] = object
+            }
+            object.isInserted = false
+        }
+        if !mapping.isEmpty { remapReferences(mapping) }
+        for object in Array(inserted.values) + Array(updated.values) where !object.isDeleted {
+            let version = result.versions[object.objectID] ?? object.committed?.version ?? 1
+            object.committed = Snapshot(objectID: object.objectID, version: version, values: object.values, toOne: object.toOne)
+            object.committedToMany = object.toMany
+            object.isMarkedUpdated = false
+        }
+        inserted = [:]
+        updated = [:]
+        deleted = [:]
+    }
+
+    /// Rewrites temporary IDs held in relationships to the permanent ones the store assigned.
+    func remapReferences(_ mapping: [ObjectID: ObjectID]) {
+        for object in registered.values where !object.entity.relationships.isEmpty && !object.isFaultStorage {
+            for slot in object.toOne.indices {
+                if let id = object.toOne[slot], let permanent = mapping[id] { object.toOne[slot] = permanent }
+            }
+            for index in Array(object.toMany.keys) {
+                for (old, new) in mapping where object.toMany[index]!.members.contains(old) {
+                    object.toMany[index]!.replace(old, with: new)
+                }
+            }
+        }
+    }
+
+    // MARK: Undoing
+
+    func rollback() {
+        for object in inserted.values {
+            registered[object.objectID] = nil
+            detach(object, reason: "its insert was rolled back")
+        }
+        for object in Array(updated.values) + Array(deleted.values) {
+            if let committed = object.committed {
+                object.values = committed.values
+                object.toOne = committed.toOne
+            }
+            object.toMany = [:]
+            object.committedToMany = [:]
+            object.isMarkedUpdated = false
+            object.isDeleted = false
+        }
+        // Loaded to-many contents elsewhere may mention rolled-back inserts: reload them lazily.
+        for object in registered.values where !object.toMany.isEmpty {
+            if object.toMany.values.contains(where: { $0.members.contains(where: { inserted[$0] != nil }) }) {
+                object.toMany = [:]
+                object.committedToMany = [:]
+            }
+        }
+        inserted = [:]
+        updated = [:]
+        deleted = [:]
+    }
+
+    func reset() {
+        for object in registered.values { detach(object, reason: "its context was reset") }
+        registered = [:]
+        inserted = [:]
+        updated = [:]
+        deleted = [:]
+    }
+
+    func refresh(_ object: ManagedObject, mergeChanges: Bool) throws {
+        try checkOwnership(object)
+        guard !object.isInserted, !object.isFaultStorage else { return }
+        let changed = mergeChanges ? object.changedKeys() : []
+        if changed.isEmpty {
+            object.isFaultStorage = true
+            object.values = []
+            object.toOne = []
+            object.toMany = [:]
+            object.committed = nil
+            object.committedToMany = [:]
+            object.isMarkedUpdated = false
+            updated[object.objectID] = nil
+            return
+        }
+        guard let fresh = try coordinator.store.snapshots(for: [object.objectID]).first else {
+            throw ObjectGraphError.objectNotFound(object.objectID)
+        }
+        for (index, attribute) in object.entity.attributes.enumerated() where !changed.contains(attribute.name) {
+            object.values[index] = fresh.values[index]
+        }
+        for (index, relationship) in object.entity.relationships.enumerated() where !changed.contains(relationship.name) {
+            if let slot = object.entity.toOneSlot[index] { object.toOne[slot] = fresh.toOne[slot] }
+        }
+        object.committed = fresh
+    }
+
+    func obtainPermanentIDs(for objects: [ManagedObject]) throws {
+        let temporary = objects.filter { $0.objectID.isTemporaryID }
+        guard !temporary.isEmpty else { return }
+        for object in temporary { try checkOwnership(object) }
+        let mapping = try coordinator.obtainPermanentIDs(for: temporary.map(\.objectID))
+        for object in temporary {
+            guard let permanent = mapping[object.objectID] else { continue }
+            registered[object.objectID] = nil
+            if object.isInserted {
+                inserted[object.objectID] = nil
+                inserted[permanent] = object
+            }
+            object.objectID = permanent
+            registered[permanent] = object
+        }
+        remapReferences(mapping)
+    }
+}

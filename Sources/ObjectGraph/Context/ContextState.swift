@@ -1,0 +1,282 @@
+import Foundation
+
+/// A context's bookkeeping: registered objects, pending changes, faulting and inverse maintenance.
+///
+/// It is not Sendable and lives only on its ``ObjectContext``'s executor: the actor owns it, and the objects it
+/// registers reach it through a weak reference, so everything here runs synchronously on one queue.
+final class ContextState {
+    let name: String
+    let executor: ContextExecutor
+    let coordinator: PersistentStoreCoordinator
+    var model: Model { coordinator.model }
+
+    var registered: [ObjectID: ManagedObject] = [:]
+    var inserted: [ObjectID: ManagedObject] = [:]
+    var updated: [ObjectID: ManagedObject] = [:]
+    var deleted: [ObjectID: ManagedObject] = [:]
+    /// Set while save applies delete rules, which may touch objects that are themselves being deleted.
+    var isApplyingDeleteRules = false
+
+    init(name: String, executor: ContextExecutor, coordinator: PersistentStoreCoordinator) {
+        self.name = name
+        self.executor = executor
+        self.coordinator = coordinator
+    }
+
+    func checkExecutor() {
+        if ConcurrencyChecks.isEnabled && !executor.isCurrent {
+            fatalError("ObjectGraph concurrency violation: context '\(name)' was used off its queue. "
+                + "Call it inside perform { } or performAndWait { }.")
+        }
+    }
+
+    // MARK: Registration and faulting
+
+    /// The registered object for `id`, or a new fault for it (no I/O).
+    func object(with id: ObjectID) throws -> ManagedObject {
+        if let object = registered[id] { return object }
+        let resolved = coordinator.resolve(id)
+        if let object = registered[resolved] { return object }
+        let entity = try model.entity(named: resolved.entityName)
+        let object = entity.objectType.init(entity: entity, objectID: resolved)
+        object.state = self
+        registered[resolved] = object
+        return object
+    }
+
+    /// Registers a fetched row: the existing object keeps its values (and its unsaved changes); a new one is filled.
+    func register(_ snapshot: Snapshot) throws -> ManagedObject {
+        if let object = registered[snapshot.objectID] {
+            if object.isFaultStorage { fill(object, from: snapshot) }
+            return object
+        }
+        let entity = try model.entity(named: snapshot.objectID.entityName)
+        let object = entity.objectType.init(entity: entity, objectID: snapshot.objectID)
+        object.state = self
+        fill(object, from: snapshot)
+        registered[snapshot.objectID] = object
+        return object
+    }
+
+    func fill(_ object: ManagedObject, from snapshot: Snapshot) {
+        object.committed = snapshot
+        object.values = snapshot.values
+        object.toOne = snapshot.toOne
+        object.isFaultStorage = false
+    }
+
+    func fulfill(_ object: ManagedObject) throws {
+        guard object.isFaultStorage else { return }
+        guard !object.objectID.isTemporaryID else {
+            throw ObjectGraphError.objectNotFound(object.objectID)
+        }
+        guard let snapshot = try coordinator.store.snapshots(for: [object.objectID]).first else {
+            throw ObjectGraphError.objectNotFound(object.objectID)
+        }
+        fill(object, from: snapshot)
+    }
+
+    func insert(_ entity: ModelEntity) throws -> ManagedObject {
+        guard !entity.isAbstract else {
+            throw ObjectGraphError.invalidModel(entity: entity.name, property: nil, reason: "an abstract entity cannot be inserted")
+        }
+        let id = ObjectID.temporary(entity.name)
+        let object = entity.objectType.init(entity: entity, objectID: id)
+        object.state = self
+        object.values = entity.attributes.map { $0.type.coerce($0.defaultValue) }
+        object.toOne = Array(repeating: nil, count: entity.toOneCount)
+        for (index, relationship) in entity.relationships.enumerated() where relationship.isToMany {
+            object.toMany[index] = RelatedIDs()
+        }
+        object.isFaultStorage = false
+        object.isInserted = true
+        registered[id] = object
+        inserted[id] = object
+        object.awakeFromInsert()
+        return object
+    }
+
+    func markUpdated(_ object: ManagedObject) {
+        guard !object.isInserted, !object.isMarkedUpdated else { return }
+        object.isMarkedUpdated = true
+        updated[object.objectID] = object
+    }
+
+    func delete(_ object: ManagedObject) throws {
+        try checkOwnership(object)
+        guard !object.isDeleted else { return }
+        if object.isInserted {
+            // An unsaved insert simply disappears, but its relationships must let go of it.
+            try nullifyAll(object)
+            inserted[object.objectID] = nil
+            registered[object.objectID] = nil
+            object.isInserted = false
+            object.isDeleted = true
+            object.state = nil
+            object.detachReason = "it was deleted before it was ever saved"
+            return
+        }
+        object.isDeleted = true
+        deleted[object.objectID] = object
+    }
+
+    func checkOwnership(_ object: ManagedObject) throws {
+        guard object.state === self else {
+            throw ObjectGraphError.crossContext(
+                entity: object.entity.name, objectID: object.objectID,
+                reason: "belongs to another context than '\(name)'; fetch it here by its objectID")
+        }
+    }
+
+    func detach(_ object: ManagedObject, reason: String) {
+        object.state = nil
+        object.detachReason = reason
+    }
+
+    // MARK: Relationships
+
+    func inverse(of relationship: ModelRelationship) throws -> (entity: ModelEntity, index: Int) {
+        let destination = try model.entity(named: relationship.destinationEntityName)
+        guard let index = destination.relationshipIndex[relationship.inverseName] else {
+            throw ObjectGraphError.unknownKey(entity: destination.name, key: relationship.inverseName)
+        }
+        return (destination, index)
+    }
+
+    /// The to-many relationship's contents, loaded from the store the first time.
+    func loadedToMany(_ object: ManagedObject, _ index: Int) throws -> RelatedIDs {
+        if let loaded = object.toMany[index] { return loaded }
+        if object.isFaultStorage { try fulfill(object) }
+        var ids: [ObjectID] = []
+        if !object.objectID.isTemporaryID {
+            ids = try coordinator.store.relatedIDs(of: object.objectID, relationship: object.entity.relationships[index])
+                .map { coordinator.resolve($0) }
+        }
+        // Objects registered here may have moved in or out of this relationship without a save: trust their to-one.
+        let relationship = object.entity.relationships[index]
+        var contents = RelatedIDs(ids)
+        if let inverseIndex = try? inverse(of: relationship).index {
+            for id in ids {
+                if let member = registered[id], !member.isFaultStorage,
+                   let slot = member.entity.toOneSlot[inverseIndex], member.toOne[slot] != object.objectID {
+                    contents.remove(id)
+                }
+            }
+        }
+        object.committedToMany[index] = RelatedIDs(ids)
+        object.toMany[index] = contents
+        return contents
+    }
+
+    private func withToMany(_ object: ManagedObject, _ index: Int, _ change: (inout RelatedIDs) -> Void) throws {
+        var contents = try loadedToMany(object, index)
+        let before = contents
+        change(&contents)
+        guard contents != before else { return }
+        object.toMany[index] = contents
+        markUpdated(object)
+    }
+
+    /// Adds or removes `member` on one side only; the callers keep both sides in step.
+    private func link(_ object: ManagedObject, _ index: Int, _ member: ManagedObject?, remove: ManagedObject? = nil) throws {
+        if object.isFaultStorage { try fulfill(object) }
+        if let slot = object.entity.toOneSlot[index] {
+            let newValue = member?.objectID
+            if let remove, object.toOne[slot] != remove.objectID { return }
+            guard object.toOne[slot] != newValue else { return }
+            object.toOne[slot] = newValue
+            markUpdated(object)
+        } else if let member {
+            try withToMany(object, index) { $0.append(member.objectID) }
+        } else if let remove {
+            try withToMany(object, index) { $0.remove(remove.objectID) }
+        }
+    }
+
+    func checkDestination(_ object: ManagedObject, _ index: Int, _ target: ManagedObject) throws {
+        try checkOwnership(target)
+        let relationship = object.entity.relationships[index]
+        let destination = try model.entity(named: relationship.destinationEntityName)
+        guard target.entity.isKind(of: destination) else {
+            throw ObjectGraphError.wrongDestination(
+                entity: object.entity.name, key: relationship.name, expected: destination.name, got: target.entity.name)
+        }
+    }
+
+    func setToOne(_ object: ManagedObject, _ index: Int, to target: ManagedObject?) throws {
+        let relationship = object.entity.relationships[index]
+        if let target { try checkDestination(object, index, target) }
+        let slot = object.entity.toOneSlot[index]!
+        let oldID = object.toOne[slot]
+        guard oldID != target?.objectID else { return }
+        let inverse = try inverse(of: relationship)
+        if let oldID {
+            try link(try self.object(with: oldID), inverse.index, nil, remove: object)
+        }
+        if let target {
+            let inverseRelationship = target.entity.relationships[inverse.index]
+            if !inverseRelationship.isToMany {
+                if target.isFaultStorage { try fulfill(target) }
+                // One-to-one: the target's previous partner loses it.
+                if let previous = target.toOne[target.entity.toOneSlot[inverse.index]!], previous != object.objectID {
+                    try link(try self.object(with: previous), index, nil, remove: target)
+                }
+            }
+            try link(target, inverse.index, object)
+        }
+        object.toOne[slot] = target?.objectID
+        markUpdated(object)
+    }
+
+    func addToMany(_ object: ManagedObject, _ index: Int, _ target: ManagedObject) throws {
+        try checkDestination(object, index, target)
+        let inverse = try inverse(of: object.entity.relationships[index])
+        if !target.entity.relationships[inverse.index].isToMany {
+            try setToOne(target, inverse.index, to: object)
+        } else {
+            try link(object, index, target)
+            try link(target, inverse.index, object)
+        }
+    }
+
+    func removeFromToMany(_ object: ManagedObject, _ index: Int, _ target: ManagedObject) throws {
+        try checkDestination(object, index, target)
+        let inverse = try inverse(of: object.entity.relationships[index])
+        if !target.entity.relationships[inverse.index].isToMany {
+            if target.isFaultStorage { try fulfill(target) }
+            if target.toOne[target.entity.toOneSlot[inverse.index]!] == object.objectID {
+                try setToOne(target, inverse.index, to: nil)
+            }
+        } else {
+            try link(object, index, nil, remove: target)
+            try link(target, inverse.index, nil, remove: object)
+        }
+    }
+
+    func setToMany(_ object: ManagedObject, _ index: Int, _ targets: [ManagedObject]) throws {
+        for target in targets { try checkDestination(object, index, target) }
+        let current = try loadedToMany(object, index)
+        let wanted = Set(targets.map(\.objectID))
+        for id in current.ids where !wanted.contains(id) {
+            try removeFromToMany(object, index, try self.object(with: id))
+        }
+        for target in targets { try addToMany(object, index, target) }
+        if object.entity.relationships[index].isOrdered {
+            try withToMany(object, index) { $0 = RelatedIDs(targets.map(\.objectID)) }
+        }
+    }
+
+    /// Removes `object` from every relationship it is in, on both sides (used when an unsaved insert is deleted
+    /// and by the nullify rule).
+    func nullifyAll(_ object: ManagedObject) throws {
+        for (index, relationship) in object.entity.relationships.enumerated() {
+            if relationship.isToMany {
+                for id in try loadedToMany(object, index).ids {
+                    try removeFromToMany(object, index, try self.object(with: id))
+                }
+            } else {
+                try setToOne(object, index, to: nil)
+            }
+        }
+    }
+}

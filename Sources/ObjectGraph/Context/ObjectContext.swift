@@ -1,0 +1,184 @@
+import Dispatch
+import Foundation
+
+/// A scratch pad of objects confined to one queue: Core Data's managed object context, as an actor.
+///
+/// A main-queue context runs on the main actor's executor, a private-queue context on its own serial queue. All
+/// work with objects happens inside ``perform(_:)`` (async) or ``performAndWait(_:)`` (blocking), whose closure is
+/// isolated to the context: inside, everything is synchronous; outside, objects cannot be reached, because
+/// ``ManagedObject`` is not Sendable and the closures must return Sendable values (pass ``ObjectID``s).
+///
+/// ```swift
+/// let context = ObjectContext(coordinator: coordinator, name: "import")
+/// let id = try await context.perform { ctx in
+///     let book = try ctx.insert("Book")
+///     try book.setValue("Dune", forKey: "title")
+///     try ctx.save()
+///     return book.objectID
+/// }
+/// ```
+public actor ObjectContext {
+    /// Where a context runs its work.
+    public enum ConcurrencyType: Sendable {
+        /// On the main actor (the main thread).
+        case mainQueue
+        /// On a private serial queue of its own.
+        case privateQueue
+    }
+
+    /// The context's name, used in error and trap messages.
+    public nonisolated let name: String
+    /// The coordinator the context reads from and saves to.
+    public nonisolated let coordinator: PersistentStoreCoordinator
+    /// Where the context runs.
+    public nonisolated let concurrencyType: ConcurrencyType
+    nonisolated let executor: ContextExecutor
+    let state: ContextState
+
+    /// Creates a context on `coordinator`.
+    public init(coordinator: PersistentStoreCoordinator, concurrencyType: ConcurrencyType = .privateQueue, name: String? = nil) {
+        let name = name ?? (concurrencyType == .mainQueue ? "main" : "private")
+        self.name = name
+        self.coordinator = coordinator
+        self.concurrencyType = concurrencyType
+        let executor: ContextExecutor = concurrencyType == .mainQueue ? .main : .queue(QueueExecutor(label: "ObjectGraph.context.\(name)"))
+        self.executor = executor
+        self.state = ContextState(name: name, executor: executor, coordinator: coordinator)
+    }
+
+    /// The executor the actor runs on: the main actor's, or the context's private queue.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        switch executor {
+        case .main: MainActor.sharedUnownedExecutor
+        case .queue(let queue): queue.asUnownedSerialExecutor()
+        }
+    }
+
+    /// The model of the context's coordinator.
+    public nonisolated var model: Model { coordinator.model }
+
+    // MARK: Running work on the context
+
+    /// Runs `body` on the context's queue and returns its (Sendable) result.
+    public func perform<T: Sendable>(_ body: @Sendable (isolated ObjectContext) throws -> T) async rethrows -> T {
+        try body(self)
+    }
+
+    /// Runs `body` on the context's queue and blocks until it returns; runs it inline when already on that queue,
+    /// so re-entry never deadlocks.
+    ///
+    /// Blocking the main thread on a busy private queue stalls the app; prefer ``perform(_:)``.
+    public nonisolated func performAndWait<T: Sendable>(_ body: @Sendable (isolated ObjectContext) throws -> T) rethrows -> T {
+        if executor.isCurrent {
+            return try assumeIsolated { try body($0) }
+        }
+        switch executor {
+        case .main:
+            return try DispatchQueue.main.sync { try self.assumeIsolated { try body($0) } }
+        case .queue(let queue):
+            return try queue.queue.sync { try self.assumeIsolated { try body($0) } }
+        }
+    }
+
+    // MARK: Objects
+
+    /// Inserts a new object of `entity` with its default values; it has a temporary ID until saved.
+    public func insert(_ entity: ModelEntity) throws -> ManagedObject {
+        state.checkExecutor()
+        return try state.insert(entity)
+    }
+
+    /// Inserts a new object of the entity named `entityName`.
+    ///
+    /// - Throws: ``ObjectGraphError/unknownEntity(_:)``, or ``ObjectGraphError/invalidModel(entity:property:reason:)``
+    ///   for an abstract entity.
+    public func insert(_ entityName: String) throws -> ManagedObject {
+        try insert(try coordinator.model.entity(named: entityName))
+    }
+
+    /// Marks `object` deleted; delete rules run and the row goes away when the context saves.
+    public func delete(_ object: ManagedObject) throws {
+        state.checkExecutor()
+        try state.delete(object)
+    }
+
+    /// The object for `id`: the registered instance, or a fault that loads on first access (no I/O here).
+    ///
+    /// Asking twice gives the same instance (uniquing).
+    public func object(with id: ObjectID) throws -> ManagedObject {
+        state.checkExecutor()
+        return try state.object(with: id)
+    }
+
+    /// The object for `id`, loaded; throws ``ObjectGraphError/objectNotFound(_:)`` when no row exists.
+    public func existingObject(with id: ObjectID) throws -> ManagedObject {
+        state.checkExecutor()
+        let object = try state.object(with: id)
+        if object.isDeleted && object.state == nil { throw ObjectGraphError.objectNotFound(id) }
+        if object.isFaultStorage {
+            do {
+                try state.fulfill(object)
+            } catch {
+                if object.state != nil, !object.hasChanges { state.registered[object.objectID] = nil }
+                throw error
+            }
+        }
+        return object
+    }
+
+    /// Gives `objects` permanent IDs now, before they are saved.
+    public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
+        state.checkExecutor()
+        try state.obtainPermanentIDs(for: objects)
+    }
+
+    // MARK: Changes
+
+    /// Whether the context has unsaved inserts, deletes or changed values.
+    public var hasChanges: Bool {
+        state.checkExecutor()
+        return state.hasChanges
+    }
+
+    /// Objects inserted and not yet saved.
+    public var insertedObjects: Set<ManagedObject> { Set(state.inserted.values) }
+
+    /// Objects with unsaved changed values (setting a value back to the stored one undoes the change).
+    public var updatedObjects: Set<ManagedObject> {
+        Set(state.updated.values.filter { !$0.isDeleted && !$0.changedKeys().isEmpty })
+    }
+
+    /// Objects deleted and not yet saved.
+    public var deletedObjects: Set<ManagedObject> { Set(state.deleted.values) }
+
+    /// Every object the context holds.
+    public var registeredObjects: Set<ManagedObject> { Set(state.registered.values) }
+
+    /// Validates every change, then writes them all in one store transaction.
+    ///
+    /// On failure nothing is written and the context keeps its changes. Validation failures come together in one
+    /// ``ObjectGraphError/validation(_:)``.
+    public func save() throws {
+        state.checkExecutor()
+        try state.save()
+    }
+
+    /// Discards every unsaved change: inserted objects go away, updated and deleted ones get their stored values back.
+    public func rollback() {
+        state.checkExecutor()
+        state.rollback()
+    }
+
+    /// Forgets every registered object; using one afterwards throws (or, from a typed property, traps) with a message.
+    public func reset() {
+        state.checkExecutor()
+        state.reset()
+    }
+
+    /// Turns `object` back into a fault, dropping its changes; with `mergeChanges`, reloads the stored values and
+    /// keeps its own changed values on top.
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool) throws {
+        state.checkExecutor()
+        try state.refresh(object, mergeChanges: mergeChanges)
+    }
+}

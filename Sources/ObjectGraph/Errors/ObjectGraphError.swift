@@ -1,0 +1,127 @@
+import Foundation
+
+/// One rule an object broke at save time; a failed save lists every one of them together.
+public struct ValidationFailure: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The entity of the object that failed.
+    public var entity: String
+    /// The object's ID.
+    public var objectID: ObjectID
+    /// The attribute or relationship at fault, or nil for a rule about the whole object.
+    public var key: String?
+    /// What was wrong, in words.
+    public var reason: String
+
+    /// Creates a validation failure; custom validation hooks throw these.
+    public init(entity: String, objectID: ObjectID, key: String?, reason: String) {
+        self.entity = entity
+        self.objectID = objectID
+        self.key = key
+        self.reason = reason
+    }
+
+    public var description: String {
+        if let key { return "\(entity).\(key) of \(objectID): \(reason)" }
+        return "\(entity) \(objectID): \(reason)"
+    }
+}
+
+/// Errors of the object graph, each naming what a user needs to fix: the entity, key, object ID, file or hash.
+public enum ObjectGraphError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
+    /// The model's declarations are inconsistent.
+    case invalidModel(entity: String, property: String?, reason: String)
+    /// No entity of this name exists in the model.
+    case unknownEntity(String)
+    /// The entity has no property of this name.
+    case unknownKey(entity: String, key: String)
+    /// A value of the wrong type was given for a key.
+    case typeMismatch(entity: String, key: String, expected: String, got: String)
+    /// A to-one or to-many relationship was used as the other kind, or a relationship as an attribute.
+    case wrongPropertyKind(entity: String, key: String, reason: String)
+    /// An object was given to a relationship of the wrong destination entity.
+    case wrongDestination(entity: String, key: String, expected: String, got: String)
+    /// One or more objects broke validation rules; every failure is listed.
+    case validation([ValidationFailure])
+    /// A delete was refused by a deny rule.
+    case deleteDenied(entity: String, objectID: ObjectID, relationship: String, count: Int)
+    /// No row exists for this object ID (it was deleted, or never saved).
+    case objectNotFound(ObjectID)
+    /// An object from one context was used in another.
+    case crossContext(entity: String, objectID: ObjectID, reason: String)
+    /// An object was used after its deletion was saved, or after its context forgot it.
+    case objectInaccessible(entity: String, objectID: ObjectID, reason: String)
+    /// An object URI could not be resolved.
+    case invalidURI(String, reason: String)
+    /// The store was built for another model.
+    case modelMismatch(path: String, storeHash: String, modelHash: String)
+    /// The store could not be opened or read.
+    case storeUnavailable(path: String, reason: String)
+    /// Stored rows changed or vanished since the context read them (optimistic locking); nothing was written.
+    case conflict([SaveConflict])
+    /// A uniqueness constraint refused the save; nothing was written.
+    case uniquenessViolation(entity: String, keys: [String], detail: String)
+    /// The store refused a write; nothing of the save was written.
+    case storeWriteFailed(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case let .invalidModel(entity, property, reason):
+            if let property { return "invalid model: \(entity).\(property): \(reason)" }
+            return "invalid model: entity \(entity): \(reason)"
+        case let .unknownEntity(name):
+            return "unknown entity '\(name)'"
+        case let .unknownKey(entity, key):
+            return "entity \(entity) has no property '\(key)'"
+        case let .typeMismatch(entity, key, expected, got):
+            return "\(entity).\(key) takes a value of type \(expected), not \(got)"
+        case let .wrongPropertyKind(entity, key, reason):
+            return "\(entity).\(key): \(reason)"
+        case let .wrongDestination(entity, key, expected, got):
+            return "\(entity).\(key) holds \(expected) objects, not \(got)"
+        case let .validation(failures):
+            let lines = failures.map { "  - \($0)" }.joined(separator: "\n")
+            return "validation failed with \(failures.count) error(s):\n\(lines)"
+        case let .deleteDenied(entity, objectID, relationship, count):
+            return "cannot delete \(entity) \(objectID): its relationship '\(relationship)' has delete rule deny "
+                + "and still holds \(count) object(s)"
+        case let .objectNotFound(id):
+            return "no stored object for \(id) (deleted, or never saved)"
+        case let .crossContext(entity, id, reason):
+            return "\(entity) \(id): \(reason)"
+        case let .objectInaccessible(entity, id, reason):
+            return "\(entity) \(id) is inaccessible: \(reason)"
+        case let .invalidURI(uri, reason):
+            return "cannot resolve object URI \(uri): \(reason)"
+        case let .modelMismatch(path, storeHash, modelHash):
+            return "the store at \(path) was made with model version \(storeHash), "
+                + "but this model's version is \(modelHash); migration is not supported yet"
+        case let .storeUnavailable(path, reason):
+            return "cannot open the store at \(path): \(reason)"
+        case let .conflict(conflicts):
+            return "save conflict (optimistic locking): " + conflicts.map(\.description).joined(separator: "; ")
+        case let .uniquenessViolation(entity, keys, detail):
+            return "uniqueness constraint of \(entity) on (\(keys.joined(separator: ", "))) refused the save: \(detail)"
+        case let .storeWriteFailed(path, reason):
+            return "the save to \(path) failed and wrote nothing: \(reason)"
+        }
+    }
+
+    public var errorDescription: String? { description }
+}
+
+/// One object whose stored row changed (or vanished) since its context last read it.
+public struct SaveConflict: Sendable, Hashable, CustomStringConvertible {
+    /// The conflicting object.
+    public var objectID: ObjectID
+    /// The version the context read.
+    public var expectedVersion: Int64
+    /// The version now stored, or nil when the row was deleted.
+    public var storedVersion: Int64?
+
+    public var description: String {
+        if let storedVersion {
+            return "\(objectID): read at version \(expectedVersion), stored version is now \(storedVersion)"
+        }
+        return "\(objectID): read at version \(expectedVersion), the stored row was deleted"
+    }
+}
+

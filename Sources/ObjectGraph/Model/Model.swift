@@ -1,0 +1,209 @@
+import Foundation
+
+/// A checked set of entities: what a coordinator, its store and its contexts agree on.
+///
+/// Building a model checks every declaration together and throws ``ObjectGraphError/invalidModel(entity:property:reason:)``
+/// naming the entity and property at fault: duplicate names, unknown parents or destinations, missing or mismatched
+/// inverses, constraints on unknown attributes.
+///
+/// ```swift
+/// let model = try Model([Book.self, Author.self])          // macro entities
+/// let runtime = try Model(entities: [authorDescription, bookDescription])
+/// ```
+public final class Model: Sendable {
+    /// The entities, in declaration order.
+    public let entities: [ModelEntity]
+    /// A stable hash of the model's canonical form: equal models have equal hashes, across runs and machines.
+    public let versionHash: String
+    /// The declarations the model was built from, sorted by name (its canonical form).
+    public let entityDescriptions: [EntityDescription]
+    private let entitiesByName: [String: ModelEntity]
+
+    /// Builds a model from the entity classes the ``Entity()`` macro generated.
+    public convenience init(_ types: [any ManagedEntity.Type]) throws {
+        var classes: [String: ManagedObject.Type] = [:]
+        for type in types { classes[type.entityDescription.name] = type }
+        try self.init(entities: types.map { $0.entityDescription }, classes: classes)
+    }
+
+    /// Builds a model from entity descriptions, with plain ``ManagedObject`` instances (or the registered classes).
+    public init(entities descriptions: [EntityDescription], classes: [String: ManagedObject.Type] = [:]) throws {
+        let byName = try Self.indexByName(descriptions)
+        for description in descriptions { try Self.check(description, in: byName) }
+        var built: [ModelEntity] = []
+        for description in descriptions {
+            let chain = try Self.ancestry(of: description, in: byName)
+            let attributes = chain.flatMap(\.attributes)
+            let declared = chain.flatMap(\.relationships)
+            try Self.checkUniqueNames(entity: description.name, attributes: attributes, relationships: declared)
+            let relationships = try declared.map { try Self.resolve($0, of: description, chain: chain, in: byName) }
+            let descendants = Self.descendants(of: description.name, in: descriptions)
+            built.append(ModelEntity(
+                description: description, rootName: chain[0].name, selfAndDescendantNames: descendants,
+                attributes: attributes, relationships: relationships,
+                uniquenessConstraints: chain.flatMap(\.uniquenessConstraints),
+                objectType: classes[description.name] ?? ManagedObject.self
+            ))
+        }
+        self.entities = built
+        self.entitiesByName = Dictionary(uniqueKeysWithValues: built.map { ($0.name, $0) })
+        self.entityDescriptions = descriptions.sorted { $0.name < $1.name }
+        self.versionHash = Self.hash(of: entityDescriptions)
+    }
+
+    /// The entity named `name`.
+    public func entity(named name: String) throws -> ModelEntity {
+        guard let entity = entitiesByName[name] else { throw ObjectGraphError.unknownEntity(name) }
+        return entity
+    }
+
+    /// The entity named `name`, or nil.
+    public func entityIfPresent(_ name: String) -> ModelEntity? { entitiesByName[name] }
+
+    /// The canonical JSON form of the model, as kept in an SQLite store's metadata table.
+    public func canonicalJSON() -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        // Encoding plain value types of our own cannot fail.
+        return (try? encoder.encode(entityDescriptions)) ?? Data()
+    }
+
+    // MARK: Checks
+
+    static let reservedNames: Set<String> = ["id", "_entity", "_version"]
+
+    private static func indexByName(_ descriptions: [EntityDescription]) throws -> [String: EntityDescription] {
+        var byName: [String: EntityDescription] = [:]
+        for description in descriptions {
+            guard !description.name.isEmpty else {
+                throw ObjectGraphError.invalidModel(entity: "(unnamed)", property: nil, reason: "an entity needs a name")
+            }
+            guard byName[description.name] == nil else {
+                throw ObjectGraphError.invalidModel(
+                    entity: description.name, property: nil, reason: "two entities have this name")
+            }
+            byName[description.name] = description
+        }
+        return byName
+    }
+
+    private static func check(_ description: EntityDescription, in byName: [String: EntityDescription]) throws {
+        let name = description.name
+        if let parent = description.parentName, byName[parent] == nil {
+            throw ObjectGraphError.invalidModel(entity: name, property: nil, reason: "its parent entity '\(parent)' is not in the model")
+        }
+        for attribute in description.attributes {
+            if reservedNames.contains(attribute.name) || attribute.name.isEmpty {
+                throw ObjectGraphError.invalidModel(entity: name, property: attribute.name, reason: "this name is reserved for the store")
+            }
+            if !attribute.type.accepts(attribute.type.coerce(attribute.defaultValue)) {
+                throw ObjectGraphError.invalidModel(
+                    entity: name, property: attribute.name,
+                    reason: "default value \(attribute.defaultValue) does not fit type \(attribute.type.name)")
+            }
+        }
+        let attributeNames = Set(description.attributes.map(\.name))
+        for constraint in description.uniquenessConstraints + description.indexes {
+            for key in constraint where !attributeNames.contains(key) {
+                throw ObjectGraphError.invalidModel(
+                    entity: name, property: key, reason: "a uniqueness constraint or index names an attribute the entity does not declare")
+            }
+        }
+        for relationship in description.relationships {
+            if reservedNames.contains(relationship.name) || relationship.name.isEmpty {
+                throw ObjectGraphError.invalidModel(entity: name, property: relationship.name, reason: "this name is reserved for the store")
+            }
+            if relationship.isOrdered && !relationship.isToMany {
+                throw ObjectGraphError.invalidModel(entity: name, property: relationship.name, reason: "only a to-many relationship can be ordered")
+            }
+        }
+    }
+
+    private static func ancestry(of description: EntityDescription, in byName: [String: EntityDescription]) throws -> [EntityDescription] {
+        var chain = [description]
+        var seen: Set<String> = [description.name]
+        while let parentName = chain[0].parentName, let parent = byName[parentName] {
+            guard seen.insert(parentName).inserted else {
+                throw ObjectGraphError.invalidModel(entity: description.name, property: nil, reason: "its parent chain loops through '\(parentName)'")
+            }
+            chain.insert(parent, at: 0)
+        }
+        return chain
+    }
+
+    private static func checkUniqueNames(entity: String, attributes: [AttributeDescription], relationships: [RelationshipDescription]) throws {
+        var seen: Set<String> = []
+        for name in attributes.map(\.name) + relationships.map(\.name) where !seen.insert(name).inserted {
+            throw ObjectGraphError.invalidModel(entity: entity, property: name, reason: "two properties have this name (inherited ones count)")
+        }
+    }
+
+    private static func descendants(of name: String, in descriptions: [EntityDescription]) -> [String] {
+        var result = [name]
+        var index = 0
+        while index < result.count {
+            let current = result[index]
+            result += descriptions.filter { $0.parentName == current }.map(\.name)
+            index += 1
+        }
+        return result
+    }
+
+    private static func resolve(
+        _ relationship: RelationshipDescription, of owner: EntityDescription, chain: [EntityDescription],
+        in byName: [String: EntityDescription]
+    ) throws -> ModelRelationship {
+        // The declaring entity is the one in the chain that lists the relationship.
+        let declaring = chain.last { $0.relationships.contains { $0.name == relationship.name } } ?? owner
+        func fail(_ reason: String) -> ObjectGraphError {
+            .invalidModel(entity: declaring.name, property: relationship.name, reason: reason)
+        }
+        guard let destination = byName[relationship.destinationEntityName] else {
+            throw fail("its destination entity '\(relationship.destinationEntityName)' is not in the model")
+        }
+        let destinationChain = try ancestry(of: destination, in: byName)
+        guard let inverse = destinationChain.flatMap(\.relationships).first(where: { $0.name == relationship.inverseName }) else {
+            throw fail("its inverse '\(relationship.inverseName)' is not a relationship of \(destination.name)")
+        }
+        let ownerChainNames = Set(chain.map(\.name))
+        guard inverse.inverseName == relationship.name, ownerChainNames.contains(inverse.destinationEntityName) else {
+            throw fail("its inverse \(destination.name).\(inverse.name) names \(inverse.destinationEntityName).\(inverse.inverseName) as its own inverse, not this relationship")
+        }
+        let storage: RelationshipStorage
+        switch (relationship.isToMany, inverse.isToMany) {
+        case (false, _):
+            storage = .foreignKey(column: "\(relationship.name)_id")
+        case (true, false):
+            storage = .inverseForeignKey(
+                column: "\(inverse.name)_id", orderColumn: relationship.isOrdered ? "\(inverse.name)_order" : nil)
+        case (true, true):
+            if relationship.isOrdered && inverse.isOrdered {
+                throw fail("a many-to-many relationship can be ordered on one side only")
+            }
+            let mine = "\(declaring.name)_\(relationship.name)"
+            let theirs = "\(inverse.destinationEntityName)_\(inverse.name)"
+            // The ordered side owns the join table (it holds the positions); otherwise the name that sorts first.
+            let isSource = relationship.isOrdered || (!inverse.isOrdered && mine <= theirs)
+            storage = .joinTable(table: isSource ? mine : theirs, isSourceSide: isSource)
+        }
+        return ModelRelationship(description: relationship, storage: storage)
+    }
+
+    /// FNV-1a over the canonical JSON, twice with different seeds, for a 128-bit hex digest that needs no crypto library.
+    private static func hash(of descriptions: [EntityDescription]) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let bytes = (try? encoder.encode(descriptions)) ?? Data()
+        func fnv(_ seed: UInt64) -> UInt64 {
+            var hash = seed
+            for byte in bytes {
+                hash ^= UInt64(byte)
+                hash = hash &* 0x0000_0100_0000_01B3
+            }
+            return hash
+        }
+        let high = fnv(0xCBF2_9CE4_8422_2325)
+        let low = fnv(0x6C62_272E_07BB_0142)
+        return String(format: "%016llx%016llx", high, low)
+    }
+}

@@ -1,0 +1,109 @@
+/// An entity of a built ``Model``: its declaration with inheritance flattened and relationships resolved.
+///
+/// Immutable and shared by every context on the model. Attribute and relationship positions are stable, so objects
+/// and snapshots keep values in arrays indexed by them rather than in dictionaries keyed by name.
+public final class ModelEntity: Sendable {
+    /// The entity's declaration, as given.
+    public let description: EntityDescription
+    /// The entity's name.
+    public let name: String
+    /// The root of this entity's inheritance tree; its table holds the rows of every entity in the tree.
+    public let rootName: String
+    /// The names of this entity and every entity below it.
+    public let selfAndDescendantNames: [String]
+    /// Every attribute, inherited ones first, in declaration order.
+    public let attributes: [AttributeDescription]
+    /// Every relationship, inherited ones first, with storage resolved.
+    public let relationships: [ModelRelationship]
+    /// Whether the entity has no instances of its own.
+    public var isAbstract: Bool { description.isAbstract }
+    /// The uniqueness constraints of the entity and its ancestors.
+    public let uniquenessConstraints: [[String]]
+
+    let attributeIndex: [String: Int]
+    let relationshipIndex: [String: Int]
+    /// The position of each to-one relationship in an object's to-one slots (nil for to-many).
+    let toOneSlot: [Int?]
+    /// The number of to-one slots.
+    let toOneCount: Int
+    /// The class whose instances represent this entity's objects.
+    let objectType: ManagedObject.Type
+
+    init(
+        description: EntityDescription, rootName: String, selfAndDescendantNames: [String],
+        attributes: [AttributeDescription], relationships: [ModelRelationship], uniquenessConstraints: [[String]],
+        objectType: ManagedObject.Type
+    ) {
+        self.description = description
+        self.name = description.name
+        self.rootName = rootName
+        self.selfAndDescendantNames = selfAndDescendantNames
+        self.attributes = attributes
+        self.relationships = relationships
+        self.uniquenessConstraints = uniquenessConstraints
+        self.objectType = objectType
+        var attributeIndex: [String: Int] = [:]
+        for (index, attribute) in attributes.enumerated() { attributeIndex[attribute.name] = index }
+        self.attributeIndex = attributeIndex
+        var relationshipIndex: [String: Int] = [:]
+        var toOneSlot: [Int?] = []
+        var slots = 0
+        for (index, relationship) in relationships.enumerated() {
+            relationshipIndex[relationship.name] = index
+            if relationship.isToMany {
+                toOneSlot.append(nil)
+            } else {
+                toOneSlot.append(slots)
+                slots += 1
+            }
+        }
+        self.relationshipIndex = relationshipIndex
+        self.toOneSlot = toOneSlot
+        self.toOneCount = slots
+    }
+
+    /// The attribute named `name`, if the entity has one.
+    public func attribute(named name: String) -> AttributeDescription? {
+        attributeIndex[name].map { attributes[$0] }
+    }
+
+    /// The relationship named `name`, if the entity has one.
+    public func relationship(named name: String) -> ModelRelationship? {
+        relationshipIndex[name].map { relationships[$0] }
+    }
+
+    /// Whether `other` is this entity or one of its descendants.
+    public func isKind(of other: ModelEntity) -> Bool {
+        other.selfAndDescendantNames.contains(name)
+    }
+}
+
+/// How a relationship is kept in a store.
+public enum RelationshipStorage: Sendable, Hashable {
+    /// A column of the source's table holds the destination's primary key.
+    case foreignKey(column: String)
+    /// The destination's table holds the source's key in `column`, and the position in `orderColumn` when ordered.
+    case inverseForeignKey(column: String, orderColumn: String?)
+    /// A join table; `isSourceSide` says whether this relationship's objects are the table's `source` column.
+    case joinTable(table: String, isSourceSide: Bool)
+}
+
+/// A relationship of a built ``Model``: its declaration with its inverse and storage resolved.
+public struct ModelRelationship: Sendable, Hashable {
+    /// The relationship's declaration.
+    public let description: RelationshipDescription
+    /// How a store keeps it.
+    public let storage: RelationshipStorage
+    /// The relationship's name.
+    public var name: String { description.name }
+    /// The destination entity's name.
+    public var destinationEntityName: String { description.destinationEntityName }
+    /// The inverse relationship's name.
+    public var inverseName: String { description.inverseName }
+    /// Whether it holds many objects.
+    public var isToMany: Bool { description.isToMany }
+    /// Whether it keeps its objects in order.
+    public var isOrdered: Bool { description.isOrdered }
+    /// Its delete rule.
+    public var deleteRule: DeleteRule { description.deleteRule }
+}

@@ -1,0 +1,56 @@
+/// What happens to a relationship's destination when its source object is deleted.
+public enum DeleteRule: String, Sendable, Hashable, Codable {
+    /// Remove the deleted object from the destination's inverse relationship (the default).
+    case nullify
+    /// Delete the destination objects too.
+    case cascade
+    /// Refuse the save while the relationship still holds objects.
+    case deny
+    /// Do nothing; the destination keeps a dangling reference until the app fixes it.
+    case noAction
+}
+
+/// A relationship of an entity: its destination, inverse, cardinality and delete rule.
+///
+/// Every relationship must name its inverse, and the inverse must name it back: the model refuses to build
+/// otherwise, because an object graph without inverses cannot stay consistent.
+///
+/// ```swift
+/// let books = RelationshipDescription("books", destination: "Book", inverse: "author", isToMany: true)
+/// ```
+public struct RelationshipDescription: Sendable, Hashable, Codable {
+    /// The relationship's name.
+    public var name: String
+    /// The name of the destination entity.
+    public var destinationEntityName: String
+    /// The name of the inverse relationship on the destination entity.
+    public var inverseName: String
+    /// Whether the relationship holds many objects.
+    public var isToMany: Bool
+    /// Whether a to-many relationship keeps its objects in order.
+    public var isOrdered: Bool
+    /// Whether a to-one relationship may be nil (and a to-many empty) at save time.
+    public var isOptional: Bool
+    /// What deleting the source does to the destination.
+    public var deleteRule: DeleteRule
+    /// The fewest objects a to-many relationship may hold at save time.
+    public var minCount: Int?
+    /// The most objects a to-many relationship may hold at save time.
+    public var maxCount: Int?
+
+    /// Creates a relationship description.
+    public init(
+        _ name: String, destination: String, inverse: String, isToMany: Bool = false, isOrdered: Bool = false,
+        isOptional: Bool = true, deleteRule: DeleteRule = .nullify, minCount: Int? = nil, maxCount: Int? = nil
+    ) {
+        self.name = name
+        self.destinationEntityName = destination
+        self.inverseName = inverse
+        self.isToMany = isToMany
+        self.isOrdered = isOrdered
+        self.isOptional = isOptional
+        self.deleteRule = deleteRule
+        self.minCount = minCount
+        self.maxCount = maxCount
+    }
+}

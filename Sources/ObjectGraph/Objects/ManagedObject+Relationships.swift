@@ -1,0 +1,61 @@
+/// Untyped relationship access, for models built at run time (macro entities get typed properties).
+extension ManagedObject {
+    func relationshipIndex(_ key: String, toMany: Bool) throws -> Int {
+        guard let index = entity.relationshipIndex[key] else {
+            if entity.attributeIndex[key] != nil {
+                throw ObjectGraphError.wrongPropertyKind(entity: entity.name, key: key, reason: "is an attribute; use value(forKey:)")
+            }
+            throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
+        }
+        let relationship = entity.relationships[index]
+        if relationship.isToMany != toMany {
+            throw ObjectGraphError.wrongPropertyKind(
+                entity: entity.name, key: key,
+                reason: relationship.isToMany ? "is a to-many relationship; use objects(forKey:)" : "is a to-one relationship; use object(forKey:)")
+        }
+        return index
+    }
+
+    /// The destination of the to-one relationship `key`, or nil.
+    public func object(forKey key: String) throws -> ManagedObject? {
+        let index = try relationshipIndex(key, toMany: false)
+        let state = try fulfilledState()
+        guard let id = toOne[entity.toOneSlot[index]!] else { return nil }
+        return try state.object(with: id)
+    }
+
+    /// Sets the to-one relationship `key`, updating the inverse on both the old and the new destination.
+    public func setObject(_ object: ManagedObject?, forKey key: String) throws {
+        let index = try relationshipIndex(key, toMany: false)
+        let state = try fulfilledState()
+        try state.setToOne(self, index, to: object)
+    }
+
+    /// The objects of the to-many relationship `key` (in order, for an ordered relationship), loading it if needed.
+    public func objects(forKey key: String) throws -> [ManagedObject] {
+        let index = try relationshipIndex(key, toMany: true)
+        let state = try fulfilledState()
+        return try state.loadedToMany(self, index).ids.map { try state.object(with: $0) }
+    }
+
+    /// Adds `object` to the to-many relationship `key` (at the end, for an ordered one), updating its inverse.
+    public func addObject(_ object: ManagedObject, forKey key: String) throws {
+        let index = try relationshipIndex(key, toMany: true)
+        let state = try fulfilledState()
+        try state.addToMany(self, index, object)
+    }
+
+    /// Removes `object` from the to-many relationship `key`, updating its inverse.
+    public func removeObject(_ object: ManagedObject, forKey key: String) throws {
+        let index = try relationshipIndex(key, toMany: true)
+        let state = try fulfilledState()
+        try state.removeFromToMany(self, index, object)
+    }
+
+    /// Replaces the contents of the to-many relationship `key` (keeping the given order for an ordered one).
+    public func setObjects(_ objects: [ManagedObject], forKey key: String) throws {
+        let index = try relationshipIndex(key, toMany: true)
+        let state = try fulfilledState()
+        try state.setToMany(self, index, objects)
+    }
+}

@@ -1,0 +1,245 @@
+import Foundation
+
+/// The contents of a loaded to-many relationship: the IDs in order, and a set for membership tests.
+struct RelatedIDs: Equatable {
+    var ids: [ObjectID] = []
+    var members: Set<ObjectID> = []
+
+    init(_ ids: [ObjectID] = []) {
+        self.ids = ids
+        self.members = Set(ids)
+    }
+
+    mutating func append(_ id: ObjectID) {
+        if members.insert(id).inserted { ids.append(id) }
+    }
+
+    mutating func remove(_ id: ObjectID) {
+        if members.remove(id) != nil, let index = ids.firstIndex(of: id) { ids.remove(at: index) }
+    }
+
+    mutating func replace(_ old: ObjectID, with new: ObjectID) {
+        guard members.remove(old) != nil else { return }
+        members.insert(new)
+        if let index = ids.firstIndex(of: old) { ids[index] = new }
+    }
+}
+
+/// An object of the graph: one row of one entity, confined to the context that registered it.
+///
+/// A managed object is deliberately not `Sendable`: the compiler refuses to let it leave its context's `perform`
+/// closure. Pass its ``objectID`` instead. Every accessor also checks at run time that it runs on its context's
+/// executor (see ``ConcurrencyChecks``).
+///
+/// Declare typed entities with the ``Entity()`` macro; for models built at run time, use the untyped accessors:
+///
+/// ```swift
+/// let book = ctx.insert(try model.entity(named: "Book"))
+/// try book.setValue("Dune", forKey: "title")
+/// let title = try book.value(forKey: "title")     // .string("Dune")
+/// ```
+open class ManagedObject: Hashable, CustomStringConvertible {
+    /// The object's entity.
+    public let entity: ModelEntity
+    /// The object's ID: temporary until saved, permanent after.
+    public internal(set) var objectID: ObjectID
+    /// Whether the object is inserted and not yet saved.
+    public internal(set) var isInserted = false
+    /// Whether the object is deleted (pending until save, then for good).
+    public internal(set) var isDeleted = false
+
+    /// The context's bookkeeping; nil once the context forgot the object (reset, rollback of an insert, saved delete).
+    weak var state: ContextState?
+    /// Why ``state`` is nil, for the error message.
+    var detachReason = "its context was deallocated"
+    /// Whether the attribute values are not loaded yet.
+    var isFaultStorage: Bool
+    /// Current attribute values (meaningless while a fault).
+    var values: [AttributeValue]
+    /// Current to-one destinations (meaningless while a fault).
+    var toOne: [ObjectID?]
+    /// Loaded to-many relationships, by relationship index.
+    var toMany: [Int: RelatedIDs] = [:]
+    /// The values as last stored or fetched; nil for an inserted object.
+    var committed: Snapshot?
+    /// To-many contents as last loaded or saved, by relationship index.
+    var committedToMany: [Int: RelatedIDs] = [:]
+    /// Whether the object sits in its context's updated set.
+    var isMarkedUpdated = false
+
+    /// Creates an object; only contexts call this.
+    public required init(entity: ModelEntity, objectID: ObjectID) {
+        self.entity = entity
+        self.objectID = objectID
+        self.isFaultStorage = true
+        self.values = []
+        self.toOne = []
+    }
+
+    /// Whether the object's values are not loaded yet; the first access loads them.
+    public var isFault: Bool { isFaultStorage }
+
+    /// Whether the object has unsaved changes of its own (inserted, deleted, or changed values).
+    public var hasChanges: Bool {
+        isInserted || isDeleted || (isMarkedUpdated && !changedKeys().isEmpty)
+    }
+
+    /// Whether the object has saved-pending changed values.
+    public var isUpdated: Bool { !isInserted && !isDeleted && isMarkedUpdated && !changedKeys().isEmpty }
+
+    public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    public var description: String {
+        "<\(entity.name) \(objectID)\(isFaultStorage ? " fault" : "")\(isDeleted ? " deleted" : "")>"
+    }
+
+    /// A hook for rules no model attribute can express; throw ``ValidationFailure`` values (or any error) to refuse
+    /// the save. Called at save for inserted and updated objects; every object's failures are reported together.
+    ///
+    /// ```swift
+    /// override func validateForSave() throws {
+    ///     if pages < 1 && title.isEmpty { throw ValidationFailure(entity: "Book", objectID: objectID, key: nil, reason: "empty book") }
+    /// }
+    /// ```
+    open func validateForSave() throws {}
+
+    /// Called once after the object is inserted, with its default values set; override to fill in more.
+    open func awakeFromInsert() {}
+
+    // MARK: Access checks
+
+    /// The context's bookkeeping, after checking the caller runs on its executor; traps with a message naming the
+    /// entity, the object ID and the context when it does not.
+    @inline(__always)
+    func checkedState() throws -> ContextState {
+        guard let state else {
+            throw ObjectGraphError.objectInaccessible(entity: entity.name, objectID: objectID, reason: detachReason)
+        }
+        if ConcurrencyChecks.isEnabled && !state.executor.isCurrent {
+            concurrencyViolation(context: state.name)
+        }
+        return state
+    }
+
+    func concurrencyViolation(context: String) -> Never {
+        fatalError(
+            "ObjectGraph concurrency violation: \(entity.name) \(objectID) was accessed off the queue of its context "
+                + "'\(context)'. Use the object only inside its context's perform { }, and pass its objectID elsewhere.")
+    }
+
+    /// Loads the values if the object is a fault.
+    @inline(__always)
+    func fulfilledState() throws -> ContextState {
+        let state = try checkedState()
+        if isFaultStorage { try state.fulfill(self) }
+        return state
+    }
+
+    func attributeIndex(_ key: String) throws -> Int {
+        if let index = entity.attributeIndex[key] { return index }
+        if entity.relationshipIndex[key] != nil {
+            throw ObjectGraphError.wrongPropertyKind(
+                entity: entity.name, key: key, reason: "is a relationship; use object(forKey:) or objects(forKey:)")
+        }
+        throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
+    }
+
+    // MARK: Untyped attribute access
+
+    /// The value of the attribute `key`, loading the object if it is a fault.
+    ///
+    /// - Throws: ``ObjectGraphError/unknownKey(entity:key:)`` for a key the entity lacks, or an error when the object
+    ///   can no longer be loaded.
+    public func value(forKey key: String) throws -> AttributeValue {
+        let index = try attributeIndex(key)
+        _ = try fulfilledState()
+        return values[index]
+    }
+
+    /// The value of the attribute `key`; reading throws like ``value(forKey:)``.
+    public subscript(key: String) -> AttributeValue {
+        get throws { try value(forKey: key) }
+    }
+
+    /// Sets the attribute `key`. Setting the value it already has is not a change.
+    ///
+    /// - Throws: ``ObjectGraphError/typeMismatch(entity:key:expected:got:)`` when the value does not fit the
+    ///   attribute's type, ``ObjectGraphError/unknownKey(entity:key:)`` for a key the entity lacks.
+    public func setValue(_ value: (any AttributeValueConvertible)?, forKey key: String) throws {
+        let index = try attributeIndex(key)
+        try setAttributeValue(value?.attributeValue ?? .null, at: index)
+    }
+
+    func setAttributeValue(_ newValue: AttributeValue, at index: Int) throws {
+        let attribute = entity.attributes[index]
+        let value = attribute.type.coerce(newValue)
+        guard attribute.type.accepts(value) else {
+            throw ObjectGraphError.typeMismatch(
+                entity: entity.name, key: attribute.name, expected: attribute.type.name, got: "\(value.kindName) \(value)")
+        }
+        let state = try fulfilledState()
+        guard !isDeleted || state.isApplyingDeleteRules else {
+            throw ObjectGraphError.objectInaccessible(entity: entity.name, objectID: objectID, reason: "it is deleted")
+        }
+        if values[index] == value { return }
+        values[index] = value
+        state.markUpdated(self)
+    }
+
+    // MARK: Change tracking
+
+    /// The names of attributes and relationships whose current values differ from the committed ones.
+    func changedKeys() -> [String] {
+        guard !isFaultStorage else { return [] }
+        var keys: [String] = []
+        if let committed {
+            for index in values.indices where values[index] != committed.values[index] {
+                keys.append(entity.attributes[index].name)
+            }
+        } else {
+            keys += entity.attributes.map(\.name)
+        }
+        for (index, relationship) in entity.relationships.enumerated() {
+            if let slot = entity.toOneSlot[index] {
+                if toOne[slot] != (committed?.toOne[slot] ?? nil) { keys.append(relationship.name) }
+            } else if let current = toMany[index] {
+                let before = committedToMany[index] ?? RelatedIDs()
+                let same = relationship.isOrdered ? current.ids == before.ids : current.members == before.members
+                if !same { keys.append(relationship.name) }
+            }
+        }
+        return keys
+    }
+
+    /// The attributes whose values changed since the object was fetched or saved, with their new values.
+    public func changedValues() throws -> [String: AttributeValue] {
+        _ = try checkedState()
+        guard !isFaultStorage else { return [:] }
+        var result: [String: AttributeValue] = [:]
+        for (index, attribute) in entity.attributes.enumerated() where committed?.values[index] != values[index] {
+            result[attribute.name] = values[index]
+        }
+        return result
+    }
+
+    /// The names of relationships whose destinations changed since the object was fetched or saved.
+    public func changedRelationshipNames() throws -> Set<String> {
+        _ = try checkedState()
+        let attributeNames = Set(entity.attributes.map(\.name))
+        return Set(changedKeys().filter { !attributeNames.contains($0) })
+    }
+
+    /// The values last saved or fetched for `keys` (every attribute when nil); empty for an unsaved insert.
+    public func committedValues(forKeys keys: [String]? = nil) throws -> [String: AttributeValue] {
+        let state = try checkedState()
+        if isFaultStorage && !isInserted { try state.fulfill(self) }
+        guard let committed else { return [:] }
+        var result: [String: AttributeValue] = [:]
+        for key in keys ?? entity.attributes.map(\.name) {
+            result[key] = committed.values[try attributeIndex(key)]
+        }
+        return result
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import Synchronization
+
+/// The identity of an object across contexts and queues: Sendable, Hashable and Codable.
+///
+/// An inserted object has a temporary ID until its context saves to a store or calls
+/// ``ObjectContext/obtainPermanentIDs(for:)``; then it has a permanent one, the primary key of its row. Pass IDs
+/// between queues, never objects. The coordinator remembers which permanent ID each temporary one became, so a
+/// temporary ID handed to another context keeps resolving after the save.
+///
+/// ```swift
+/// let id = try await worker.perform { ctx in ctx.insert("Book").objectID }
+/// let book = try await main.perform { ctx in try ctx.existingObject(with: id)["title"] }
+/// ```
+public struct ObjectID: Sendable, Hashable, Codable, CustomStringConvertible, Comparable {
+    /// The name of the object's entity.
+    public let entityName: String
+    /// The primary key (positive) of a permanent ID, or a process-wide unique negative number for a temporary one.
+    public let rawKey: Int64
+
+    private static let temporaryCounter = Atomic<Int64>(0)
+
+    init(entityName: String, rawKey: Int64) {
+        self.entityName = entityName
+        self.rawKey = rawKey
+    }
+
+    /// A new temporary ID for an inserted object of `entityName`.
+    static func temporary(_ entityName: String) -> ObjectID {
+        let next = temporaryCounter.subtract(1, ordering: .relaxed).newValue
+        return ObjectID(entityName: entityName, rawKey: next)
+    }
+
+    /// Whether the object has not been saved to a store yet.
+    public var isTemporaryID: Bool { rawKey < 0 }
+
+    /// The row's primary key, for a permanent ID.
+    public var primaryKey: Int64? { rawKey > 0 ? rawKey : nil }
+
+    public var description: String {
+        isTemporaryID ? "\(entityName)/t\(-rawKey)" : "\(entityName)/p\(rawKey)"
+    }
+
+    public static func < (lhs: ObjectID, rhs: ObjectID) -> Bool {
+        (lhs.entityName, lhs.rawKey) < (rhs.entityName, rhs.rawKey)
+    }
+}

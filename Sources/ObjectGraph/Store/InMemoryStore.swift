@@ -1,0 +1,222 @@
+import Foundation
+import Synchronization
+
+/// A store that keeps rows in memory only: for tests, previews and scratch work. Same semantics as
+/// ``SQLiteStore`` (versions, keys, uniqueness, all-or-nothing saves), nothing on disk.
+public final class InMemoryStore: PersistentStore {
+    struct StoredRow {
+        var entityName: String
+        var version: Int64
+        var values: [AttributeValue]
+        var toOne: [ObjectID?]
+    }
+
+    struct Contents {
+        var rows: [String: [Int64: StoredRow]] = [:]
+        var joins: [String: [(source: Int64, target: Int64, position: Int?)]] = [:]
+        var positions: [String: [Int64: Int]] = [:]
+        var sequence: [String: Int64] = [:]
+    }
+
+    public let identifier = UUID().uuidString
+    public var location: String { "memory:\(identifier)" }
+    let model: Model
+    private let contents = Mutex(Contents())
+
+    /// Creates an empty store for `model`.
+    public init(model: Model) { self.model = model }
+
+    private func snapshot(_ key: Int64, _ row: StoredRow) -> Snapshot {
+        Snapshot(objectID: ObjectID(entityName: row.entityName, rawKey: key), version: row.version, values: row.values, toOne: row.toOne)
+    }
+
+    public func snapshots(for ids: [ObjectID]) throws -> [Snapshot] {
+        try contents.withLock { state in
+            try ids.compactMap { id in
+                let asked = try model.entity(named: id.entityName)
+                guard let row = state.rows[asked.rootName]?[id.rawKey],
+                      try model.entity(named: row.entityName).isKind(of: asked) else { return nil }
+                return snapshot(id.rawKey, row)
+            }
+        }
+    }
+
+    private func selected(_ request: StoreFetchRequest, _ state: Contents) throws -> [Snapshot] {
+        let entity = try model.entity(named: request.entityName)
+        let names = Set(request.includesSubentities ? entity.selfAndDescendantNames : [entity.name])
+        var rows = (state.rows[entity.rootName] ?? [:]).filter { names.contains($0.value.entityName) }.map { snapshot($0.key, $0.value) }
+        var indexes: [(Int, Bool)] = []
+        for key in request.sortKeys {
+            guard let index = entity.attributeIndex[key.attribute] else {
+                throw ObjectGraphError.unknownKey(entity: entity.name, key: key.attribute)
+            }
+            indexes.append((index, key.ascending))
+        }
+        rows.sort { lhs, rhs in
+            for (index, ascending) in indexes {
+                let order = lhs.values[index].storeOrder(rhs.values[index])
+                if order != .orderedSame { return ascending == (order == .orderedAscending) }
+            }
+            return lhs.objectID.rawKey < rhs.objectID.rawKey
+        }
+        let start = min(request.offset, rows.count)
+        let end = request.limit.map { min(start + $0, rows.count) } ?? rows.count
+        return Array(rows[start..<end])
+    }
+
+    public func fetch(_ request: StoreFetchRequest) throws -> [Snapshot] {
+        try contents.withLock { try selected(request, $0) }
+    }
+
+    public func count(_ request: StoreFetchRequest) throws -> Int {
+        try fetch(request).count
+    }
+
+    public func relatedIDs(of id: ObjectID, relationship: ModelRelationship) throws -> [ObjectID] {
+        let destination = try model.entity(named: relationship.destinationEntityName)
+        return try contents.withLock { state in
+            let rows = state.rows[destination.rootName] ?? [:]
+            func object(_ key: Int64) -> ObjectID? { rows[key].map { ObjectID(entityName: $0.entityName, rawKey: key) } }
+            switch relationship.storage {
+            case .foreignKey:
+                return []
+            case .inverseForeignKey(_, let orderColumn):
+                let inverseIndex = try model.entity(named: destination.name).relationshipIndex[relationship.inverseName]
+                var members: [(Int64, Int)] = []
+                for (key, row) in rows {
+                    let entity = try model.entity(named: row.entityName)
+                    guard let inverseIndex, let slot = entity.toOneSlot[inverseIndex], row.toOne[slot]?.rawKey == id.rawKey,
+                          row.toOne[slot].map({ model.entityIfPresent($0.entityName)?.rootName }) == model.entityIfPresent(id.entityName)?.rootName
+                    else { continue }
+                    members.append((key, orderColumn.flatMap { state.positions[$0]?[key] } ?? 0))
+                }
+                members.sort { ($0.1, $0.0) < ($1.1, $1.0) }
+                return members.compactMap { object($0.0) }
+            case .joinTable(let table, let isSourceSide):
+                let links = (state.joins[table] ?? []).filter { (isSourceSide ? $0.source : $0.target) == id.rawKey }
+                return links.sorted { ($0.position ?? 0, isSourceSide ? $0.target : $0.source) < ($1.position ?? 0, isSourceSide ? $1.target : $1.source) }
+                    .compactMap { object(isSourceSide ? $0.target : $0.source) }
+            }
+        }
+    }
+
+    public func allocatePrimaryKeys(rootEntity: String, count: Int) throws -> [Int64] {
+        contents.withLock { state in Self.allocate(&state, rootEntity, count) }
+    }
+
+    private static func allocate(_ state: inout Contents, _ root: String, _ count: Int) -> [Int64] {
+        guard count > 0 else { return [] }
+        let first = (state.sequence[root] ?? 0) + 1
+        state.sequence[root] = first + Int64(count) - 1
+        return Array(first..<(first + Int64(count)))
+    }
+
+    public func save(_ changes: ChangeSet) throws -> SaveResult {
+        try contents.withLock { state in
+            // Work on a copy, so a failure anywhere leaves the store as it was.
+            var next = state
+            let result = try apply(changes, to: &next)
+            state = next
+            return result
+        }
+    }
+
+    private func apply(_ changes: ChangeSet, to state: inout Contents) throws -> SaveResult {
+        var result = SaveResult()
+        let temporary = changes.inserted.map(\.objectID).filter(\.isTemporaryID)
+        for (root, group) in Dictionary(grouping: temporary, by: { model.entityIfPresent($0.entityName)?.rootName ?? $0.entityName }) {
+            for (id, key) in zip(group, Self.allocate(&state, root, group.count)) {
+                result.permanentIDs[id] = ObjectID(entityName: id.entityName, rawKey: key)
+            }
+        }
+        func permanent(_ id: ObjectID?) -> ObjectID? { id.map { result.permanentIDs[$0] ?? $0 } }
+        var touched: Set<String> = []
+        for row in changes.inserted {
+            let entity = try model.entity(named: row.objectID.entityName)
+            let id = permanent(row.objectID)!
+            state.rows[entity.rootName, default: [:]][id.rawKey] = StoredRow(
+                entityName: entity.name, version: 1, values: row.values, toOne: row.toOne.map(permanent))
+            result.versions[id] = 1
+            touched.insert(entity.rootName)
+        }
+        for row in changes.updated {
+            let entity = try model.entity(named: row.objectID.entityName)
+            guard var stored = state.rows[entity.rootName]?[row.objectID.rawKey], stored.version == row.version else {
+                let storedVersion = state.rows[entity.rootName]?[row.objectID.rawKey]?.version
+                throw ObjectGraphError.conflict([SaveConflict(objectID: row.objectID, expectedVersion: row.version, storedVersion: storedVersion)])
+            }
+            for index in row.changedAttributes { stored.values[index] = row.values[index] }
+            for slot in row.changedToOne { stored.toOne[slot] = permanent(row.toOne[slot]) }
+            stored.version += 1
+            state.rows[entity.rootName]![row.objectID.rawKey] = stored
+            result.versions[row.objectID] = stored.version
+            touched.insert(entity.rootName)
+        }
+        for (id, version) in changes.deleted {
+            let entity = try model.entity(named: id.entityName)
+            guard let stored = state.rows[entity.rootName]?[id.rawKey], stored.version == version else {
+                let storedVersion = state.rows[entity.rootName]?[id.rawKey]?.version
+                throw ObjectGraphError.conflict([SaveConflict(objectID: id, expectedVersion: version, storedVersion: storedVersion)])
+            }
+            _ = stored
+            state.rows[entity.rootName]![id.rawKey] = nil
+            for table in Array(state.joins.keys) {
+                state.joins[table]!.removeAll { link in
+                    (joinRoots(table).source == entity.rootName && link.source == id.rawKey)
+                        || (joinRoots(table).target == entity.rootName && link.target == id.rawKey)
+                }
+            }
+        }
+        for contents in changes.toMany {
+            let owner = permanent(contents.objectID)!
+            let entity = try model.entity(named: owner.entityName)
+            guard let relationship = entity.relationship(named: contents.relationship) else { continue }
+            switch relationship.storage {
+            case .joinTable(let table, _):
+                state.joins[table, default: []].removeAll { $0.source == owner.rawKey }
+                for (position, destination) in contents.destinations.enumerated() {
+                    state.joins[table]!.append((owner.rawKey, permanent(destination)!.rawKey, relationship.isOrdered ? position : nil))
+                }
+            case .inverseForeignKey(_, let orderColumn?):
+                for (position, member) in contents.destinations.enumerated() {
+                    state.positions[orderColumn, default: [:]][permanent(member)!.rawKey] = position
+                }
+            default:
+                break
+            }
+        }
+        try checkUniqueness(state, roots: touched)
+        return result
+    }
+
+    private func joinRoots(_ table: String) -> (source: String, target: String) {
+        for entity in model.entities {
+            for relationship in entity.relationships {
+                if case .joinTable(table, true) = relationship.storage {
+                    return (entity.rootName, model.entityIfPresent(relationship.destinationEntityName)?.rootName ?? "")
+                }
+            }
+        }
+        return ("", "")
+    }
+
+    private func checkUniqueness(_ state: Contents, roots: Set<String>) throws {
+        for root in roots {
+            guard let tree = model.entityIfPresent(root)?.selfAndDescendantNames.compactMap(model.entityIfPresent) else { continue }
+            for entity in tree {
+                for keys in entity.description.uniquenessConstraints {
+                    var seen: Set<[AttributeValue]> = []
+                    for row in (state.rows[root] ?? [:]).values {
+                        guard let rowEntity = model.entityIfPresent(row.entityName), rowEntity.isKind(of: entity) else { continue }
+                        let tuple = keys.map { row.values[rowEntity.attributeIndex[$0]!] }
+                        if tuple.contains(.null) { continue }
+                        if !seen.insert(tuple).inserted {
+                            throw ObjectGraphError.uniquenessViolation(
+                                entity: entity.name, keys: keys, detail: "two objects have the values \(tuple.map(\.description).joined(separator: ", "))")
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import Synchronization
+
+/// Connects contexts to a store: one model, one store, and the memory of which temporary IDs became which
+/// permanent ones.
+///
+/// ```swift
+/// let coordinator = try PersistentStoreCoordinator(model: model, storeURL: URL(filePath: "books.sqlite"))
+/// let context = ObjectContext(coordinator: coordinator)
+/// ```
+public final class PersistentStoreCoordinator: Sendable {
+    /// The model every context on this coordinator uses.
+    public let model: Model
+    /// The store rows are read from and written to.
+    public let store: any PersistentStore
+    private let forwarding = Mutex<[ObjectID: ObjectID]>([:])
+
+    /// Uses an existing store.
+    public init(model: Model, store: any PersistentStore) {
+        self.model = model
+        self.store = store
+    }
+
+    /// Opens (or creates) an SQLite store file at `storeURL`.
+    ///
+    /// - Throws: ``ObjectGraphError/storeUnavailable(path:reason:)`` for a missing folder, a file that is not an
+    ///   SQLite database or an unwritable location; ``ObjectGraphError/modelMismatch(path:storeHash:modelHash:)``
+    ///   when the file was made with another model.
+    public convenience init(model: Model, storeURL: URL) throws {
+        self.init(model: model, store: try SQLiteStore(url: storeURL, model: model))
+    }
+
+    /// A coordinator on a new, empty in-memory store.
+    public static func inMemory(model: Model) -> PersistentStoreCoordinator {
+        PersistentStoreCoordinator(model: model, store: InMemoryStore(model: model))
+    }
+
+    /// The permanent ID a temporary one became, or the ID itself.
+    func resolve(_ id: ObjectID) -> ObjectID {
+        guard id.isTemporaryID else { return id }
+        return forwarding.withLock { $0[id] } ?? id
+    }
+
+    func save(_ changes: ChangeSet) throws -> SaveResult {
+        let result = try store.save(changes)
+        if !result.permanentIDs.isEmpty {
+            forwarding.withLock { table in table.merge(result.permanentIDs) { _, new in new } }
+        }
+        return result
+    }
+
+    func obtainPermanentIDs(for ids: [ObjectID]) throws -> [ObjectID: ObjectID] {
+        var mapping: [ObjectID: ObjectID] = [:]
+        for (root, group) in Dictionary(grouping: ids, by: { (try? model.entity(named: $0.entityName).rootName) ?? $0.entityName }) {
+            let keys = try store.allocatePrimaryKeys(rootEntity: root, count: group.count)
+            for (id, key) in zip(group, keys) { mapping[id] = ObjectID(entityName: id.entityName, rawKey: key) }
+        }
+        forwarding.withLock { table in table.merge(mapping) { _, new in new } }
+        return mapping
+    }
+
+    /// A URI naming the object in this store: `x-objectgraph://<store identifier>/<Entity>/p<key>`.
+    ///
+    /// A temporary ID's URI resolves only in this process, and only once its object is saved.
+    public func uriRepresentation(for id: ObjectID) -> URL {
+        let resolved = resolve(id)
+        let key = resolved.isTemporaryID ? "t\(-resolved.rawKey)" : "p\(resolved.rawKey)"
+        let entity = resolved.entityName.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? resolved.entityName
+        return URL(string: "x-objectgraph://\(store.identifier)/\(entity)/\(key)")!
+    }
+
+    /// The object ID a URI from ``uriRepresentation(for:)`` names.
+    ///
+    /// - Throws: ``ObjectGraphError/invalidURI(_:reason:)`` for another store's URI, an unknown entity, or a
+    ///   malformed URI.
+    public func managedObjectID(forURIRepresentation uri: URL) throws -> ObjectID {
+        let text = uri.absoluteString
+        guard uri.scheme == "x-objectgraph" else { throw ObjectGraphError.invalidURI(text, reason: "the scheme is not x-objectgraph") }
+        guard uri.host == store.identifier else {
+            throw ObjectGraphError.invalidURI(text, reason: "it names store \(uri.host ?? "nil"), this store is \(store.identifier)")
+        }
+        let parts = uri.path.split(separator: "/").map(String.init)
+        guard parts.count == 2, let entity = parts[0].removingPercentEncoding,
+              let kind = parts[1].first, let number = Int64(parts[1].dropFirst()), number > 0 else {
+            throw ObjectGraphError.invalidURI(text, reason: "expected /<Entity>/p<key>")
+        }
+        guard model.entityIfPresent(entity) != nil else {
+            throw ObjectGraphError.invalidURI(text, reason: "entity \(entity) is not in the model")
+        }
+        switch kind {
+        case "p": return ObjectID(entityName: entity, rawKey: number)
+        case "t": return resolve(ObjectID(entityName: entity, rawKey: -number))
+        default: throw ObjectGraphError.invalidURI(text, reason: "the key must start with p or t")
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import GRDB
+
+/// One save, inside one write transaction: keys for new rows, inserts, updates with version checks, deletes, and
+/// to-many rewrites. Any error rolls the whole transaction back.
+struct SQLiteSaveTransaction {
+    let store: SQLiteStore
+    let db: Database
+    var result = SaveResult()
+
+    init(store: SQLiteStore, db: Database) {
+        self.store = store
+        self.db = db
+    }
+
+    mutating func run(_ changes: ChangeSet) throws -> SaveResult {
+        try assignKeys(changes.inserted.map(\.objectID))
+        for row in changes.inserted { try insert(row) }
+        for row in changes.updated { try update(row) }
+        for (id, version) in changes.deleted { try delete(id, version: version) }
+        for contents in changes.toMany { try rewrite(contents) }
+        return result
+    }
+
+    private func permanent(_ id: ObjectID) -> ObjectID { result.permanentIDs[id] ?? id }
+
+    private func key(_ id: ObjectID?) -> DatabaseValue {
+        guard let id else { return .null }
+        return permanent(id).rawKey.databaseValue
+    }
+
+    private mutating func assignKeys(_ ids: [ObjectID]) throws {
+        let temporary = ids.filter(\.isTemporaryID)
+        let groups = Dictionary(grouping: temporary) { id in store.model.entityIfPresent(id.entityName)?.rootName ?? id.entityName }
+        for (root, group) in groups {
+            let sequence = SQLiteStore.sequenceTable
+            try db.execute(sql: "UPDATE \(sequence) SET max_key = max_key + ? WHERE entity = ?", arguments: [group.count, root])
+            let last = try Int64.fetchOne(db, sql: "SELECT max_key FROM \(sequence) WHERE entity = ?", arguments: [root]) ?? 0
+            var next = last - Int64(group.count) + 1
+            for id in group {
+                result.permanentIDs[id] = ObjectID(entityName: id.entityName, rawKey: next)
+                next += 1
+            }
+        }
+    }
+
+    private mutating func insert(_ row: ChangeSet.Row) throws {
+        let (entity, table) = try store.layout(for: row.objectID.entityName)
+        guard let columns = table.entities[entity.name] else { throw ObjectGraphError.unknownEntity(entity.name) }
+        let names = ["id", "_entity", "_version"] + columns.insertColumns.map(quoted)
+        let marks = Array(repeating: "?", count: names.count).joined(separator: ",")
+        let statement = try db.cachedStatement(sql: "INSERT INTO \(quoted(table.name)) (\(names.joined(separator: ","))) VALUES (\(marks))")
+        let id = permanent(row.objectID)
+        var values: [DatabaseValue] = [id.rawKey.databaseValue, entity.name.databaseValue, 1.databaseValue]
+        values.reserveCapacity(names.count)
+        for value in row.values { values.append(SQLiteValueCoding.encode(value)) }
+        for destination in row.toOne { values.append(key(destination)) }
+        statement.setUncheckedArguments(StatementArguments(values))
+        do {
+            try statement.execute()
+        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE || error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
+            throw uniqueness(entity, error)
+        }
+        result.versions[id] = 1
+    }
+
+    private mutating func update(_ row: ChangeSet.Row) throws {
+        let (entity, table) = try store.layout(for: row.objectID.entityName)
+        guard let columns = table.entities[entity.name] else { throw ObjectGraphError.unknownEntity(entity.name) }
+        var assignments: [String] = []
+        var values: [DatabaseValue] = []
+        for index in row.changedAttributes {
+            assignments.append("\(quoted(entity.attributes[index].name)) = ?")
+            values.append(SQLiteValueCoding.encode(row.values[index]))
+        }
+        for slot in row.changedToOne {
+            assignments.append("\(quoted(columns.insertColumns[entity.attributes.count + slot])) = ?")
+            values.append(key(row.toOne[slot]))
+        }
+        assignments.append("_version = _version + 1")
+        let statement = try db.cachedStatement(
+            sql: "UPDATE \(quoted(table.name)) SET \(assignments.joined(separator: ", ")) WHERE id = ? AND _version = ?")
+        values += [row.objectID.rawKey.databaseValue, row.version.databaseValue]
+        statement.setUncheckedArguments(StatementArguments(values))
+        do {
+            try statement.execute()
+        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+            throw uniqueness(entity, error)
+        }
+        guard db.changesCount == 1 else { throw try conflict(row.objectID, table: table, expected: row.version) }
+        result.versions[row.objectID] = row.version + 1
+    }
+
+    private func delete(_ id: ObjectID, version: Int64) throws {
+        let (_, table) = try store.layout(for: id.entityName)
+        let statement = try db.cachedStatement(sql: "DELETE FROM \(quoted(table.name)) WHERE id = ? AND _version = ?")
+        try statement.execute(arguments: [id.rawKey, version])
+        guard db.changesCount == 1 else { throw try conflict(id, table: table, expected: version) }
+    }
+
+    private func rewrite(_ contents: ChangeSet.ToManyContents) throws {
+        let owner = permanent(contents.objectID)
+        let entity = try store.model.entity(named: owner.entityName)
+        guard let relationship = entity.relationship(named: contents.relationship) else {
+            throw ObjectGraphError.unknownKey(entity: entity.name, key: contents.relationship)
+        }
+        switch relationship.storage {
+        case .joinTable(let table, _):
+            try db.execute(sql: "DELETE FROM \(quoted(table)) WHERE source = ?", arguments: [owner.rawKey])
+            let statement = try db.cachedStatement(sql: "INSERT INTO \(quoted(table)) (source, target, position) VALUES (?, ?, ?)")
+            for (position, destination) in contents.destinations.enumerated() {
+                try statement.execute(arguments: [owner.rawKey, permanent(destination).rawKey, relationship.isOrdered ? position : nil])
+            }
+        case .inverseForeignKey(_, let orderColumn?):
+            let destination = try store.model.entity(named: relationship.destinationEntityName)
+            let statement = try db.cachedStatement(sql: "UPDATE \(quoted(destination.rootName)) SET \(quoted(orderColumn)) = ? WHERE id = ?")
+            for (position, member) in contents.destinations.enumerated() {
+                try statement.execute(arguments: [position, permanent(member).rawKey])
+            }
+        default:
+            break
+        }
+    }
+
+    private func conflict(_ id: ObjectID, table: TableLayout, expected: Int64) throws -> ObjectGraphError {
+        let stored = try Int64.fetchOne(db, sql: "SELECT _version FROM \(quoted(table.name)) WHERE id = ?", arguments: [id.rawKey])
+        return .conflict([SaveConflict(objectID: id, expectedVersion: expected, storedVersion: stored)])
+    }
+
+    private func uniqueness(_ entity: ModelEntity, _ error: DatabaseError) -> ObjectGraphError {
+        let message = error.message ?? "\(error)"
+        let keys = entity.uniquenessConstraints.first { keys in keys.allSatisfy { message.contains(".\($0)") } } ?? []
+        return .uniquenessViolation(entity: entity.name, keys: keys, detail: message)
+    }
+}

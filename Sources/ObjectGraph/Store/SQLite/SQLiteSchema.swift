@@ -1,0 +1,196 @@
+import Foundation
+import GRDB
+
+/// Quotes an SQL identifier, so that entity and property names can never be read as SQL.
+func quoted(_ identifier: String) -> String {
+    "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+}
+
+/// The table of one inheritance tree and how each entity's values map to its columns.
+///
+/// One table per root entity: an entity without sub-entities gets a table of its own, with a column per attribute
+/// and per to-one relationship. Sub-entities share their root's table, told apart by `_entity`, so fetching a parent
+/// entity returns its sub-entities' objects with one query.
+struct TableLayout: Sendable {
+    struct Column: Sendable {
+        var name: String
+        var sqlType: String
+        /// For a foreign key: the referenced table.
+        var references: String?
+    }
+
+    /// Where one entity's values sit in a `SELECT` of ``selectList``.
+    struct EntityColumns: Sendable {
+        var attributes: [Int]
+        var attributeTypes: [AttributeType]
+        var toOne: [Int]
+        /// For to-one relationships into trees with sub-entities: the position of the destination's `_entity`.
+        var toOneEntity: [Int?]
+        var toOneDestination: [String]
+        /// The writable columns for an insert, in order: attributes, then to-one keys.
+        var insertColumns: [String]
+    }
+
+    let name: String
+    let columns: [Column]
+    /// `id, _entity, _version, <columns...>, <destination-entity lookups...>`
+    let selectList: [String]
+    let entities: [String: EntityColumns]
+
+    init(root: ModelEntity, model: Model) {
+        name = root.name
+        var columns: [Column] = []
+        var position: [String: Int] = [:]
+        func add(_ column: Column) {
+            if position[column.name] == nil {
+                position[column.name] = columns.count
+                columns.append(column)
+            }
+        }
+        let tree = root.selfAndDescendantNames.compactMap { model.entityIfPresent($0) }
+        for entity in tree {
+            for attribute in entity.attributes { add(Column(name: attribute.name, sqlType: Self.sqlType(attribute.type))) }
+            for relationship in entity.relationships {
+                if case .foreignKey(let column) = relationship.storage {
+                    let destinationRoot = model.entityIfPresent(relationship.destinationEntityName)?.rootName ?? relationship.destinationEntityName
+                    add(Column(name: column, sqlType: "INTEGER", references: destinationRoot))
+                }
+            }
+        }
+        // Positions of ordered one-to-many relationships that point into this tree.
+        for entity in model.entities {
+            for relationship in entity.relationships {
+                if case .inverseForeignKey(_, let orderColumn?) = relationship.storage,
+                   model.entityIfPresent(relationship.destinationEntityName)?.rootName == root.name {
+                    add(Column(name: orderColumn, sqlType: "INTEGER"))
+                }
+            }
+        }
+        self.columns = columns
+        var select = ["id", "_entity", "_version"] + columns.map { quoted($0.name) }
+        var entities: [String: EntityColumns] = [:]
+        for entity in tree {
+            var toOne: [Int] = []
+            var toOneEntity: [Int?] = []
+            var destinations: [String] = []
+            var insertColumns = entity.attributes.map(\.name)
+            for relationship in entity.relationships {
+                guard case .foreignKey(let column) = relationship.storage else { continue }
+                toOne.append(3 + position[column]!)
+                insertColumns.append(column)
+                destinations.append(relationship.destinationEntityName)
+                let destination = model.entityIfPresent(relationship.destinationEntityName)
+                if let destination, destination.selfAndDescendantNames.count > 1 {
+                    toOneEntity.append(select.count)
+                    select.append("(SELECT _entity FROM \(quoted(destination.rootName)) AS d WHERE d.id = \(quoted(column)))")
+                } else {
+                    toOneEntity.append(nil)
+                }
+            }
+            entities[entity.name] = EntityColumns(
+                attributes: entity.attributes.map { 3 + position[$0.name]! },
+                attributeTypes: entity.attributes.map(\.type),
+                toOne: toOne, toOneEntity: toOneEntity, toOneDestination: destinations, insertColumns: insertColumns)
+        }
+        selectList = select
+        self.entities = entities
+    }
+
+    static func sqlType(_ type: AttributeType) -> String {
+        switch type {
+        case .string, .uuid, .uri, .decimal: "TEXT"
+        case .bool, .int16, .int32, .int64: "INTEGER"
+        case .double, .float, .date: "REAL"
+        case .binary, .codable: "BLOB"
+        }
+    }
+
+    /// The statements that create the table and its indexes.
+    func createStatements(model: Model) -> [String] {
+        var definitions = [
+            "id INTEGER PRIMARY KEY",
+            "_entity TEXT NOT NULL",
+            "_version INTEGER NOT NULL DEFAULT 1",
+        ]
+        for column in columns {
+            var definition = "\(quoted(column.name)) \(column.sqlType)"
+            if let references = column.references {
+                definition += " REFERENCES \(quoted(references))(id) ON DELETE SET NULL DEFERRABLE INITIALLY DEFERRED"
+            }
+            definitions.append(definition)
+        }
+        var statements = ["CREATE TABLE \(quoted(name)) (\(definitions.joined(separator: ", ")))"]
+        for column in columns where column.references != nil {
+            statements.append("CREATE INDEX \(quoted("\(name)_\(column.name)")) ON \(quoted(name))(\(quoted(column.name)))")
+        }
+        let tree = model.entityIfPresent(name)?.selfAndDescendantNames.compactMap { model.entityIfPresent($0) } ?? []
+        if tree.count > 1 {
+            statements.append("CREATE INDEX \(quoted("\(name)__entity")) ON \(quoted(name))(_entity)")
+        }
+        var seen: Set<String> = []
+        for entity in tree {
+            let description = entity.description
+            for attribute in description.attributes where attribute.isIndexed {
+                let indexName = "\(name)_\(attribute.name)_index"
+                if seen.insert(indexName).inserted {
+                    statements.append("CREATE INDEX \(quoted(indexName)) ON \(quoted(name))(\(quoted(attribute.name)))")
+                }
+            }
+            for keys in description.indexes {
+                let indexName = "\(name)_\(keys.joined(separator: "_"))_index"
+                if seen.insert(indexName).inserted {
+                    statements.append("CREATE INDEX \(quoted(indexName)) ON \(quoted(name))(\(keys.map(quoted).joined(separator: ", ")))")
+                }
+            }
+            for keys in description.uniquenessConstraints {
+                let indexName = "\(name)_\(keys.joined(separator: "_"))_unique"
+                if seen.insert(indexName).inserted {
+                    statements.append("CREATE UNIQUE INDEX \(quoted(indexName)) ON \(quoted(name))(\(keys.map(quoted).joined(separator: ", ")))")
+                }
+            }
+        }
+        return statements
+    }
+}
+
+/// Conversions between attribute values and SQLite values: exact in both directions.
+enum SQLiteValueCoding {
+    static func encode(_ value: AttributeValue) -> DatabaseValue {
+        switch value {
+        case .null: .null
+        case .bool(let v): (v ? 1 : 0).databaseValue
+        case .int(let v): v.databaseValue
+        case .double(let v): v.databaseValue
+        case .string(let v): v.databaseValue
+        // Decimal keeps every digit as text; Double would round it.
+        case .decimal(let v): v.description.databaseValue
+        // Seconds since 2001 as a Double is Date's own representation: no rounding on the way back.
+        case .date(let v): v.timeIntervalSinceReferenceDate.databaseValue
+        case .data(let v): v.databaseValue
+        case .uuid(let v): v.uuidString.databaseValue
+        case .url(let v): v.absoluteString.databaseValue
+        }
+    }
+
+    static func decode(_ value: DatabaseValue, as type: AttributeType) -> AttributeValue {
+        switch (type, value.storage) {
+        case (_, .null): .null
+        case (.string, .string(let s)): .string(s)
+        case (.bool, .int64(let i)): .bool(i != 0)
+        case (.int16, .int64(let i)), (.int32, .int64(let i)), (.int64, .int64(let i)): .int(i)
+        case (.double, .double(let d)), (.float, .double(let d)): .double(d)
+        case (.double, .int64(let i)), (.float, .int64(let i)): .double(Double(i))
+        case (.decimal, .string(let s)): Decimal(string: s).map(AttributeValue.decimal) ?? .null
+        case (.decimal, .int64(let i)): .decimal(Decimal(i))
+        case (.date, .double(let d)): .date(Date(timeIntervalSinceReferenceDate: d))
+        case (.date, .int64(let i)): .date(Date(timeIntervalSinceReferenceDate: Double(i)))
+        case (.binary, .blob(let data)), (.codable, .blob(let data)): .data(data)
+        case (.uuid, .string(let s)): UUID(uuidString: s).map(AttributeValue.uuid) ?? .null
+        case (.uri, .string(let s)): URL(string: s).map(AttributeValue.url) ?? .null
+        case (_, .int64(let i)): .int(i)
+        case (_, .double(let d)): .double(d)
+        case (_, .string(let s)): .string(s)
+        case (_, .blob(let data)): .data(data)
+        }
+    }
+}

@@ -1,0 +1,3 @@
+import SwiftCompilerPlugin
+import SwiftSyntaxMacros
+@main struct ObjectGraphMacrosPlugin: CompilerPlugin { let providingMacros: [Macro.Type] = [] }
