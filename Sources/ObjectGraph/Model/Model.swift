@@ -181,7 +181,8 @@ public final class Model: Sendable {
                 throw fail("a many-to-many relationship can be ordered on one side only")
             }
             let mine = "\(declaring.name)_\(relationship.name)"
-            let theirs = "\(inverse.destinationEntityName)_\(inverse.name)"
+            let inverseOwner = destinationChain.last { $0.relationships.contains { $0.name == inverse.name } } ?? destination
+            let theirs = "\(inverseOwner.name)_\(inverse.name)"
             // The ordered side owns the join table (it holds the positions); otherwise the name that sorts first.
             let isSource = relationship.isOrdered || (!inverse.isOrdered && mine <= theirs)
             storage = .joinTable(table: isSource ? mine : theirs, isSourceSide: isSource)
