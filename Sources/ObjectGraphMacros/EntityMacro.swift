@@ -1,0 +1,200 @@
+import SwiftDiagnostics
+import SwiftSyntax
+import SwiftSyntaxBuilder
+import SwiftSyntaxMacros
+
+/// `@Entity`: turns a `ManagedObject` subclass with stored properties into a managed entity.
+///
+/// It marks each stored `var` with `@_PersistedProperty` (typed accessors backed by the object's storage), adds the
+/// entity description derived from the declaration and a key-path-to-name map, and conforms the class to
+/// `ManagedEntity`.
+public struct EntityMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static func classDecl(_ declaration: some DeclGroupSyntax) throws -> ClassDeclSyntax {
+        guard let classDecl = declaration.as(ClassDeclSyntax.self) else {
+            throw Failure(description: "@Entity applies to a class that inherits from ManagedObject")
+        }
+        return classDecl
+    }
+
+    /// The superclass, when it is another entity rather than `ManagedObject` itself.
+    static func parentName(_ classDecl: ClassDeclSyntax) throws -> String? {
+        guard let first = classDecl.inheritanceClause?.inheritedTypes.first?.type.trimmedDescription else {
+            throw Failure(description: "@Entity class \(classDecl.name.text) must inherit from ManagedObject (or another @Entity class)")
+        }
+        return first == "ManagedObject" || first == "ObjectGraph.ManagedObject" ? nil : first
+    }
+
+    static func argument(_ node: AttributeSyntax, _ label: String) -> ExprSyntax? {
+        node.arguments?.as(LabeledExprListSyntax.self)?.first { $0.label?.text == label }?.expression
+    }
+
+    public static func expansion(
+        of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax, providingAttributesFor member: some DeclSyntaxProtocol,
+        in context: some MacroExpansionContext
+    ) throws -> [AttributeSyntax] {
+        guard let variable = member.as(VariableDeclSyntax.self), PropertyShape.isPersistable(variable) else { return [] }
+        return ["@ObjectGraph._PersistedProperty"]
+    }
+
+    public static func expansion(
+        of node: AttributeSyntax, providingMembersOf declaration: some DeclGroupSyntax, conformingTo protocols: [TypeSyntax],
+        in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        let classDecl = try classDecl(declaration)
+        let className = classDecl.name.text
+        let parent = try parentName(classDecl)
+        let shapes = classDecl.memberBlock.members.compactMap { $0.decl.as(VariableDeclSyntax.self) }
+            .filter(PropertyShape.isPersistable).compactMap(PropertyShape.init)
+        var attributes: [String] = []
+        var relationships: [String] = []
+        for shape in shapes {
+            switch shape.kind {
+            case .attribute, .codable:
+                attributes.append(attributeDescription(shape))
+            case .toOne(let destination), .toManySet(let destination), .toManyArray(let destination):
+                guard let inverse = shape.inverseName else {
+                    context.diagnose(Diagnostic(node: node, message: MacroMessage(
+                        "\(className).\(shape.name): @Relationship needs inverse: \"<name of the \(destination) property>\"")))
+                    continue
+                }
+                var text = "ObjectGraph.RelationshipDescription(\(literal(shape.name)), destination: \(literal(destination)), inverse: \(literal(inverse))"
+                switch shape.kind {
+                case .toManySet: text += ", isToMany: true"
+                case .toManyArray: text += ", isToMany: true, isOrdered: true"
+                default: break
+                }
+                for argument in shape.relationshipArguments ?? [] where argument.label?.text != "inverse" {
+                    text += ", \(argument.label!.text): \(argument.expression.trimmedDescription)"
+                }
+                relationships.append(text + ")")
+            }
+        }
+        var entityArguments = [literal(className)]
+        entityArguments.append("attributes: [\(attributes.joined(separator: ",\n    "))]")
+        entityArguments.append("relationships: [\(relationships.joined(separator: ",\n    "))]")
+        if let parent { entityArguments.append("parent: \(literal(parent))") }
+        for label in ["isAbstract", "uniquenessConstraints", "indexes"] {
+            if let value = argument(node, label) { entityArguments.append("\(label): \(value.trimmedDescription)") }
+        }
+        entityArguments.append("className: \(literal(className))")
+        let override = parent == nil ? "" : "override "
+        // Key paths are rooted at a generic subclass T, so a sub-entity's map holds its inherited properties
+        // rooted at itself (`\Novel.title`, not `\Work.title`).
+        let keyPaths = shapes.map { "\\T.\($0.name): \(literal($0.name))" }
+        let inherited = parent.map { "_keyPathNames_\($0)(for: type)" } ?? "[:]"
+        let keyPathLiteral = keyPaths.isEmpty ? "[:]" : "[\(keyPaths.joined(separator: ", "))]"
+        return [
+            """
+            /// The entity this class represents, derived from its declaration by `@Entity`.
+            public \(raw: override)class var entityDescription: ObjectGraph.EntityDescription {
+                ObjectGraph.EntityDescription(\(raw: entityArguments.joined(separator: ",\n")))
+            }
+            """,
+            """
+            /// The persisted properties' key paths and names, for typed queries.
+            public \(raw: override)class var _keyPathNames: [AnyKeyPath: String] {
+                _keyPathNames_\(raw: className)(for: self)
+            }
+            """,
+            """
+            /// The persisted properties of this class and its ancestors, as key paths rooted at `T`.
+            public class func _keyPathNames_\(raw: className)<T: \(raw: className)>(for type: T.Type) -> [AnyKeyPath: String] {
+                \(raw: inherited).merging(\(raw: keyPathLiteral) as [AnyKeyPath: String]) { _, own in own }
+            }
+            """,
+        ]
+    }
+
+    static func attributeDescription(_ shape: PropertyShape) -> String {
+        let typeExpression: String
+        let defaultExpression: String
+        let optionalType = "(\(shape.baseType))?"
+        switch shape.kind {
+        case .codable:
+            typeExpression = "ObjectGraph.AttributeType.codable(typeName: \(literal(shape.baseType)))"
+            defaultExpression = shape.initializer.map { "ObjectGraph._defaultCodableValue(\($0.trimmedDescription) as \(optionalType))" } ?? ".null"
+        default:
+            typeExpression = "ObjectGraph._attributeType(\(shape.baseType).self)"
+            defaultExpression = shape.initializer.map { "ObjectGraph._defaultAttributeValue(\($0.trimmedDescription) as \(optionalType))" } ?? ".null"
+        }
+        var text = "ObjectGraph.AttributeDescription(\(literal(shape.name)), \(typeExpression), isOptional: \(shape.isOptional), defaultValue: \(defaultExpression)"
+        for argument in shape.attributeArguments ?? [] {
+            guard let label = argument.label?.text else { continue }
+            text += ", \(label): \(argument.expression.trimmedDescription)"
+        }
+        return text + ")"
+    }
+
+    static func literal(_ text: String) -> String {
+        StringLiteralExprSyntax(content: text).description
+    }
+
+    public static func expansion(
+        of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax, providingExtensionsOf type: some TypeSyntaxProtocol,
+        conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext
+    ) throws -> [ExtensionDeclSyntax] {
+        let classDecl = try classDecl(declaration)
+        // A sub-entity inherits the conformance from its parent class.
+        guard try parentName(classDecl) == nil, !protocols.isEmpty else { return [] }
+        return [try ExtensionDeclSyntax("extension \(type.trimmed): ObjectGraph.ManagedEntity {}")]
+    }
+}
+
+struct MacroMessage: DiagnosticMessage {
+    let message: String
+    var diagnosticID: MessageID { MessageID(domain: "ObjectGraphMacros", id: "entity") }
+    var severity: DiagnosticSeverity { .error }
+
+    init(_ message: String) { self.message = message }
+}
+
+/// `@_PersistedProperty`: replaces a stored property's storage with typed accessors on the object's values.
+public struct PersistedPropertyMacro: AccessorMacro {
+    public static func expansion(
+        of node: AttributeSyntax, providingAccessorsOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
+    ) throws -> [AccessorDeclSyntax] {
+        guard let variable = declaration.as(VariableDeclSyntax.self), let shape = PropertyShape(variable) else { return [] }
+        let key = EntityMacro.literal(shape.name)
+        let getter: String
+        let setter: String
+        let typeArgument = shape.isOptional ? "(\(shape.baseType))?.self" : "\(shape.baseType).self"
+        switch shape.kind {
+        case .attribute:
+            getter = "_attribute(\(key), as: \(typeArgument))"
+            setter = "_setAttribute(newValue, forKey: \(key))"
+        case .codable:
+            getter = "_codable(\(key), as: \(typeArgument))"
+            setter = "_setCodable(newValue, forKey: \(key))"
+        case .toOne(let destination):
+            getter = "_toOne(\(key), as: \(destination).self)"
+            setter = "_setToOne(newValue, forKey: \(key))"
+        case .toManySet(let destination):
+            getter = "Set(_toMany(\(key), as: \(destination).self))"
+            setter = "_setToMany(newValue, forKey: \(key))"
+        case .toManyArray(let destination):
+            getter = "_toMany(\(key), as: \(destination).self)"
+            setter = "_setToMany(newValue, forKey: \(key))"
+        }
+        var accessors: [AccessorDeclSyntax] = []
+        if shape.initializer != nil {
+            // The initial value lives in the entity description; the accessor only lets the declaration keep it.
+            accessors.append("init(initialValue) {}")
+        }
+        accessors.append("get { \(raw: getter) }")
+        accessors.append("set { \(raw: setter) }")
+        return accessors
+    }
+}
+
+/// `@Attribute`, `@Relationship` and `@Transient`: markers that `@Entity` reads; they expand to nothing.
+public struct MarkerMacro: PeerMacro {
+    public static func expansion(
+        of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        []
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+import ObjectGraph
+
+struct Shelf: Codable, Equatable {
+    var room: String
+    var level: Int
+}
+
+@Entity
+final class Writer: ManagedObject {
+    @Attribute(minLength: 1) var name: String = ""
+    var born: Date?
+    @Relationship(inverse: "writer", deleteRule: .cascade) var novels: Set<Novel>
+    @Transient var scratch = 0
+}
+
+@Entity(isAbstract: true)
+class Work: ManagedObject {
+    @Attribute(isIndexed: true) var title: String = "Untitled"
+}
+
+@Entity(uniquenessConstraints: [["isbn"]])
+final class Novel: Work {
+    @Attribute(minValue: 1, maxValue: 5000) var pages: Int32 = 1
+    var isbn: String?
+    var price: Decimal = 0
+    var shelf: Shelf?
+    var rating: Double?
+    @Relationship(inverse: "novels") var writer: Writer?
+    @Relationship(inverse: "novel", deleteRule: .cascade) var parts: [Part]
+}
+
+@Entity
+final class Part: ManagedObject {
+    var number: Int = 0
+    @Relationship(inverse: "parts") var novel: Novel?
+}
+
+@Suite struct MacroEntityTests {
+    static func model() throws -> Model { try Model([Writer.self, Work.self, Novel.self, Part.self]) }
+
+    @Test func theEntityDescriptionFollowsTheDeclaration() throws {
+        let model = try Self.model()
+        let novel = try model.entity(named: "Novel")
+        #expect(novel.rootName == "Work")
+        #expect(novel.attributes.map(\.name) == ["title", "pages", "isbn", "price", "shelf", "rating"])
+        let pages = try #require(novel.attribute(named: "pages"))
+        #expect(pages.type == .int32 && !pages.isOptional && pages.defaultValue == .int(1) && pages.minValue == 1 && pages.maxValue == 5000)
+        #expect(novel.attribute(named: "isbn")?.isOptional == true)
+        #expect(novel.attribute(named: "shelf")?.type == .codable(typeName: "Shelf"))
+        #expect(novel.attribute(named: "title")?.isIndexed == true)
+        #expect(novel.attribute(named: "title")?.defaultValue == .string("Untitled"))
+        #expect(novel.relationship(named: "parts")?.isOrdered == true)
+        #expect(novel.uniquenessConstraints == [["isbn"]])
+        #expect(try model.entity(named: "Work").isAbstract)
+        let writer = try model.entity(named: "Writer")
+        #expect(writer.attribute(named: "scratch") == nil)
+        #expect(writer.relationship(named: "novels")?.deleteRule == .cascade)
+        #expect(Novel.propertyName(for: \Novel.pages) == "pages")
+        #expect(Novel.propertyName(for: \Novel.title) == "title")
+        #expect(Writer.propertyName(for: \Writer.novels) == "novels")
+    }
+
+    @Test func typedAccessorsPersistAndReloadThroughAFile() async throws {
+        let folder = try TemporaryFolder()
+        let model = try Self.model()
+        let born = Date(timeIntervalSince1970: -1_000_000)
+        let ids = try await ObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL)).perform { ctx in
+            let writer = try ctx.insert(Writer.self)
+            writer.name = "约翰史蒂芬"
+            writer.born = born
+            let novel = try ctx.insert(Novel.self)
+            #expect(novel.title == "Untitled" && novel.pages == 1 && novel.isbn == nil)
+            novel.title = "拿破仑"
+            novel.pages = 412
+            novel.price = Decimal(string: "19.99")!
+            novel.shelf = Shelf(room: "B", level: 2)
+            novel.writer = writer
+            #expect(writer.novels == [novel])
+            let parts = try (1...3).map { number in
+                let part = try ctx.insert(Part.self)
+                part.number = number
+                return part
+            }
+            novel.parts = parts.reversed()
+            #expect(parts[0].novel === novel)
+            try ctx.save()
+            return (writer.objectID, novel.objectID)
+        }
+        let reopened = ObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL))
+        try await reopened.perform { ctx in
+            let novel = try ctx.existingObject(with: ids.1, as: Novel.self)
+            #expect(novel.title == "拿破仑" && novel.pages == 412 && novel.price == Decimal(string: "19.99")!)
+            #expect(novel.shelf == Shelf(room: "B", level: 2) && novel.rating == nil)
+            #expect(novel.writer?.name == "约翰史蒂芬" && novel.writer?.born == born)
+            #expect(novel.parts.map(\.number) == [3, 2, 1])
+            let works = try ctx.fetch(Work.self, sortedBy: [StoreSortKey("title")])
+            #expect(works.count == 1 && works[0] === novel)
+            let writer = try ctx.existingObject(with: ids.0, as: Writer.self)
+            try ctx.delete(writer)
+            try ctx.save()
+            #expect(try ctx.fetch(Part.self).isEmpty)
+            #expect(try ctx.fetch(Novel.self).isEmpty)
+        }
+    }
+}
