@@ -137,7 +137,8 @@ public struct EntityMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax, providingExtensionsOf type: some TypeSyntaxProtocol,
         conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext
     ) throws -> [ExtensionDeclSyntax] {
-        let classDecl = try classDecl(declaration)
+        // The member role reports a declaration @Entity cannot apply to; saying it twice helps nobody.
+        guard let classDecl = declaration.as(ClassDeclSyntax.self), classDecl.inheritanceClause != nil else { return [] }
         // A sub-entity inherits the conformance from its parent class.
         guard try parentName(classDecl) == nil, !protocols.isEmpty else { return [] }
         return [try ExtensionDeclSyntax("extension \(type.trimmed): ObjectGraph.ManagedEntity {}")]

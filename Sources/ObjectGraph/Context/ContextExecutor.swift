@@ -33,9 +33,18 @@ enum ContextExecutor: Sendable {
     case main
     case queue(QueueExecutor)
 
+    /// Marks the main dispatch queue, which runs the main actor's jobs. On Linux that queue is not always drained
+    /// by the process's first thread (a test runner may drain it elsewhere), so `Thread.isMainThread` alone would
+    /// call main-actor code foreign.
+    private static let mainQueueKey: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
+
     var isCurrent: Bool {
         switch self {
-        case .main: Thread.isMainThread
+        case .main: DispatchQueue.getSpecific(key: Self.mainQueueKey) == true || Thread.isMainThread
         case .queue(let executor): executor.isCurrent
         }
     }

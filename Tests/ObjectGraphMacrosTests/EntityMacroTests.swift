@@ -1,0 +1,209 @@
+import Foundation
+import SwiftSyntaxMacroExpansion
+import SwiftSyntaxMacrosGenericTestSupport
+import Testing
+@testable import ObjectGraphMacros
+
+private let macros: [String: MacroSpec] = [
+    "Entity": MacroSpec(type: EntityMacro.self, conformances: ["ManagedEntity"]),
+    "_PersistedProperty": MacroSpec(type: PersistedPropertyMacro.self),
+    "ObjectGraph._PersistedProperty": MacroSpec(type: PersistedPropertyMacro.self),
+    "Relationship": MacroSpec(type: MarkerMacro.self),
+    "Attribute": MacroSpec(type: MarkerMacro.self),
+    "Transient": MacroSpec(type: MarkerMacro.self),
+]
+
+private func expect(_ source: String, expands expected: String, diagnostics: [DiagnosticSpec] = [], sourceLocation: SourceLocation = #_sourceLocation) {
+    assertMacroExpansion(source, expandedSource: expected, diagnostics: diagnostics, macroSpecs: macros, indentationWidth: .spaces(4)) { failure in
+        Issue.record(Comment(rawValue: failure.message), sourceLocation: sourceLocation)
+    }
+}
+
+@Suite struct EntityMacroTests {
+    @Test func expandsAttributesRelationshipsAndConformance() {
+        expect(
+            """
+            @Entity
+            final class Book: ManagedObject {
+                @Attribute(minLength: 1) var title: String = ""
+                var isbn: String?
+                var cover: Cover?
+                @Relationship(inverse: "books", deleteRule: .deny) var author: Author?
+                @Relationship(inverse: "book") var chapters: [Chapter]
+                @Transient var cache = 0
+                static var shared = 1
+                var computed: Int { 1 }
+            }
+            """,
+            expands: #"""
+            final class Book: ManagedObject {
+                @ObjectGraph._PersistedProperty var title: String = ""
+                @ObjectGraph._PersistedProperty
+                var isbn: String?
+                @ObjectGraph._PersistedProperty
+                var cover: Cover?
+                @ObjectGraph._PersistedProperty var author: Author?
+                @ObjectGraph._PersistedProperty var chapters: [Chapter]
+                var cache = 0
+                static var shared = 1
+                var computed: Int { 1 }
+
+                /// The entity this class represents, derived from its declaration by `@Entity`.
+                public class var entityDescription: ObjectGraph.EntityDescription {
+                    ObjectGraph.EntityDescription("Book",
+                        attributes: [ObjectGraph.AttributeDescription("title", ObjectGraph._attributeType(String.self), isOptional: false, defaultValue: ObjectGraph._defaultAttributeValue("" as (String)?), minLength: 1),
+                            ObjectGraph.AttributeDescription("isbn", ObjectGraph._attributeType(String.self), isOptional: true, defaultValue: .null),
+                            ObjectGraph.AttributeDescription("cover", ObjectGraph.AttributeType.codable(typeName: "Cover"), isOptional: true, defaultValue: .null)],
+                        relationships: [ObjectGraph.RelationshipDescription("author", destination: "Author", inverse: "books", deleteRule: .deny),
+                            ObjectGraph.RelationshipDescription("chapters", destination: "Chapter", inverse: "book", isToMany: true, isOrdered: true)],
+                        className: "Book")
+                }
+
+                /// The persisted properties' key paths and names, for typed queries.
+                public class var _keyPathNames: [AnyKeyPath: String] {
+                    _keyPathNames_Book(for: self)
+                }
+
+                /// The persisted properties of this class and its ancestors, as key paths rooted at `T`.
+                public class func _keyPathNames_Book<T: Book>(for type: T.Type) -> [AnyKeyPath: String] {
+                    [:].merging([\T.title: "title", \T.isbn: "isbn", \T.cover: "cover", \T.author: "author", \T.chapters: "chapters"] as [AnyKeyPath: String]) { _, own in
+                        own
+                    }
+                }
+            }
+
+            extension Book: ObjectGraph.ManagedEntity {
+            }
+            """#)
+    }
+
+    @Test func aSubEntityNamesItsParentAndChainsItsKeyPaths() {
+        expect(
+            """
+            @Entity
+            final class Novel: Work {
+                var pages: Int32 = 1
+            }
+            """,
+            expands: #"""
+            final class Novel: Work {
+                @ObjectGraph._PersistedProperty
+                var pages: Int32 = 1
+
+                /// The entity this class represents, derived from its declaration by `@Entity`.
+                public override class var entityDescription: ObjectGraph.EntityDescription {
+                    ObjectGraph.EntityDescription("Novel",
+                        attributes: [ObjectGraph.AttributeDescription("pages", ObjectGraph._attributeType(Int32.self), isOptional: false, defaultValue: ObjectGraph._defaultAttributeValue(1 as (Int32)?))],
+                        relationships: [],
+                        parent: "Work",
+                        className: "Novel")
+                }
+
+                /// The persisted properties' key paths and names, for typed queries.
+                public override class var _keyPathNames: [AnyKeyPath: String] {
+                    _keyPathNames_Novel(for: self)
+                }
+
+                /// The persisted properties of this class and its ancestors, as key paths rooted at `T`.
+                public class func _keyPathNames_Novel<T: Novel>(for type: T.Type) -> [AnyKeyPath: String] {
+                    _keyPathNames_Work(for: type).merging([\T.pages: "pages"] as [AnyKeyPath: String]) { _, own in
+                        own
+                    }
+                }
+            }
+            """#)
+    }
+
+    static let accessorCases: [(declaration: String, getter: String, setter: String)] = [
+        ("var title: String", #"_attribute("title", as: String.self)"#, #"_setAttribute(newValue, forKey: "title")"#),
+        ("var born: Date?", #"_attribute("born", as: (Date)?.self)"#, #"_setAttribute(newValue, forKey: "born")"#),
+        ("var shelf: Optional<Shelf>", #"_codable("shelf", as: (Shelf)?.self)"#, #"_setCodable(newValue, forKey: "shelf")"#),
+        ("var point: Point", #"_codable("point", as: Point.self)"#, #"_setCodable(newValue, forKey: "point")"#),
+        (#"@Relationship(inverse: "x") var author: Author?"#, #"_toOne("author", as: Author.self)"#, #"_setToOne(newValue, forKey: "author")"#),
+        (#"@Relationship(inverse: "x") var tags: Set<Tag>"#, #"Set(_toMany("tags", as: Tag.self))"#, #"_setToMany(newValue, forKey: "tags")"#),
+        (#"@Relationship(inverse: "x") var parts: [Part]"#, #"_toMany("parts", as: Part.self)"#, #"_setToMany(newValue, forKey: "parts")"#),
+    ]
+
+    @Test(arguments: accessorCases.indices)
+    func persistedPropertiesGetTypedAccessors(_ index: Int) {
+        let (declaration, getter, setter) = Self.accessorCases[index]
+        let plain = declaration.replacingOccurrences(of: #"@Relationship(inverse: "x") "#, with: "")
+        expect(
+            "@_PersistedProperty \(declaration)",
+            expands: """
+            \(plain) {
+                get {
+                    \(getter)
+                }
+                set {
+                    \(setter)
+                }
+            }
+            """)
+    }
+
+    /// The test harness drops the initializer that the compiler keeps (the object-graph tests check the default
+    /// reaches the entity); what matters here is the `init` accessor that makes an initial value legal.
+    @Test func anInitialValueKeepsAnInitAccessor() {
+        expect(
+            "@_PersistedProperty var pages: Int = 1",
+            expands: """
+            var pages: Int {
+                init(initialValue) {
+                }
+                get {
+                    _attribute("pages", as: Int.self)
+                }
+                set {
+                    _setAttribute(newValue, forKey: "pages")
+                }
+            }
+            """)
+    }
+
+    @Test func aRelationshipWithoutInverseIsADiagnosticNamingIt() {
+        expect(
+            """
+            @Entity
+            final class Shelf: ManagedObject {
+                @Relationship var books: Set<Book>
+            }
+            """,
+            expands: #"""
+            final class Shelf: ManagedObject {
+                @ObjectGraph._PersistedProperty var books: Set<Book>
+
+                /// The entity this class represents, derived from its declaration by `@Entity`.
+                public class var entityDescription: ObjectGraph.EntityDescription {
+                    ObjectGraph.EntityDescription("Shelf",
+                        attributes: [],
+                        relationships: [],
+                        className: "Shelf")
+                }
+
+                /// The persisted properties' key paths and names, for typed queries.
+                public class var _keyPathNames: [AnyKeyPath: String] {
+                    _keyPathNames_Shelf(for: self)
+                }
+
+                /// The persisted properties of this class and its ancestors, as key paths rooted at `T`.
+                public class func _keyPathNames_Shelf<T: Shelf>(for type: T.Type) -> [AnyKeyPath: String] {
+                    [:].merging([\T.books: "books"] as [AnyKeyPath: String]) { _, own in
+                        own
+                    }
+                }
+            }
+
+            extension Shelf: ObjectGraph.ManagedEntity {
+            }
+            """#,
+            diagnostics: [DiagnosticSpec(message: #"Shelf.books: @Relationship needs inverse: "<name of the Book property>""#, line: 1, column: 1)])
+    }
+
+    @Test func aStructIsRefused() {
+        expect(
+            "@Entity struct Point { var x = 0 }",
+            expands: "struct Point { var x = 0 \n}",
+            diagnostics: [DiagnosticSpec(message: "@Entity applies to a class that inherits from ManagedObject", line: 1, column: 1)])
+    }
+}
