@@ -14,7 +14,7 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
     ],
     targets: [
-        .target(name: "PredicateFormat"),
+        .target(name: "PredicateFormat", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
         .macro(
             name: "ObjectGraphMacros",
             dependencies: [
@@ -30,7 +30,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
-        .testTarget(name: "PredicateFormatTests", dependencies: ["PredicateFormat"]),
+        .testTarget(name: "PredicateFormatTests", dependencies: ["PredicateFormat", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "ObjectGraphTests",
             dependencies: ["ObjectGraph", .product(name: "GRDB", package: "GRDB.swift")]

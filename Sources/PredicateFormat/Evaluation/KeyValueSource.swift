@@ -1,0 +1,30 @@
+/// What an expression yields while a predicate is evaluated: a value, an object with keys, or a collection.
+public enum EvaluatedValue {
+    case value(PredicateValue)
+    case object(any KeyValueSource)
+    case collection([EvaluatedValue])
+}
+
+/// Anything a predicate can be evaluated against: it answers keys with values, objects or collections.
+///
+/// ```swift
+/// struct Book: KeyValueSource {
+///     var title: String
+///     func predicateValue(forKey key: String) throws(PredicateError) -> EvaluatedValue {
+///         guard key == "title" else { throw .evaluation("Book has no key '\(key)'") }
+///         return .value(.string(title))
+///     }
+/// }
+/// try FormatPredicate("title BEGINSWITH 'Du'").evaluate(with: Book(title: "Dune"))   // true
+/// ```
+public protocol KeyValueSource {
+    /// The value for `key`; throw ``PredicateError/evaluation(_:)`` naming the key when there is none.
+    func predicateValue(forKey key: String) throws(PredicateError) -> EvaluatedValue
+}
+
+extension Dictionary: KeyValueSource where Key == String, Value == EvaluatedValue {
+    /// A missing key reads as nil, as key-value coding on a dictionary does.
+    public func predicateValue(forKey key: String) throws(PredicateError) -> EvaluatedValue {
+        self[key] ?? .value(.null)
+    }
+}

@@ -1,0 +1,375 @@
+import Foundation
+import GRDB
+
+/// The result of compiling a predicate: a WHERE condition over the root alias, the joins it needs, and the values
+/// to bind. No value is ever spliced into the SQL text.
+///
+/// Placeholders are numbered (`?1`, `?2`, ...) from the `firstArgumentIndex` given to the compiler, so the SQL may
+/// be embedded anywhere: bind ``arguments`` at those positions.
+public struct CompiledPredicate: Sendable {
+    /// The condition, always 0 or 1 (never NULL), so it can be negated and combined safely.
+    public var condition: String
+    /// `LEFT JOIN ...` clauses for to-one key paths, to append after `FROM <table> AS <alias>`.
+    public var joins: [String]
+    /// The values of the numbered placeholders, from the first index on.
+    public var arguments: [DatabaseValue]
+}
+
+/// Compiles a ``FormatPredicate`` to SQLite SQL: key paths across to-one relationships become LEFT JOINs, to-many
+/// ones with ANY, ALL, NONE, collection operators and SUBQUERY become EXISTS and scalar subqueries, and string
+/// operators run through the functions ``PredicateSQLFunctions`` registers (the evaluator's own code, so both back
+/// ends agree).
+///
+/// ```swift
+/// let compiled = try SQLCompiler(schema: schema).compile(predicate, entity: "Book", alias: "t0")
+/// let sql = "SELECT t0.id FROM Book AS t0 \(compiled.joins.joined(separator: " ")) WHERE \(compiled.condition)"
+/// ```
+public struct SQLCompiler {
+    let schema: any SQLSchema
+
+    /// Creates a compiler over a store's schema.
+    public init(schema: any SQLSchema) { self.schema = schema }
+
+    /// Compiles `predicate`, whose key paths start at `entity`, for a query whose root table is aliased `alias`;
+    /// placeholders start at `firstArgumentIndex` (pass one more than the number of `?` before the predicate).
+    public func compile(_ predicate: FormatPredicate, entity: String, alias: String = "t0", firstArgumentIndex: Int = 1) throws(PredicateError) -> CompiledPredicate {
+        let compilation = Compilation(schema: schema, firstIndex: firstArgumentIndex)
+        let scope = Scope(alias: alias, entity: entity, compilation: compilation)
+        let condition = try scope.predicate(predicate)
+        return CompiledPredicate(condition: condition, joins: scope.joins, arguments: compilation.arguments)
+    }
+}
+
+func sqlQuoted(_ identifier: String) -> String {
+    "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+}
+
+/// State shared by every SELECT level of one compilation.
+final class Compilation {
+    let schema: any SQLSchema
+    let firstIndex: Int
+    var aliasCounter = 0
+    var arguments: [DatabaseValue] = []
+
+    init(schema: any SQLSchema, firstIndex: Int) {
+        self.schema = schema
+        self.firstIndex = firstIndex
+    }
+
+    func newAlias() -> String {
+        aliasCounter += 1
+        return "t\(aliasCounter)"
+    }
+
+    func bind(_ value: PredicateValue) -> String {
+        arguments.append(PredicateSQLValues.databaseValue(value))
+        return "?\(firstIndex + arguments.count - 1)"
+    }
+}
+
+/// A term of SQL that yields one value.
+struct SQLTerm {
+    var sql: String
+    /// What a key path points at, when it is a relationship key rather than a value.
+    var relationship: (entity: String, key: String)?
+}
+
+/// What a key path resolves to inside one SELECT level.
+enum ResolvedPath {
+    case column(String, SQLValueKind)
+    case toOneKey(String, owner: String, key: String)
+    case toMany(ownerAlias: String, owner: String, key: String, destination: String, link: SQLToManyLink, rest: [String])
+}
+
+/// One SELECT level: its root alias, the joins it needs, and the variables bound by enclosing SUBQUERYs.
+final class Scope {
+    let alias: String
+    let entity: String
+    let compilation: Compilation
+    var joins: [String] = []
+    var joinAliases: [String: (alias: String, entity: String)] = [:]
+    var variables: [String: (alias: String, entity: String)]
+
+    init(alias: String, entity: String, compilation: Compilation, variables: [String: (alias: String, entity: String)] = [:]) {
+        self.alias = alias
+        self.entity = entity
+        self.compilation = compilation
+        self.variables = variables
+    }
+
+    var schema: any SQLSchema { compilation.schema }
+
+    // MARK: Predicates
+
+    func predicate(_ predicate: FormatPredicate) throws(PredicateError) -> String {
+        switch predicate {
+        case .constant(let value): return value ? "1" : "0"
+        case .not(let inner): return "(NOT \(try self.predicate(inner)))"
+        case .and(let parts):
+            var terms: [String] = []
+            for part in parts { terms.append(try self.predicate(part)) }
+            return "(" + terms.joined(separator: " AND ") + ")"
+        case .or(let parts):
+            var terms: [String] = []
+            for part in parts { terms.append(try self.predicate(part)) }
+            return "(" + terms.joined(separator: " OR ") + ")"
+        case .comparison(let comparison):
+            return try self.comparison(comparison)
+        }
+    }
+
+    func comparison(_ comparison: Comparison) throws(PredicateError) -> String {
+        if let path = try pathOf(comparison.left), case .toMany(let ownerAlias, let owner, let key, let destination, let link, let rest) = path {
+            if rest.isEmpty {
+                throw .unsupported("'\(key)' of \(owner) is a to-many relationship; compare one of its keys (\(key).<key>) or use @count")
+            }
+            var inner = comparison
+            inner.left = .keyPath(rest)
+            inner.modifier = .direct
+            if comparison.op == .contains { inner.op = .equal }
+            let quantifier = comparison.modifier == .direct ? .any : comparison.modifier
+            return try exists(ownerAlias: ownerAlias, owner: owner, key: key, destination: destination, link: link, quantifier: quantifier) { sub throws(PredicateError) in
+                try sub.scalarComparison(inner, rightScope: self)
+            }
+        }
+        if comparison.op == .in, let path = try pathOf(comparison.right),
+           case .toMany(let ownerAlias, let owner, let key, let destination, let link, let rest) = path {
+            guard !rest.isEmpty else {
+                throw .unsupported("IN \(key): compare with a key of the \(destination) objects (\(key).<key>)")
+            }
+            let left = try term(comparison.left)
+            return try exists(ownerAlias: ownerAlias, owner: owner, key: key, destination: destination, link: link, quantifier: .any) { sub throws(PredicateError) in
+                let right = try sub.term(.keyPath(rest))
+                return Self.equality(left.sql, right.sql, comparison.options)
+            }
+        }
+        return try scalarComparison(comparison, rightScope: self)
+    }
+
+    /// `EXISTS` over the rows of a to-many relationship, with `condition` built inside the subquery's scope.
+    func exists(
+        ownerAlias: String, owner: String, key: String, destination: String, link: SQLToManyLink, quantifier: Comparison.Modifier,
+        condition: (Scope) throws(PredicateError) -> String
+    ) throws(PredicateError) -> String {
+        let (from, linkCondition, sub) = try relationshipRows(ownerAlias: ownerAlias, owner: owner, destination: destination, link: link)
+        let inner = try condition(sub)
+        let fromClause = ([from] + sub.joins).joined(separator: " ")
+        switch quantifier {
+        case .all: return "(NOT EXISTS (SELECT 1 FROM \(fromClause) WHERE \(linkCondition) AND NOT \(inner)))"
+        case .none: return "(NOT EXISTS (SELECT 1 FROM \(fromClause) WHERE \(linkCondition) AND \(inner)))"
+        default: return "(EXISTS (SELECT 1 FROM \(fromClause) WHERE \(linkCondition) AND \(inner)))"
+        }
+    }
+
+    /// The FROM clause and link condition that select the destination rows of one owner's to-many relationship.
+    func relationshipRows(ownerAlias: String, owner: String, destination: String, link: SQLToManyLink) throws(PredicateError) -> (String, String, Scope) {
+        let ownerTable = try schema.table(forEntity: owner)
+        let table = try schema.table(forEntity: destination)
+        let rowAlias = compilation.newAlias()
+        var from = "\(sqlQuoted(table.name)) AS \(rowAlias)"
+        var conditions: [String] = []
+        switch link {
+        case .inverseForeignKey(let column):
+            conditions.append("\(rowAlias).\(sqlQuoted(column)) = \(ownerAlias).\(sqlQuoted(ownerTable.primaryKey))")
+        case .joinTable(let joinTable, let ownerColumn, let destinationColumn):
+            let joinAlias = compilation.newAlias()
+            from += " JOIN \(sqlQuoted(joinTable)) AS \(joinAlias) ON \(joinAlias).\(sqlQuoted(destinationColumn)) = \(rowAlias).\(sqlQuoted(table.primaryKey))"
+            conditions.append("\(joinAlias).\(sqlQuoted(ownerColumn)) = \(ownerAlias).\(sqlQuoted(ownerTable.primaryKey))")
+        }
+        if let column = table.entityColumn {
+            let marks = table.entityNames.map { compilation.bind(.string($0)) }.joined(separator: ", ")
+            conditions.append("\(rowAlias).\(sqlQuoted(column)) IN (\(marks))")
+        }
+        let sub = Scope(alias: rowAlias, entity: destination, compilation: compilation, variables: variables)
+        return (from, conditions.joined(separator: " AND "), sub)
+    }
+
+    // MARK: Scalar comparisons
+
+    static func fold(_ sql: String, _ options: Comparison.Options) -> String {
+        options.isEmpty ? sql : "og_fold(\(sql), \(options.rawValue))"
+    }
+
+    static func equality(_ left: String, _ right: String, _ options: Comparison.Options) -> String {
+        "(\(fold(left, options)) IS \(fold(right, options)))"
+    }
+
+    func scalarComparison(_ comparison: Comparison, rightScope: Scope) throws(PredicateError) -> String {
+        let left = try term(comparison.left)
+        let options = comparison.options
+        if let relationship = left.relationship {
+            return try relationshipComparison(left.sql, relationship, comparison)
+        }
+        switch comparison.op {
+        case .in:
+            switch comparison.right {
+            case .aggregate(let items):
+                guard !items.isEmpty else { return "0" }
+                var terms: [String] = []
+                for item in items { terms.append(Self.equality(left.sql, try rightScope.term(item).sql, options)) }
+                return "(" + terms.joined(separator: " OR ") + ")"
+            case .constant(.string):
+                let right = try rightScope.term(comparison.right)
+                return "og_contains(\(right.sql), \(left.sql), \(options.rawValue))"
+            case .constant(.null):
+                return "0"
+            default:
+                throw .unsupported("IN needs a collection, a string or a to-many key path on its right side, not \(comparison.right)")
+            }
+        case .between:
+            guard case .aggregate(let bounds) = comparison.right, bounds.count == 2 else {
+                throw .unsupported("BETWEEN needs a collection of exactly two values, not \(comparison.right)")
+            }
+            let low = try rightScope.term(bounds[0]).sql, high = try rightScope.term(bounds[1]).sql
+            let value = Self.fold(left.sql, options)
+            return "IFNULL((\(value) >= \(Self.fold(low, options)) AND \(value) <= \(Self.fold(high, options))), 0)"
+        default:
+            break
+        }
+        let right = try rightScope.term(comparison.right)
+        if right.relationship != nil {
+            throw .unsupported("the relationship \(comparison.right) can only be compared with nil")
+        }
+        switch comparison.op {
+        case .equal: return Self.equality(left.sql, right.sql, options)
+        case .notEqual: return "(NOT \(Self.equality(left.sql, right.sql, options)))"
+        case .less, .lessOrEqual, .greater, .greaterOrEqual:
+            return "IFNULL((\(Self.fold(left.sql, options)) \(comparison.op.rawValue) \(Self.fold(right.sql, options))), 0)"
+        case .beginsWith: return "og_beginswith(\(left.sql), \(right.sql), \(options.rawValue))"
+        case .endsWith: return "og_endswith(\(left.sql), \(right.sql), \(options.rawValue))"
+        case .contains: return "og_contains(\(left.sql), \(right.sql), \(options.rawValue))"
+        case .like: return "og_like(\(left.sql), \(right.sql), \(options.rawValue))"
+        case .matches: return "og_matches(\(left.sql), \(right.sql), \(options.rawValue))"
+        case .in, .between: return "0"
+        }
+    }
+
+    /// A to-one relationship compares with nil, or with a primary key (an integer).
+    func relationshipComparison(_ sql: String, _ relationship: (entity: String, key: String), _ comparison: Comparison) throws(PredicateError) -> String {
+        let described = "the relationship '\(relationship.key)' of \(relationship.entity)"
+        guard case .constant(let value) = comparison.right else {
+            throw .unsupported("\(described) can only be compared with nil or an object's key, not \(comparison.right)")
+        }
+        switch (comparison.op, value) {
+        case (.equal, .null), (.equal, .int): return "(\(sql) IS \(compilation.bind(value)))"
+        case (.notEqual, .null), (.notEqual, .int): return "(\(sql) IS NOT \(compilation.bind(value)))"
+        default:
+            throw .unsupported("\(described) cannot be compared with a \(value.kindName) using \(comparison.op.rawValue)")
+        }
+    }
+
+    // MARK: Terms
+
+    /// The path an expression walks, when it is a key path (from the root or from a SUBQUERY variable).
+    func pathOf(_ expression: FormatExpression) throws(PredicateError) -> ResolvedPath? {
+        switch expression {
+        case .keyPath(let path): return try resolve(path, fromAlias: alias, entity: entity, prefix: [])
+        case .member(.variable(let name), let path):
+            guard let bound = variables[name] else { throw .unboundVariable(name) }
+            return try resolve(path, fromAlias: bound.alias, entity: bound.entity, prefix: ["$" + name])
+        default: return nil
+        }
+    }
+
+    func resolve(_ path: [String], fromAlias: String, entity: String, prefix: [String]) throws(PredicateError) -> ResolvedPath {
+        var currentAlias = fromAlias
+        var currentEntity = entity
+        for (index, key) in path.enumerated() {
+            let isLast = index == path.count - 1
+            switch try schema.property(key, ofEntity: currentEntity) {
+            case .attribute(let column, let kind):
+                guard isLast else {
+                    throw .evaluation("'\(key)' of \(currentEntity) is an attribute; it has no key '\(path[index + 1])'")
+                }
+                return .column("\(currentAlias).\(sqlQuoted(column))", kind)
+            case .toOne(let column, let destination):
+                if isLast { return .toOneKey("\(currentAlias).\(sqlQuoted(column))", owner: currentEntity, key: key) }
+                let joinKey = (prefix + Array(path[...index])).joined(separator: ".")
+                if let existing = joinAliases[joinKey] {
+                    currentAlias = existing.alias
+                } else {
+                    let table = try schema.table(forEntity: destination)
+                    let joinAlias = compilation.newAlias()
+                    var join = "LEFT JOIN \(sqlQuoted(table.name)) AS \(joinAlias) ON \(joinAlias).\(sqlQuoted(table.primaryKey)) = \(currentAlias).\(sqlQuoted(column))"
+                    if let entityColumn = table.entityColumn {
+                        join += " AND \(joinAlias).\(sqlQuoted(entityColumn)) IN (\(table.entityNames.map { compilation.bind(.string($0)) }.joined(separator: ", ")))"
+                    }
+                    joins.append(join)
+                    joinAliases[joinKey] = (joinAlias, destination)
+                    currentAlias = joinAlias
+                }
+                currentEntity = destination
+            case .toMany(let destination, let link):
+                return .toMany(ownerAlias: currentAlias, owner: currentEntity, key: key, destination: destination, link: link, rest: Array(path[(index + 1)...]))
+            }
+        }
+        throw .evaluation("an empty key path")
+    }
+
+    func term(_ expression: FormatExpression) throws(PredicateError) -> SQLTerm {
+        switch expression {
+        case .constant(let value):
+            return SQLTerm(sql: compilation.bind(value))
+        case .keyPath, .member(.variable, _):
+            switch try pathOf(expression)! {
+            case .column(let sql, let kind):
+                return SQLTerm(sql: kind == .decimal ? "CAST(\(sql) AS REAL)" : sql)
+            case .toOneKey(let sql, let owner, let key):
+                return SQLTerm(sql: sql, relationship: (owner, key))
+            case .toMany(_, let owner, let key, _, _, _):
+                throw .unsupported("'\(key)' of \(owner) is a to-many relationship; use ANY, ALL, NONE, IN or a collection operator")
+            }
+        case .collection(let op, let base, let key):
+            return SQLTerm(sql: try aggregate(op, base, key))
+        case .variable(let name):
+            throw variables[name] == nil ? .unboundVariable(name) : .unsupported("$\(name) alone stands for an object; compare one of its keys ($\(name).<key>)")
+        case .evaluatedObject:
+            throw .unsupported("SELF stands for an object; compare one of its keys instead")
+        case .aggregate:
+            throw .unsupported("a literal collection can only stand on the right of IN or BETWEEN")
+        case .subquery:
+            throw .unsupported("SUBQUERY yields a collection; follow it with @count")
+        case .member(let base, _):
+            throw .unsupported("keys of \(base) cannot be read in SQL")
+        }
+    }
+
+    /// A scalar subquery for `@count`, `@sum`, `@avg`, `@min`, `@max` over a to-many key path or a SUBQUERY.
+    func aggregate(_ op: CollectionOperator, _ base: FormatExpression, _ key: [String]) throws(PredicateError) -> String {
+        var subqueryPredicate: (variable: String, predicate: FormatPredicate)?
+        var collection = base
+        if case .subquery(let inner, let variable, let predicate) = base {
+            collection = inner
+            subqueryPredicate = (variable, predicate)
+        }
+        guard let path = try pathOf(collection),
+              case .toMany(let ownerAlias, let owner, let relationship, let destination, let link, let rest) = path, rest.isEmpty else {
+            throw .unsupported("@\(op.rawValue) needs a to-many key path, not \(collection)")
+        }
+        let (from, linkCondition, sub) = try relationshipRows(ownerAlias: ownerAlias, owner: owner, destination: destination, link: link)
+        var conditions = [linkCondition]
+        if let subqueryPredicate {
+            sub.variables[subqueryPredicate.variable] = (sub.alias, destination)
+            conditions.append(try sub.predicate(subqueryPredicate.predicate))
+        }
+        let value: String
+        if op == .count {
+            guard key.isEmpty else { throw .unsupported("@count takes no key") }
+            value = "COUNT(*)"
+        } else {
+            guard !key.isEmpty else { throw .unsupported("@\(op.rawValue) of \(relationship) needs a key: \(relationship).@\(op.rawValue).<key>") }
+            guard case .column(let column, let kind) = try sub.resolve(key, fromAlias: sub.alias, entity: destination, prefix: []) else {
+                throw .unsupported("@\(op.rawValue).\(key.joined(separator: ".")) must name an attribute")
+            }
+            let operand = kind == .decimal ? "CAST(\(column) AS REAL)" : column
+            switch op {
+            case .sum: value = "COALESCE(SUM(\(operand)), 0)"
+            case .avg: value = "AVG(\(operand))"
+            case .min: value = "MIN(\(operand))"
+            default: value = "MAX(\(operand))"
+            }
+        }
+        let fromClause = ([from] + sub.joins).joined(separator: " ")
+        return "(SELECT \(value) FROM \(fromClause) WHERE \(conditions.joined(separator: " AND ")))"
+    }
+}

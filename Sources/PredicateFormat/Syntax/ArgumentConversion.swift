@@ -1,0 +1,69 @@
+import Foundation
+
+/// Turns Swift values given as format arguments into predicate constants.
+enum ArgumentConversion {
+    /// Looks through `Optional` layers, so `String?.none` passed as `Any?` reads as nil.
+    static func unwrap(_ value: Any?) -> Any? {
+        guard let value else { return nil }
+        let mirror = Mirror(reflecting: value)
+        if mirror.displayStyle == .optional {
+            return mirror.children.first.map { unwrap($0.value) } ?? nil
+        }
+        return value
+    }
+
+    static func typeName(_ value: Any?) -> String {
+        value.map { "\(type(of: $0))" } ?? "nil"
+    }
+
+    static func integer(_ value: Any?) -> Int64? {
+        switch value {
+        case let v as Int: Int64(v)
+        case let v as Int8: Int64(v)
+        case let v as Int16: Int64(v)
+        case let v as Int32: Int64(v)
+        case let v as Int64: v
+        case let v as UInt: Int64(exactly: v)
+        case let v as UInt8: Int64(v)
+        case let v as UInt16: Int64(v)
+        case let v as UInt32: Int64(v)
+        case let v as UInt64: Int64(exactly: v)
+        default: nil
+        }
+    }
+
+    static func constant(_ value: Any?) -> PredicateValue? {
+        guard let value = unwrap(value) else { return .null }
+        if let bool = value as? Bool { return .bool(bool) }
+        if let integer = integer(value) { return .int(integer) }
+        switch value {
+        case let v as PredicateValue: return v
+        case let v as String: return .string(v)
+        case let v as Substring: return .string(String(v))
+        case let v as Double: return .double(v)
+        case let v as Float: return .double(Double(v))
+        case let v as Decimal: return .decimal(v)
+        case let v as Date: return .date(v)
+        case let v as UUID: return .uuid(v)
+        case let v as Data: return .data(v)
+        case let v as URL: return .url(v)
+        default: return nil
+        }
+    }
+
+    /// A constant, or a literal collection for an array or set argument.
+    static func expression(_ value: Any?) -> FormatExpression? {
+        if let constant = constant(value) { return .constant(constant) }
+        let unwrapped = unwrap(value)
+        let elements: [Any]? = (unwrapped as? [Any]) ?? (unwrapped as? Set<AnyHashable>).map { Array($0) }
+        guard let elements else { return nil }
+        var items: [FormatExpression] = []
+        for element in elements {
+            guard let constant = constant(element) else { return nil }
+            items.append(.constant(constant))
+        }
+        // Sets have no order; sort so the same set always yields the same tree.
+        if unwrapped is Set<AnyHashable> { items.sort { "\($0)" < "\($1)" } }
+        return .aggregate(items)
+    }
+}
