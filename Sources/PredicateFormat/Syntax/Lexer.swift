@@ -135,7 +135,7 @@ struct Lexer {
             position += 2
             let radix = "xX".contains(base) ? 16 : ("oO".contains(base) ? 8 : 2)
             let digitsStart = position
-            while let c = peek(), c.isHexDigit { position += 1 }
+            while let c = peek(), let digit = c.hexDigitValue, digit < radix { position += 1 }
             let digits = String(characters[digitsStart..<position])
             guard !digits.isEmpty, let value = Int64(digits, radix: radix) else {
                 throw .syntax(offset: start, message: "malformed or too large \(radix == 16 ? "hexadecimal" : radix == 8 ? "octal" : "binary") number")

@@ -188,12 +188,19 @@ struct Parser {
                 base = try collectionOperator(on: base)
                 break
             }
-            let name = try keyComponent(after: "'.'")
+            let names: [String]
+            if current.kind == .specifier("K") {
+                let offset = current.offset
+                advance()
+                names = try keyPathArgument(offset: offset)
+            } else {
+                names = [try keyComponent(after: "'.'")]
+            }
             switch base {
-            case .keyPath(let path): base = .keyPath(path + [name])
-            case .evaluatedObject: base = .keyPath([name])
-            case .member(let inner, let path): base = .member(inner, path + [name])
-            default: base = .member(base, [name])
+            case .keyPath(let path): base = .keyPath(path + names)
+            case .evaluatedObject: base = .keyPath(names)
+            case .member(let inner, let path): base = .member(inner, path + names)
+            default: base = .member(base, names)
             }
         }
         return base
@@ -352,6 +359,11 @@ struct Parser {
     }
 
     // MARK: Arguments
+
+    private mutating func keyPathArgument(offset: Int) throws(PredicateError) -> [String] {
+        guard case .keyPath(let path) = try argument("K", offset: offset) else { return [] }
+        return path
+    }
 
     private mutating func argument(_ letters: String, offset: Int) throws(PredicateError) -> FormatExpression {
         guard argumentIndex < arguments.count else {
