@@ -5,8 +5,8 @@ extension FormatPredicate {
     /// types, nil equals only nil, `[c]` and `[d]` fold all of Unicode, LIKE and MATCHES match the whole string, and
     /// a key path through a to-many relationship compares as `ANY` unless it says `ALL` or `NONE`.
     ///
-    /// - Throws: ``PredicateError/unboundVariable(_:)`` or ``PredicateError/evaluation(_:)`` naming the key or value.
-    public func evaluate(with object: any KeyValueSource, variables: [String: EvaluatedValue] = [:]) throws(PredicateError) -> Bool {
+    /// - Throws: ``FormatPredicateError/unboundVariable(_:)`` or ``FormatPredicateError/evaluation(_:)`` naming the key or value.
+    public func evaluate(with object: any KeyValueSource, variables: [String: EvaluatedValue] = [:]) throws(FormatPredicateError) -> Bool {
         try Evaluator(root: .object(object), variables: variables).test(self)
     }
 }
@@ -15,7 +15,7 @@ struct Evaluator {
     let root: EvaluatedValue
     var variables: [String: EvaluatedValue]
 
-    func test(_ predicate: FormatPredicate) throws(PredicateError) -> Bool {
+    func test(_ predicate: FormatPredicate) throws(FormatPredicateError) -> Bool {
         switch predicate {
         case .constant(let value): return value
         case .not(let inner): return try !test(inner)
@@ -32,7 +32,7 @@ struct Evaluator {
 
     // MARK: Expressions
 
-    func value(_ expression: FormatExpression) throws(PredicateError) -> EvaluatedValue {
+    func value(_ expression: FormatExpression) throws(FormatPredicateError) -> EvaluatedValue {
         switch expression {
         case .constant(let value): return .value(value)
         case .evaluatedObject: return root
@@ -64,7 +64,7 @@ struct Evaluator {
         }
     }
 
-    static func walk(_ start: EvaluatedValue, _ path: [String]) throws(PredicateError) -> EvaluatedValue {
+    static func walk(_ start: EvaluatedValue, _ path: [String]) throws(FormatPredicateError) -> EvaluatedValue {
         var current = start
         for key in path {
             switch current {
@@ -92,7 +92,7 @@ struct Evaluator {
         return result
     }
 
-    static func elements(_ value: EvaluatedValue, forOperator op: CollectionOperator) throws(PredicateError) -> [EvaluatedValue] {
+    static func elements(_ value: EvaluatedValue, forOperator op: CollectionOperator) throws(FormatPredicateError) -> [EvaluatedValue] {
         switch value {
         case .collection(let items): return items
         case .value(.null): return []
@@ -100,7 +100,7 @@ struct Evaluator {
         }
     }
 
-    static func apply(_ op: CollectionOperator, to elements: [EvaluatedValue]) throws(PredicateError) -> PredicateValue {
+    static func apply(_ op: CollectionOperator, to elements: [EvaluatedValue]) throws(FormatPredicateError) -> PredicateValue {
         if op == .count { return .int(Int64(elements.count)) }
         var values: [PredicateValue] = []
         for element in elements {
@@ -137,7 +137,7 @@ struct Evaluator {
         }
     }
 
-    static func numbers(_ values: [PredicateValue], _ op: CollectionOperator) throws(PredicateError) -> [Double] {
+    static func numbers(_ values: [PredicateValue], _ op: CollectionOperator) throws(FormatPredicateError) -> [Double] {
         var result: [Double] = []
         for value in values {
             guard let number = value.number else { throw .evaluation("@\(op.rawValue) needs numbers, not \(value.kindName)") }
@@ -148,7 +148,7 @@ struct Evaluator {
 
     // MARK: Comparisons
 
-    func compare(_ comparison: Comparison) throws(PredicateError) -> Bool {
+    func compare(_ comparison: Comparison) throws(FormatPredicateError) -> Bool {
         let left = try value(comparison.left)
         let right = try value(comparison.right)
         switch comparison.modifier {
@@ -172,7 +172,7 @@ struct Evaluator {
         }
     }
 
-    static func holds(_ left: EvaluatedValue, _ op: Comparison.Operator, _ right: EvaluatedValue, _ options: Comparison.Options) throws(PredicateError) -> Bool {
+    static func holds(_ left: EvaluatedValue, _ op: Comparison.Operator, _ right: EvaluatedValue, _ options: Comparison.Options) throws(FormatPredicateError) -> Bool {
         switch op {
         case .equal: return try equal(left, right, options)
         case .notEqual: return try !equal(left, right, options)
@@ -221,7 +221,7 @@ struct Evaluator {
         }
     }
 
-    static func stringTest(_ op: Comparison.Operator, _ a: PredicateValue, _ b: PredicateValue, _ options: Comparison.Options) throws(PredicateError) -> Bool {
+    static func stringTest(_ op: Comparison.Operator, _ a: PredicateValue, _ b: PredicateValue, _ options: Comparison.Options) throws(FormatPredicateError) -> Bool {
         guard case .string(let text) = a, case .string(let pattern) = b else { return false }
         if op == .matches {
             let subject = options.contains(.diacriticInsensitive) ? StringMatching.fold(text, [.diacriticInsensitive]) : text
@@ -236,7 +236,7 @@ struct Evaluator {
         }
     }
 
-    static func equal(_ left: EvaluatedValue, _ right: EvaluatedValue, _ options: Comparison.Options) throws(PredicateError) -> Bool {
+    static func equal(_ left: EvaluatedValue, _ right: EvaluatedValue, _ options: Comparison.Options) throws(FormatPredicateError) -> Bool {
         switch (left, right) {
         case (.value(let a), .value(let b)):
             return valuesEqual(a, b, options)
@@ -286,5 +286,5 @@ public protocol IdentifiableSource: KeyValueSource {
     /// A value unique to the object (its primary key, say).
     var sourceIdentity: PredicateValue { get }
     /// Whether an argument value names this object.
-    func matchesIdentity(_ value: PredicateValue) throws(PredicateError) -> Bool
+    func matchesIdentity(_ value: PredicateValue) throws(FormatPredicateError) -> Bool
 }

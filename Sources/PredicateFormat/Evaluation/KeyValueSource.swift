@@ -10,7 +10,7 @@ public enum EvaluatedValue {
 /// ```swift
 /// struct Book: KeyValueSource {
 ///     var title: String
-///     func predicateValue(forKey key: String) throws(PredicateError) -> EvaluatedValue {
+///     func predicateValue(forKey key: String) throws(FormatPredicateError) -> EvaluatedValue {
 ///         guard key == "title" else { throw .evaluation("Book has no key '\(key)'") }
 ///         return .value(.string(title))
 ///     }
@@ -18,13 +18,13 @@ public enum EvaluatedValue {
 /// try FormatPredicate("title BEGINSWITH 'Du'").evaluate(with: Book(title: "Dune"))   // true
 /// ```
 public protocol KeyValueSource {
-    /// The value for `key`; throw ``PredicateError/evaluation(_:)`` naming the key when there is none.
-    func predicateValue(forKey key: String) throws(PredicateError) -> EvaluatedValue
+    /// The value for `key`; throw ``FormatPredicateError/evaluation(_:)`` naming the key when there is none.
+    func predicateValue(forKey key: String) throws(FormatPredicateError) -> EvaluatedValue
 }
 
 extension Dictionary: KeyValueSource where Key == String, Value == EvaluatedValue {
     /// A missing key reads as nil, as key-value coding on a dictionary does.
-    public func predicateValue(forKey key: String) throws(PredicateError) -> EvaluatedValue {
+    public func predicateValue(forKey key: String) throws(FormatPredicateError) -> EvaluatedValue {
         self[key] ?? .value(.null)
     }
 }

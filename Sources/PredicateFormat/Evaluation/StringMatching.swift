@@ -72,7 +72,7 @@ public enum StringMatching {
     private static let regexCache = Mutex<[String: NSRegularExpression]>([:])
 
     /// MATCHES: an ICU regular expression that must match the whole string.
-    public static func matches(_ text: String, _ pattern: String, caseInsensitive: Bool) throws(PredicateError) -> Bool {
+    public static func matches(_ text: String, _ pattern: String, caseInsensitive: Bool) throws(FormatPredicateError) -> Bool {
         let key = (caseInsensitive ? "i:" : "s:") + pattern
         let cached = regexCache.withLock { $0[key] }
         let regex: NSRegularExpression

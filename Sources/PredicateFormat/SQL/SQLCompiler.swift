@@ -32,7 +32,7 @@ public struct SQLCompiler {
 
     /// Compiles `predicate`, whose key paths start at `entity`, for a query whose root table is aliased `alias`;
     /// placeholders start at `firstArgumentIndex` (pass one more than the number of `?` before the predicate).
-    public func compile(_ predicate: FormatPredicate, entity: String, alias: String = "t0", firstArgumentIndex: Int = 1) throws(PredicateError) -> CompiledPredicate {
+    public func compile(_ predicate: FormatPredicate, entity: String, alias: String = "t0", firstArgumentIndex: Int = 1) throws(FormatPredicateError) -> CompiledPredicate {
         let compilation = Compilation(schema: schema, firstIndex: firstArgumentIndex)
         let scope = Scope(alias: alias, entity: entity, compilation: compilation)
         let condition = try scope.predicate(predicate)
@@ -101,7 +101,7 @@ final class Scope {
 
     // MARK: Predicates
 
-    func predicate(_ predicate: FormatPredicate) throws(PredicateError) -> String {
+    func predicate(_ predicate: FormatPredicate) throws(FormatPredicateError) -> String {
         switch predicate {
         case .constant(let value): return value ? "1" : "0"
         case .not(let inner): return "(NOT \(try self.predicate(inner)))"
@@ -118,7 +118,7 @@ final class Scope {
         }
     }
 
-    func comparison(_ comparison: Comparison) throws(PredicateError) -> String {
+    func comparison(_ comparison: Comparison) throws(FormatPredicateError) -> String {
         if let path = try pathOf(comparison.left), case .toMany(let ownerAlias, let owner, let key, let destination, let link, let rest) = path {
             if rest.isEmpty {
                 throw .unsupported("'\(key)' of \(owner) is a to-many relationship; compare one of its keys (\(key).<key>) or use @count")
@@ -126,9 +126,10 @@ final class Scope {
             var inner = comparison
             inner.left = .keyPath(rest)
             inner.modifier = .direct
-            if comparison.op == .contains { inner.op = .equal }
+            // Without a modifier, CONTAINS on a collection asks for membership; with one, it tests each element.
+            if comparison.op == .contains && comparison.modifier == .direct { inner.op = .equal }
             let quantifier = comparison.modifier == .direct ? .any : comparison.modifier
-            return try exists(ownerAlias: ownerAlias, owner: owner, key: key, destination: destination, link: link, quantifier: quantifier) { sub throws(PredicateError) in
+            return try exists(ownerAlias: ownerAlias, owner: owner, key: key, destination: destination, link: link, quantifier: quantifier) { sub throws(FormatPredicateError) in
                 try sub.scalarComparison(inner, rightScope: self)
             }
         }
@@ -138,7 +139,7 @@ final class Scope {
                 throw .unsupported("IN \(key): compare with a key of the \(destination) objects (\(key).<key>)")
             }
             let left = try term(comparison.left)
-            return try exists(ownerAlias: ownerAlias, owner: owner, key: key, destination: destination, link: link, quantifier: .any) { sub throws(PredicateError) in
+            return try exists(ownerAlias: ownerAlias, owner: owner, key: key, destination: destination, link: link, quantifier: .any) { sub throws(FormatPredicateError) in
                 let right = try sub.term(.keyPath(rest))
                 return Self.equality(left.sql, right.sql, comparison.options)
             }
@@ -149,8 +150,8 @@ final class Scope {
     /// `EXISTS` over the rows of a to-many relationship, with `condition` built inside the subquery's scope.
     func exists(
         ownerAlias: String, owner: String, key: String, destination: String, link: SQLToManyLink, quantifier: Comparison.Modifier,
-        condition: (Scope) throws(PredicateError) -> String
-    ) throws(PredicateError) -> String {
+        condition: (Scope) throws(FormatPredicateError) -> String
+    ) throws(FormatPredicateError) -> String {
         let (from, linkCondition, sub) = try relationshipRows(ownerAlias: ownerAlias, owner: owner, destination: destination, link: link)
         let inner = try condition(sub)
         let fromClause = ([from] + sub.joins).joined(separator: " ")
@@ -162,7 +163,7 @@ final class Scope {
     }
 
     /// The FROM clause and link condition that select the destination rows of one owner's to-many relationship.
-    func relationshipRows(ownerAlias: String, owner: String, destination: String, link: SQLToManyLink) throws(PredicateError) -> (String, String, Scope) {
+    func relationshipRows(ownerAlias: String, owner: String, destination: String, link: SQLToManyLink) throws(FormatPredicateError) -> (String, String, Scope) {
         let ownerTable = try schema.table(forEntity: owner)
         let table = try schema.table(forEntity: destination)
         let rowAlias = compilation.newAlias()
@@ -194,7 +195,7 @@ final class Scope {
         "(\(fold(left, options)) IS \(fold(right, options)))"
     }
 
-    func scalarComparison(_ comparison: Comparison, rightScope: Scope) throws(PredicateError) -> String {
+    func scalarComparison(_ comparison: Comparison, rightScope: Scope) throws(FormatPredicateError) -> String {
         let left = try term(comparison.left)
         let options = comparison.options
         if let relationship = left.relationship {
@@ -204,7 +205,8 @@ final class Scope {
         case .in:
             switch comparison.right {
             case .aggregate(let items):
-                guard !items.isEmpty else { return "0" }
+                // The left side stays in the text even when nothing can match: its placeholders are bound.
+                guard !items.isEmpty else { return "(\(left.sql) IS NULL AND 0)" }
                 var terms: [String] = []
                 for item in items { terms.append(Self.equality(left.sql, try rightScope.term(item).sql, options)) }
                 return "(" + terms.joined(separator: " OR ") + ")"
@@ -212,7 +214,7 @@ final class Scope {
                 let right = try rightScope.term(comparison.right)
                 return "og_contains(\(right.sql), \(left.sql), \(options.rawValue))"
             case .constant(.null):
-                return "0"
+                return "(\(left.sql) IS NULL AND 0)"
             default:
                 throw .unsupported("IN needs a collection, a string or a to-many key path on its right side, not \(comparison.right)")
             }
@@ -245,7 +247,7 @@ final class Scope {
     }
 
     /// A to-one relationship compares with nil, or with a primary key (an integer).
-    func relationshipComparison(_ sql: String, _ relationship: (entity: String, key: String), _ comparison: Comparison) throws(PredicateError) -> String {
+    func relationshipComparison(_ sql: String, _ relationship: (entity: String, key: String), _ comparison: Comparison) throws(FormatPredicateError) -> String {
         let described = "the relationship '\(relationship.key)' of \(relationship.entity)"
         guard case .constant(let value) = comparison.right else {
             throw .unsupported("\(described) can only be compared with nil or an object's key, not \(comparison.right)")
@@ -261,7 +263,7 @@ final class Scope {
     // MARK: Terms
 
     /// The path an expression walks, when it is a key path (from the root or from a SUBQUERY variable).
-    func pathOf(_ expression: FormatExpression) throws(PredicateError) -> ResolvedPath? {
+    func pathOf(_ expression: FormatExpression) throws(FormatPredicateError) -> ResolvedPath? {
         switch expression {
         case .keyPath(let path): return try resolve(path, fromAlias: alias, entity: entity, prefix: [])
         case .member(.variable(let name), let path):
@@ -271,7 +273,7 @@ final class Scope {
         }
     }
 
-    func resolve(_ path: [String], fromAlias: String, entity: String, prefix: [String]) throws(PredicateError) -> ResolvedPath {
+    func resolve(_ path: [String], fromAlias: String, entity: String, prefix: [String]) throws(FormatPredicateError) -> ResolvedPath {
         var currentAlias = fromAlias
         var currentEntity = entity
         for (index, key) in path.enumerated() {
@@ -306,7 +308,7 @@ final class Scope {
         throw .evaluation("an empty key path")
     }
 
-    func term(_ expression: FormatExpression) throws(PredicateError) -> SQLTerm {
+    func term(_ expression: FormatExpression) throws(FormatPredicateError) -> SQLTerm {
         switch expression {
         case .constant(let value):
             return SQLTerm(sql: compilation.bind(value))
@@ -335,7 +337,7 @@ final class Scope {
     }
 
     /// A scalar subquery for `@count`, `@sum`, `@avg`, `@min`, `@max` over a to-many key path or a SUBQUERY.
-    func aggregate(_ op: CollectionOperator, _ base: FormatExpression, _ key: [String]) throws(PredicateError) -> String {
+    func aggregate(_ op: CollectionOperator, _ base: FormatExpression, _ key: [String]) throws(FormatPredicateError) -> String {
         var subqueryPredicate: (variable: String, predicate: FormatPredicate)?
         var collection = base
         if case .subquery(let inner, let variable, let predicate) = base {

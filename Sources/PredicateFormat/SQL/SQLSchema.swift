@@ -42,7 +42,7 @@ public enum SQLProperty: Sendable, Hashable {
 /// A store's description of its tables: what the compiler translates key paths with.
 public protocol SQLSchema {
     /// The table of `entity`.
-    func table(forEntity entity: String) throws(PredicateError) -> SQLTable
-    /// The key `key` of `entity`; throw ``PredicateError/evaluation(_:)`` naming both when there is none.
-    func property(_ key: String, ofEntity entity: String) throws(PredicateError) -> SQLProperty
+    func table(forEntity entity: String) throws(FormatPredicateError) -> SQLTable
+    /// The key `key` of `entity`; throw ``FormatPredicateError/evaluation(_:)`` naming both when there is none.
+    func property(_ key: String, ofEntity entity: String) throws(FormatPredicateError) -> SQLProperty
 }

@@ -27,7 +27,7 @@ struct Lexer {
 
     init(_ text: String) { characters = Array(text) }
 
-    static func tokenize(_ text: String) throws(PredicateError) -> [Token] {
+    static func tokenize(_ text: String) throws(FormatPredicateError) -> [Token] {
         var lexer = Lexer(text)
         var tokens: [Token] = []
         while true {
@@ -50,7 +50,7 @@ struct Lexer {
         return String(characters[start..<position])
     }
 
-    mutating func next() throws(PredicateError) -> Token {
+    mutating func next() throws(FormatPredicateError) -> Token {
         while let c = peek(), c.isWhitespace { position += 1 }
         let start = position
         guard let c = peek() else { return Token(kind: .end, offset: start) }
@@ -98,7 +98,7 @@ struct Lexer {
         throw .syntax(offset: start, message: "unexpected character '\(c)'")
     }
 
-    private mutating func string(quote: Character) throws(PredicateError) -> String {
+    private mutating func string(quote: Character) throws(FormatPredicateError) -> String {
         let start = position
         position += 1
         var result = ""
@@ -129,7 +129,7 @@ struct Lexer {
         throw .syntax(offset: start, message: "unterminated string")
     }
 
-    private mutating func number() throws(PredicateError) -> Token {
+    private mutating func number() throws(FormatPredicateError) -> Token {
         let start = position
         if peek() == "0", let base = peek(1), "xXoObB".contains(base) {
             position += 2
@@ -167,7 +167,7 @@ struct Lexer {
         return try finishNumber(.double(value), start: start)
     }
 
-    private func finishNumber(_ kind: Token.Kind, start: Int) throws(PredicateError) -> Token {
+    private func finishNumber(_ kind: Token.Kind, start: Int) throws(FormatPredicateError) -> Token {
         if let c = peek(), Self.isIdentifierPart(c) {
             throw .syntax(offset: position, message: "unexpected '\(c)' after a number")
         }

@@ -16,13 +16,13 @@ struct Parser {
     private var index = 0
     private var argumentIndex = 0
 
-    init(_ text: String, arguments: [Any?]) throws(PredicateError) {
+    init(_ text: String, arguments: [Any?]) throws(FormatPredicateError) {
         tokens = try Lexer.tokenize(text)
         self.arguments = arguments
         length = text.count
     }
 
-    mutating func parse() throws(PredicateError) -> FormatPredicate {
+    mutating func parse() throws(FormatPredicateError) -> FormatPredicate {
         guard current.kind != .end else { throw .syntax(offset: 0, message: "expected a predicate, found nothing") }
         let predicate = try orPredicate(depth: 0)
         guard current.kind == .end else {
@@ -52,7 +52,7 @@ struct Parser {
 
     private func isSymbol(_ symbol: String) -> Bool { current.kind == .symbol(symbol) }
 
-    private mutating func expectSymbol(_ symbol: String, after what: String) throws(PredicateError) {
+    private mutating func expectSymbol(_ symbol: String, after what: String) throws(FormatPredicateError) {
         guard isSymbol(symbol) else {
             throw .syntax(offset: current.offset, message: "expected '\(symbol)' after \(what), found \(describe(current))")
         }
@@ -73,7 +73,7 @@ struct Parser {
         }
     }
 
-    private func checkDepth(_ depth: Int) throws(PredicateError) {
+    private func checkDepth(_ depth: Int) throws(FormatPredicateError) {
         if depth > Self.maximumDepth {
             throw .syntax(offset: current.offset, message: "nesting deeper than \(Self.maximumDepth) levels")
         }
@@ -81,7 +81,7 @@ struct Parser {
 
     // MARK: Predicates
 
-    private mutating func orPredicate(depth: Int) throws(PredicateError) -> FormatPredicate {
+    private mutating func orPredicate(depth: Int) throws(FormatPredicateError) -> FormatPredicate {
         try checkDepth(depth)
         var parts = [try andPredicate(depth: depth)]
         while isKeyword("OR") || isSymbol("||") {
@@ -91,7 +91,7 @@ struct Parser {
         return parts.count == 1 ? parts[0] : .or(parts)
     }
 
-    private mutating func andPredicate(depth: Int) throws(PredicateError) -> FormatPredicate {
+    private mutating func andPredicate(depth: Int) throws(FormatPredicateError) -> FormatPredicate {
         var parts = [try notPredicate(depth: depth)]
         while isKeyword("AND") || isSymbol("&&") {
             advance()
@@ -100,7 +100,7 @@ struct Parser {
         return parts.count == 1 ? parts[0] : .and(parts)
     }
 
-    private mutating func notPredicate(depth: Int) throws(PredicateError) -> FormatPredicate {
+    private mutating func notPredicate(depth: Int) throws(FormatPredicateError) -> FormatPredicate {
         try checkDepth(depth)
         if isKeyword("NOT") || isSymbol("!") {
             advance()
@@ -126,7 +126,7 @@ struct Parser {
         ">": .greater, ">=": .greaterOrEqual, "=>": .greaterOrEqual,
     ]
 
-    private mutating func comparison(depth: Int) throws(PredicateError) -> FormatPredicate {
+    private mutating func comparison(depth: Int) throws(FormatPredicateError) -> FormatPredicate {
         var modifier = Comparison.Modifier.direct
         switch keyword(current) {
         case "ANY", "SOME": modifier = .any
@@ -179,7 +179,7 @@ struct Parser {
 
     // MARK: Expressions
 
-    private mutating func expression(depth: Int, role: String) throws(PredicateError) -> FormatExpression {
+    private mutating func expression(depth: Int, role: String) throws(FormatPredicateError) -> FormatExpression {
         try checkDepth(depth)
         var base = try primary(depth: depth, role: role)
         while isSymbol(".") {
@@ -206,7 +206,7 @@ struct Parser {
         return base
     }
 
-    private mutating func keyComponent(after what: String) throws(PredicateError) -> String {
+    private mutating func keyComponent(after what: String) throws(FormatPredicateError) -> String {
         switch current.kind {
         case .identifier(let name) where keyword(current) == nil:
             advance()
@@ -221,7 +221,7 @@ struct Parser {
         }
     }
 
-    private mutating func collectionOperator(on base: FormatExpression) throws(PredicateError) -> FormatExpression {
+    private mutating func collectionOperator(on base: FormatExpression) throws(FormatPredicateError) -> FormatExpression {
         let at = current.offset
         advance()
         guard case .identifier(let name) = current.kind, let op = CollectionOperator(rawValue: name.lowercased()) else {
@@ -239,7 +239,7 @@ struct Parser {
         return .collection(op, of: base, key: key)
     }
 
-    private mutating func primary(depth: Int, role: String) throws(PredicateError) -> FormatExpression {
+    private mutating func primary(depth: Int, role: String) throws(FormatPredicateError) -> FormatExpression {
         let token = current
         switch token.kind {
         case .string(let text):
@@ -315,7 +315,7 @@ struct Parser {
         }
     }
 
-    private mutating func subquery(depth: Int) throws(PredicateError) -> FormatExpression {
+    private mutating func subquery(depth: Int) throws(FormatPredicateError) -> FormatExpression {
         advance()
         try expectSymbol("(", after: "SUBQUERY")
         let collection = try expression(depth: depth + 1, role: "the collection of SUBQUERY")
@@ -331,7 +331,7 @@ struct Parser {
     }
 
     /// `CAST(value, "Type")`: how constants without a literal form (dates, UUIDs, data, URLs, decimals) print.
-    private mutating func cast() throws(PredicateError) -> FormatExpression {
+    private mutating func cast() throws(FormatPredicateError) -> FormatExpression {
         let start = current.offset
         advance()
         try expectSymbol("(", after: "CAST")
@@ -360,12 +360,12 @@ struct Parser {
 
     // MARK: Arguments
 
-    private mutating func keyPathArgument(offset: Int) throws(PredicateError) -> [String] {
+    private mutating func keyPathArgument(offset: Int) throws(FormatPredicateError) -> [String] {
         guard case .keyPath(let path) = try argument("K", offset: offset) else { return [] }
         return path
     }
 
-    private mutating func argument(_ letters: String, offset: Int) throws(PredicateError) -> FormatExpression {
+    private mutating func argument(_ letters: String, offset: Int) throws(FormatPredicateError) -> FormatExpression {
         guard argumentIndex < arguments.count else {
             throw .argument(offset: offset, message: "'%\(letters)' has no argument: \(arguments.count) given")
         }
@@ -373,7 +373,7 @@ struct Parser {
         let position = argumentIndex + 1
         argumentIndex += 1
         let value = ArgumentConversion.unwrap(raw)
-        func wrong(_ expected: String) -> PredicateError {
+        func wrong(_ expected: String) -> FormatPredicateError {
             .argument(offset: offset, message: "argument \(position) for '%\(letters)' must be \(expected), not \(ArgumentConversion.typeName(value))")
         }
         switch letters {

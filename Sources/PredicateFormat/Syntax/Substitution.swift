@@ -5,7 +5,7 @@ extension FormatPredicate {
     /// let template = try FormatPredicate("author = $who")
     /// let bound = try template.withSubstitutionVariables(["who": "约翰史蒂芬"])
     /// ```
-    public func withSubstitutionVariables(_ values: [String: Any?]) throws(PredicateError) -> FormatPredicate {
+    public func withSubstitutionVariables(_ values: [String: Any?]) throws(FormatPredicateError) -> FormatPredicate {
         var converted: [String: FormatExpression] = [:]
         for (name, value) in values {
             guard let expression = ArgumentConversion.expression(value) else {

@@ -1,5 +1,5 @@
 /// Why a predicate could not be parsed, bound, evaluated or compiled; each message names the place.
-public enum PredicateError: Error, Sendable, Hashable, CustomStringConvertible {
+public enum FormatPredicateError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The format string is malformed at `offset` (counted in characters from 0).
     case syntax(offset: Int, message: String)
     /// A format argument is missing, extra, or of a type that cannot be used.
