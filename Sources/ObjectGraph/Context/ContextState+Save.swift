@@ -231,7 +231,7 @@ extension ContextState {
 
     /// Rewrites temporary IDs held in relationships to the permanent ones the store assigned.
     func remapReferences(_ mapping: [ObjectID: ObjectID]) {
-        for object in registered.values where !object.entity.relationships.isEmpty && !object.isFaultStorage {
+        for object in registered.objects where !object.entity.relationships.isEmpty && !object.isFaultStorage {
             for slot in object.toOne.indices {
                 if let id = object.toOne[slot], let permanent = mapping[id] { object.toOne[slot] = permanent }
             }
@@ -261,7 +261,7 @@ extension ContextState {
             object.isDeleted = false
         }
         // Loaded to-many contents elsewhere may mention rolled-back inserts: reload them lazily.
-        for object in registered.values where !object.toMany.isEmpty {
+        for object in registered.objects where !object.toMany.isEmpty {
             if object.toMany.values.contains(where: { $0.members.contains(where: { inserted[$0] != nil }) }) {
                 object.toMany = [:]
                 object.committedToMany = [:]
@@ -273,8 +273,8 @@ extension ContextState {
     }
 
     func reset() {
-        for object in registered.values { detach(object, reason: "its context was reset") }
-        registered = [:]
+        for object in registered.objects { detach(object, reason: "its context was reset") }
+        registered.removeAll()
         inserted = [:]
         updated = [:]
         deleted = [:]
@@ -285,6 +285,7 @@ extension ContextState {
         guard !object.isInserted, !object.isFaultStorage else { return }
         let changed = mergeChanges ? object.changedKeys() : []
         if changed.isEmpty {
+            ObjectGraphStatistics.materialized.subtract(1, ordering: .relaxed)
             object.isFaultStorage = true
             object.values = []
             object.toOne = []

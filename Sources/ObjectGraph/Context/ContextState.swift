@@ -10,7 +10,7 @@ final class ContextState {
     let coordinator: PersistentStoreCoordinator
     var model: Model { coordinator.model }
 
-    var registered: [ObjectID: ManagedObject] = [:]
+    var registered = ObjectRegistry()
     var inserted: [ObjectID: ManagedObject] = [:]
     var updated: [ObjectID: ManagedObject] = [:]
     var deleted: [ObjectID: ManagedObject] = [:]
@@ -59,6 +59,7 @@ final class ContextState {
     }
 
     func fill(_ object: ManagedObject, from snapshot: Snapshot) {
+        if object.isFaultStorage { ObjectGraphStatistics.materialized.add(1, ordering: .relaxed) }
         object.committed = snapshot
         object.values = snapshot.values
         object.toOne = snapshot.toOne
@@ -89,6 +90,7 @@ final class ContextState {
             object.toMany[index] = RelatedIDs()
         }
         object.isFaultStorage = false
+        ObjectGraphStatistics.materialized.add(1, ordering: .relaxed)
         object.isInserted = true
         registered[id] = object
         inserted[id] = object

@@ -152,7 +152,7 @@ public actor ObjectContext {
     public var deletedObjects: Set<ManagedObject> { Set(state.deleted.values) }
 
     /// Every object the context holds.
-    public var registeredObjects: Set<ManagedObject> { Set(state.registered.values) }
+    public var registeredObjects: Set<ManagedObject> { Set(state.registered.objects) }
 
     /// Validates every change, then writes them all in one store transaction.
     ///

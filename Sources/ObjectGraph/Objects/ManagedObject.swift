@@ -76,6 +76,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         self.toOne = []
     }
 
+    deinit {
+        if !isFaultStorage { ObjectGraphStatistics.materialized.subtract(1, ordering: .relaxed) }
+    }
+
     /// Whether the object's values are not loaded yet; the first access loads them.
     public var isFault: Bool { isFaultStorage }
 
