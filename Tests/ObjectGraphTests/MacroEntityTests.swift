@@ -95,7 +95,7 @@ final class Part: ManagedObject {
             #expect(novel.shelf == Shelf(room: "B", level: 2) && novel.rating == nil)
             #expect(novel.writer?.name == "约翰史蒂芬" && novel.writer?.born == born)
             #expect(novel.parts.map(\.number) == [3, 2, 1])
-            let works = try ctx.fetch(Work.self, sortedBy: [StoreSortKey("title")])
+            let works = try ctx.fetch(Work.self, sortedBy: ["title"])
             #expect(works.count == 1 && works[0] === novel)
             let writer = try ctx.existingObject(with: ids.0, as: Writer.self)
             try ctx.delete(writer)

@@ -159,7 +159,8 @@ extension ContextState {
     func makeChangeSet() throws -> ChangeSet {
         var changes = ChangeSet()
         changes.inserted.reserveCapacity(inserted.count)
-        for object in inserted.values {
+        // In insertion order, so new rows' keys follow the order objects were inserted in (fetch ties rely on it).
+        for object in inserted.values.sorted(by: { $0.objectID.rawKey > $1.objectID.rawKey }) {
             changes.inserted.append(ChangeSet.Row(
                 objectID: object.objectID, version: 0, values: object.values, toOne: object.toOne,
                 changedAttributes: [], changedToOne: []))
@@ -204,6 +205,7 @@ extension ContextState {
     // MARK: After the store wrote
 
     func apply(_ result: SaveResult) {
+        for object in Array(updated.values) + Array(deleted.values) { rowCache[object.objectID] = nil }
         for object in deleted.values {
             registered[object.objectID] = nil
             detach(object, reason: "its deletion was saved")
@@ -275,6 +277,7 @@ extension ContextState {
     func reset() {
         for object in registered.objects { detach(object, reason: "its context was reset") }
         registered.removeAll()
+        rowCache = [:]
         inserted = [:]
         updated = [:]
         deleted = [:]
@@ -284,6 +287,7 @@ extension ContextState {
         try checkOwnership(object)
         guard !object.isInserted, !object.isFaultStorage else { return }
         let changed = mergeChanges ? object.changedKeys() : []
+        rowCache[object.objectID] = nil
         if changed.isEmpty {
             ObjectGraphStatistics.materialized.subtract(1, ordering: .relaxed)
             object.isFaultStorage = true

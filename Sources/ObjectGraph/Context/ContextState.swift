@@ -14,6 +14,8 @@ final class ContextState {
     var inserted: [ObjectID: ManagedObject] = [:]
     var updated: [ObjectID: ManagedObject] = [:]
     var deleted: [ObjectID: ManagedObject] = [:]
+    /// Values read ahead (prefetching, batches) for objects nobody holds yet; used before going to the store.
+    var rowCache: [ObjectID: Snapshot] = [:]
     /// Set while save applies delete rules, which may touch objects that are themselves being deleted.
     var isApplyingDeleteRules = false
 
@@ -70,6 +72,10 @@ final class ContextState {
         guard object.isFaultStorage else { return }
         guard !object.objectID.isTemporaryID else {
             throw ObjectGraphError.objectNotFound(object.objectID)
+        }
+        if let cached = rowCache[object.objectID] {
+            fill(object, from: cached)
+            return
         }
         guard let snapshot = try coordinator.store.snapshots(for: [object.objectID]).first else {
             throw ObjectGraphError.objectNotFound(object.objectID)

@@ -22,11 +22,4 @@ extension ObjectContext {
         }
         return typed
     }
-
-    /// Every object of a macro entity class (and its sub-entities), in the given order.
-    public func fetch<T: ManagedEntity>(_ type: T.Type, sortedBy sortKeys: [StoreSortKey] = []) throws -> [T] {
-        var request = FetchRequest(entityName: String(describing: T.self))
-        request.sortKeys = sortKeys
-        return try fetch(request).compactMap { $0 as? T }
-    }
 }

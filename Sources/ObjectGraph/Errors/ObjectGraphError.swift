@@ -49,6 +49,8 @@ public enum ObjectGraphError: Error, Sendable, Hashable, CustomStringConvertible
     case crossContext(entity: String, objectID: ObjectID, reason: String)
     /// An object was used after its deletion was saved, or after its context forgot it.
     case objectInaccessible(entity: String, objectID: ObjectID, reason: String)
+    /// A fetch request cannot run as given (an unknown key, a relationship compared with a string, a bad limit).
+    case invalidFetch(entity: String, reason: String)
     /// An object URI could not be resolved.
     case invalidURI(String, reason: String)
     /// The store was built for another model.
@@ -89,6 +91,8 @@ public enum ObjectGraphError: Error, Sendable, Hashable, CustomStringConvertible
             return "\(entity) \(id): \(reason)"
         case let .objectInaccessible(entity, id, reason):
             return "\(entity) \(id) is inaccessible: \(reason)"
+        case let .invalidFetch(entity, reason):
+            return "fetch of \(entity): \(reason)"
         case let .invalidURI(uri, reason):
             return "cannot resolve object URI \(uri): \(reason)"
         case let .modelMismatch(path, storeHash, modelHash):

@@ -1,87 +1,102 @@
-/// What to fetch: an entity, an order, a slice.
+import Foundation
+import PredicateFormat
+
+/// What to fetch: an entity, which of its objects, in which order, which slice, and in what form.
 ///
 /// ```swift
-/// var request = FetchRequest(entityName: "Book")
-/// request.sortKeys = [StoreSortKey("title")]
+/// var request = try FetchRequest(entityName: "Book", format: "author.name = %@", "约翰史蒂芬")
+/// request.sortKeys = [SortKey("-pages"), SortKey("title")]
 /// request.fetchLimit = 10
 /// let books = try ctx.fetch(request)
 /// ```
 public struct FetchRequest: Sendable {
     /// The entity fetched.
     public var entityName: String
-    /// The order; ties are broken by primary key.
-    public var sortKeys: [StoreSortKey] = []
-    /// How many objects at most, or nil for all.
+    /// Which objects; nil for all.
+    public var predicate: FormatPredicate?
+    /// The order; ties are broken by primary key (unsaved inserts last, in insertion order).
+    public var sortKeys: [SortKey] = []
+    /// How many results at most, or nil for all.
     public var fetchLimit: Int?
-    /// How many objects to skip.
-    public var fetchOffset: Int = 0
+    /// How many results to skip.
+    public var fetchOffset = 0
+    /// With ``ObjectContext/fetchResults(_:)``: how many objects load at a time (0 picks 100); with
+    /// ``ObjectContext/fetch(_:)``: how many rows each store read asks for.
+    public var fetchBatchSize = 0
     /// Whether objects of sub-entities count (default true).
     public var includesSubentities = true
-    /// Whether this context's unsaved inserts and deletes count (default true).
+    /// Whether this context's unsaved inserts, updates and deletes count (default true).
     public var includesPendingChanges = true
+    /// Whether objects come back as faults that load on first access. The default is false: objects come back
+    /// filled, since there is no shared row cache to make faults cheap (a deliberate difference from Core Data).
+    public var returnsObjectsAsFaults = false
+    /// Relationship key paths (`"author"`, `"tags"`, `"author.agent"`) whose objects load with the fetch, in one
+    /// store read per relationship, so reading them later costs no round trip.
+    public var relationshipKeyPathsForPrefetching: [String] = []
+    /// For dictionary results: the properties and aggregates each result holds.
+    public var propertiesToFetch: [FetchProperty] = []
+    /// For dictionary results: key paths whose values form the groups.
+    public var propertiesToGroupBy: [String] = []
+    /// For dictionary results: a condition on the result's keys, after grouping.
+    public var havingPredicate: FormatPredicate?
+    /// For dictionary results: whether equal results appear once.
+    public var returnsDistinctResults = false
 
-    /// Creates a request for every object of `entityName`.
-    public init(entityName: String) { self.entityName = entityName }
+    /// A request for the objects of `entityName` that match `predicate`.
+    public init(entityName: String, predicate: FormatPredicate? = nil, sortKeys: [SortKey] = []) {
+        self.entityName = entityName
+        self.predicate = predicate
+        self.sortKeys = sortKeys
+    }
+
+    /// A request whose predicate is a format string with arguments.
+    ///
+    /// - Throws: ``FormatPredicateError`` naming the offset of a malformed format.
+    public init(entityName: String, format: String, _ arguments: Any?...) throws {
+        self.init(entityName: entityName, predicate: try FormatPredicate(format: format, argumentArray: arguments))
+    }
+
+    func storeRequest() -> StoreFetchRequest {
+        var request = StoreFetchRequest(entityName: entityName)
+        request.predicate = predicate
+        request.sortKeys = sortKeys
+        request.includesSubentities = includesSubentities
+        return request
+    }
+
+    func validate() throws {
+        if let limit = fetchLimit, limit < 0 {
+            throw ObjectGraphError.invalidFetch(entity: entityName, reason: "fetchLimit must be zero or more, not \(limit)")
+        }
+        if fetchOffset < 0 {
+            throw ObjectGraphError.invalidFetch(entity: entityName, reason: "fetchOffset must be zero or more, not \(fetchOffset)")
+        }
+        if fetchBatchSize < 0 {
+            throw ObjectGraphError.invalidFetch(entity: entityName, reason: "fetchBatchSize must be zero or more, not \(fetchBatchSize)")
+        }
+        for key in sortKeys where key.keyPath.contains(where: \.isEmpty) {
+            throw ObjectGraphError.invalidFetch(entity: entityName, reason: "the sort key '\(key.keyPathText)' has an empty component")
+        }
+    }
 }
 
-extension ObjectContext {
-    /// The objects a request selects, registered in this context.
-    ///
-    /// With ``FetchRequest/includesPendingChanges`` the result includes unsaved inserts of the entity and leaves out
-    /// objects deleted here, with order, offset and limit applied across both.
-    public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
-        state.checkExecutor()
-        if let limit = request.fetchLimit, limit < 0 {
-            throw ObjectGraphError.typeMismatch(entity: request.entityName, key: "fetchLimit", expected: "a count of zero or more", got: "\(limit)")
-        }
-        guard request.fetchOffset >= 0 else {
-            throw ObjectGraphError.typeMismatch(entity: request.entityName, key: "fetchOffset", expected: "a count of zero or more", got: "\(request.fetchOffset)")
-        }
-        let entity = try coordinator.model.entity(named: request.entityName)
-        var storeRequest = StoreFetchRequest(entityName: request.entityName)
-        storeRequest.includesSubentities = request.includesSubentities
-        storeRequest.sortKeys = request.sortKeys
-        let names = Set(request.includesSubentities ? entity.selfAndDescendantNames : [entity.name])
-        let pendingInserts = request.includesPendingChanges ? state.inserted.values.filter { names.contains($0.entity.name) } : []
-        let pendingOther = request.includesPendingChanges
-            && (state.deleted.values.contains { names.contains($0.entity.name) } || state.updated.values.contains { names.contains($0.entity.name) })
-        if pendingInserts.isEmpty && !pendingOther {
-            storeRequest.limit = request.fetchLimit
-            storeRequest.offset = request.fetchOffset
-            return try coordinator.store.fetch(storeRequest).map { try state.register($0) }
-        }
-        // Pending changes decide membership and order in memory, over the stored rows and the unsaved inserts.
-        var objects = try coordinator.store.fetch(storeRequest).map { try state.register($0) }.filter { !$0.isDeleted }
-        objects += pendingInserts
-        let indexes = try request.sortKeys.map { key -> (Int, Bool) in
-            guard let index = entity.attributeIndex[key.attribute] else { throw ObjectGraphError.unknownKey(entity: entity.name, key: key.attribute) }
-            return (index, key.ascending)
-        }
-        for object in objects where object.isFaultStorage { try state.fulfill(object) }
-        objects.sort { lhs, rhs in
-            for (index, ascending) in indexes {
-                let order = lhs.values[index].storeOrder(rhs.values[index])
-                if order != .orderedSame { return ascending == (order == .orderedAscending) }
-            }
-            // Unsaved inserts (negative keys) sort after stored rows, in insertion order.
-            let (l, r) = (lhs.objectID.rawKey, rhs.objectID.rawKey)
-            return (l < 0) != (r < 0) ? l > 0 : (l < 0 ? l > r : l < r)
-        }
-        let start = min(request.fetchOffset, objects.count)
-        let end = request.fetchLimit.map { min(start + $0, objects.count) } ?? objects.count
-        return Array(objects[start..<end])
+extension ManagedEntity {
+    /// A request for every object of this class's entity.
+    public static func fetchRequest() -> FetchRequest {
+        FetchRequest(entityName: String(describing: Self.self))
     }
 
-    /// The number of objects a request would return, counted without registering objects when nothing is pending.
-    public func count(for request: FetchRequest) throws -> Int {
-        state.checkExecutor()
-        var storeRequest = StoreFetchRequest(entityName: request.entityName)
-        storeRequest.includesSubentities = request.includesSubentities
-        if !request.includesPendingChanges || !state.hasChanges {
-            let total = try coordinator.store.count(storeRequest)
-            let afterOffset = max(0, total - request.fetchOffset)
-            return request.fetchLimit.map { min($0, afterOffset) } ?? afterOffset
-        }
-        return try fetch(request).count
+    /// A request for the objects matching a typed `#Predicate`.
+    ///
+    /// ```swift
+    /// let request = try Book.fetchRequest(#Predicate { $0.pages > 100 })
+    /// ```
+    public static func fetchRequest(_ predicate: Predicate<Self>) throws -> FetchRequest {
+        FetchRequest(entityName: String(describing: Self.self), predicate: try FormatPredicate(predicate, keyPathNames: entityKeyPathName))
     }
+}
+
+/// The persisted property a key path of any macro entity names.
+func entityKeyPathName(_ keyPath: AnyKeyPath) -> String? {
+    (type(of: keyPath).rootType as? any ManagedEntity.Type)?._keyPathNames[keyPath]
 }

@@ -41,62 +41,91 @@ public final class InMemoryStore: PersistentStore {
         }
     }
 
-    private func selected(_ request: StoreFetchRequest, _ state: Contents) throws -> [Snapshot] {
+    /// The rows a request selects, in order: the predicate runs through the evaluator over the stored graph.
+    private func selected(_ request: StoreFetchRequest, sliced: Bool) throws -> [Snapshot] {
+        let contents = self.contents.withLock { $0 }
         let entity = try model.entity(named: request.entityName)
         let names = Set(request.includesSubentities ? entity.selfAndDescendantNames : [entity.name])
-        var rows = (state.rows[entity.rootName] ?? [:]).filter { names.contains($0.value.entityName) }.map { snapshot($0.key, $0.value) }
-        var indexes: [(Int, Bool)] = []
-        for key in request.sortKeys {
-            guard let index = entity.attributeIndex[key.attribute] else {
-                throw ObjectGraphError.unknownKey(entity: entity.name, key: key.attribute)
+        var rows = (contents.rows[entity.rootName] ?? [:]).filter { names.contains($0.value.entityName) }.map { snapshot($0.key, $0.value) }
+        if let predicate = request.predicate {
+            rows = try rows.filter { row in
+                do {
+                    return try predicate.evaluate(with: MemoryRowSource(store: self, contents: contents, id: row.objectID))
+                } catch {
+                    throw ObjectGraphError.invalidFetch(entity: entity.name, reason: "\(error)")
+                }
             }
-            indexes.append((index, key.ascending))
         }
-        rows.sort { lhs, rhs in
-            for (index, ascending) in indexes {
-                let order = lhs.values[index].storeOrder(rhs.values[index])
-                if order != .orderedSame { return ascending == (order == .orderedAscending) }
-            }
-            return lhs.objectID.rawKey < rhs.objectID.rawKey
-        }
+        try InMemoryOrdering.sort(&rows, by: request.sortKeys, value: { row, path in
+            try MemoryRowSource(store: self, contents: contents, id: row.objectID).attributeValue(at: path, entity: entity.name)
+        }, tieBreak: { $0.objectID.rawKey < $1.objectID.rawKey })
+        guard sliced else { return rows }
         let start = min(request.offset, rows.count)
         let end = request.limit.map { min(start + $0, rows.count) } ?? rows.count
         return Array(rows[start..<end])
     }
 
     public func fetch(_ request: StoreFetchRequest) throws -> [Snapshot] {
-        try contents.withLock { try selected(request, $0) }
+        try selected(request, sliced: true)
+    }
+
+    public func fetchIDs(_ request: StoreFetchRequest) throws -> [ObjectID] {
+        try selected(request, sliced: true).map(\.objectID)
     }
 
     public func count(_ request: StoreFetchRequest) throws -> Int {
-        try fetch(request).count
+        try selected(request, sliced: true).count
     }
 
     public func relatedIDs(of id: ObjectID, relationship: ModelRelationship) throws -> [ObjectID] {
+        let contents = self.contents.withLock { $0 }
+        return try related(id, relationship, in: contents)
+    }
+
+    public func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [ObjectID: [ObjectID]] {
+        let contents = self.contents.withLock { $0 }
+        var result: [ObjectID: [ObjectID]] = [:]
+        for id in ids { result[id] = try related(id, relationship, in: contents) }
+        return result
+    }
+
+    func related(_ id: ObjectID, _ relationship: ModelRelationship, in contents: Contents) throws -> [ObjectID] {
         let destination = try model.entity(named: relationship.destinationEntityName)
-        return try contents.withLock { state in
-            let rows = state.rows[destination.rootName] ?? [:]
-            func object(_ key: Int64) -> ObjectID? { rows[key].map { ObjectID(entityName: $0.entityName, rawKey: key) } }
-            switch relationship.storage {
-            case .foreignKey:
-                return []
-            case .inverseForeignKey(_, let orderColumn):
-                let inverseIndex = try model.entity(named: destination.name).relationshipIndex[relationship.inverseName]
-                var members: [(Int64, Int)] = []
-                for (key, row) in rows {
-                    let entity = try model.entity(named: row.entityName)
-                    guard let inverseIndex, let slot = entity.toOneSlot[inverseIndex], row.toOne[slot]?.rawKey == id.rawKey,
-                          row.toOne[slot].map({ model.entityIfPresent($0.entityName)?.rootName }) == model.entityIfPresent(id.entityName)?.rootName
-                    else { continue }
-                    members.append((key, orderColumn.flatMap { state.positions[$0]?[key] } ?? 0))
-                }
-                members.sort { ($0.1, $0.0) < ($1.1, $1.0) }
-                return members.compactMap { object($0.0) }
-            case .joinTable(let table, let isSourceSide):
-                let links = (state.joins[table] ?? []).filter { (isSourceSide ? $0.source : $0.target) == id.rawKey }
-                return links.sorted { ($0.position ?? 0, isSourceSide ? $0.target : $0.source) < ($1.position ?? 0, isSourceSide ? $1.target : $1.source) }
-                    .compactMap { object(isSourceSide ? $0.target : $0.source) }
+        let rows = contents.rows[destination.rootName] ?? [:]
+        func object(_ key: Int64) -> ObjectID? { rows[key].map { ObjectID(entityName: $0.entityName, rawKey: key) } }
+        switch relationship.storage {
+        case .foreignKey:
+            let source = try model.entity(named: id.entityName)
+            guard let row = contents.rows[source.rootName]?[id.rawKey], let index = source.relationshipIndex[relationship.name],
+                  let slot = source.toOneSlot[index], let target = row.toOne[slot] else { return [] }
+            return object(target.rawKey).map { [$0] } ?? []
+        case .inverseForeignKey(_, let orderColumn):
+            let ownerRoot = model.entityIfPresent(id.entityName)?.rootName
+            var members: [(Int64, Int)] = []
+            for (key, row) in rows {
+                let entity = try model.entity(named: row.entityName)
+                guard let inverseIndex = entity.relationshipIndex[relationship.inverseName], let slot = entity.toOneSlot[inverseIndex],
+                      let target = row.toOne[slot], target.rawKey == id.rawKey,
+                      model.entityIfPresent(target.entityName)?.rootName == ownerRoot else { continue }
+                members.append((key, orderColumn.flatMap { contents.positions[$0]?[key] } ?? 0))
             }
+            members.sort { ($0.1, $0.0) < ($1.1, $1.0) }
+            return members.compactMap { object($0.0) }
+        case .joinTable(let table, let isSourceSide):
+            let links = (contents.joins[table] ?? []).filter { (isSourceSide ? $0.source : $0.target) == id.rawKey }
+            return links.sorted { ($0.position ?? 0, isSourceSide ? $0.target : $0.source) < ($1.position ?? 0, isSourceSide ? $1.target : $1.source) }
+                .compactMap { object(isSourceSide ? $0.target : $0.source) }
+        }
+    }
+
+    public func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[String: AttributeValue]] {
+        let contents = self.contents.withLock { $0 }
+        let entity = try model.entity(named: request.fetch.entityName)
+        var unsorted = request.fetch
+        unsorted.sortKeys = []
+        let rows = try selected(unsorted, sliced: false)
+        return try DictionaryResults.compute(request, entity: entity, model: model, rows: rows.map(\.objectID)) { id, path in
+            try MemoryRowSource(store: self, contents: contents, id: id).attributeValue(at: path, entity: entity.name)
         }
     }
 

@@ -1,25 +1,64 @@
-/// A sort key a store understands: an attribute name and a direction.
-public struct StoreSortKey: Sendable, Hashable {
-    /// The attribute's name.
-    public var attribute: String
+import PredicateFormat
+
+/// One key of an order: a key path (across to-one relationships), a direction and a way to compare strings.
+///
+/// ```swift
+/// SortKey("author.name")                                // ascending
+/// SortKey("-pages")                               // descending, the seeds' shorthand
+/// SortKey("title", comparison: .caseInsensitive)
+/// ```
+public struct SortKey: Sendable, Hashable {
+    /// How strings compare.
+    public enum Comparison: Sendable, Hashable {
+        /// By Unicode code points (UTF-8 bytes), as SQLite's binary collation.
+        case standard
+        /// Case folded for all of Unicode first.
+        case caseInsensitive
+        /// Case and diacritics folded first (the closest portable analogue of `localizedStandardCompare:`).
+        case localized
+    }
+
+    /// The key path, one name per relationship step.
+    public var keyPath: [String]
     /// Whether smaller values come first.
     public var ascending: Bool
+    /// How strings compare.
+    public var comparison: Comparison
 
-    /// Creates a sort key.
-    public init(_ attribute: String, ascending: Bool = true) {
-        self.attribute = attribute
+    /// Creates a sort descriptor; a leading `-` means descending (`"-pages"`), as in the seeds' order keys.
+    public init(_ key: String, ascending: Bool = true, comparison: Comparison = .standard) {
+        var key = key
+        var ascending = ascending
+        if key.hasPrefix("-") {
+            key.removeFirst()
+            ascending = false
+        }
+        self.keyPath = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         self.ascending = ascending
+        self.comparison = comparison
     }
+
+    var foldOptions: PredicateFormat.Comparison.Options {
+        switch comparison {
+        case .standard: []
+        case .caseInsensitive: [.caseInsensitive]
+        case .localized: [.caseInsensitive, .diacriticInsensitive]
+        }
+    }
+
+    var keyPathText: String { keyPath.joined(separator: ".") }
 }
 
-/// A fetch as a store sees it: which entities' rows, in which order, which slice.
+/// A fetch as a store sees it: which entities' rows, which of them, in which order, which slice.
 public struct StoreFetchRequest: Sendable {
     /// The entity fetched.
     public var entityName: String
     /// Whether rows of sub-entities count.
     public var includesSubentities: Bool = true
+    /// Which rows; nil for all.
+    public var predicate: FormatPredicate?
     /// The order; ties are broken by primary key so results are stable.
-    public var sortKeys: [StoreSortKey] = []
+    public var sortKeys: [SortKey] = []
     /// How many rows to skip.
     public var offset: Int = 0
     /// How many rows at most, or nil for all.
@@ -40,6 +79,12 @@ public protocol PersistentStore: AnyObject, Sendable {
     func snapshots(for ids: [ObjectID]) throws -> [Snapshot]
     /// The rows a request selects, in its order.
     func fetch(_ request: StoreFetchRequest) throws -> [Snapshot]
+    /// The IDs of the rows a request selects, in its order, without reading their values.
+    func fetchIDs(_ request: StoreFetchRequest) throws -> [ObjectID]
+    /// Rows of chosen properties and aggregates, grouped and filtered (dictionary results).
+    func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[String: AttributeValue]]
+    /// The destinations of one to-many relationship for many owners at once (prefetching), by owner.
+    func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [ObjectID: [ObjectID]]
     /// The number of rows a request selects.
     func count(_ request: StoreFetchRequest) throws -> Int
     /// The destinations of a to-many relationship of the stored object `id`, in order when ordered.

@@ -288,3 +288,10 @@ public protocol IdentifiableSource: KeyValueSource {
     /// Whether an argument value names this object.
     func matchesIdentity(_ value: PredicateValue) throws(FormatPredicateError) -> Bool
 }
+
+extension FormatExpression {
+    /// Evaluates the expression (a key path, say) against `object`: what a predicate would compare.
+    public func evaluate(with object: any KeyValueSource, variables: [String: EvaluatedValue] = [:]) throws(FormatPredicateError) -> EvaluatedValue {
+        try Evaluator(root: .object(object), variables: variables).value(self)
+    }
+}

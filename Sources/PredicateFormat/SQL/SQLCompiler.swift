@@ -13,6 +13,8 @@ public struct CompiledPredicate: Sendable {
     public var joins: [String]
     /// The values of the numbered placeholders, from the first index on.
     public var arguments: [DatabaseValue]
+    /// One SQL value expression for each key path asked for as a term (for ORDER BY, SELECT or GROUP BY).
+    public var terms: [String] = []
 }
 
 /// Compiles a ``FormatPredicate`` to SQLite SQL: key paths across to-one relationships become LEFT JOINs, to-many
@@ -32,11 +34,25 @@ public struct SQLCompiler {
 
     /// Compiles `predicate`, whose key paths start at `entity`, for a query whose root table is aliased `alias`;
     /// placeholders start at `firstArgumentIndex` (pass one more than the number of `?` before the predicate).
-    public func compile(_ predicate: FormatPredicate, entity: String, alias: String = "t0", firstArgumentIndex: Int = 1) throws(FormatPredicateError) -> CompiledPredicate {
+    ///
+    /// `terms` are key paths (across to-one relationships) to turn into value expressions sharing the predicate's
+    /// joins: sort keys, selected properties, groupings. A key path through a to-many relationship throws.
+    public func compile(
+        _ predicate: FormatPredicate?, entity: String, alias: String = "t0", terms: [[String]] = [], firstArgumentIndex: Int = 1
+    ) throws(FormatPredicateError) -> CompiledPredicate {
         let compilation = Compilation(schema: schema, firstIndex: firstArgumentIndex)
         let scope = Scope(alias: alias, entity: entity, compilation: compilation)
-        let condition = try scope.predicate(predicate)
-        return CompiledPredicate(condition: condition, joins: scope.joins, arguments: compilation.arguments)
+        let condition = try predicate.map { p throws(FormatPredicateError) in try scope.predicate(p) } ?? "1"
+        var sqlTerms: [String] = []
+        for path in terms {
+            switch try scope.resolve(path, fromAlias: alias, entity: entity, prefix: []) {
+            case .column(let sql, let kind): sqlTerms.append(kind == .decimal ? "CAST(\(sql) AS REAL)" : sql)
+            case .toOneKey(let sql, _, _): sqlTerms.append(sql)
+            case .toMany(_, let owner, let key, _, _, _):
+                throw .unsupported("the key path \(path.joined(separator: ".")) crosses the to-many relationship '\(key)' of \(owner)")
+            }
+        }
+        return CompiledPredicate(condition: condition, joins: scope.joins, arguments: compilation.arguments, terms: sqlTerms)
     }
 }
 

@@ -1,5 +1,11 @@
 import Foundation
 
+/// A type of a library built on the predicate language that can stand as a `%@` argument (an object ID, say).
+public protocol PredicateArgument {
+    /// The constant the argument stands for.
+    var predicateArgumentValue: PredicateValue { get }
+}
+
 /// Turns Swift values given as format arguments into predicate constants.
 enum ArgumentConversion {
     /// Looks through `Optional` layers, so `String?.none` passed as `Any?` reads as nil.
@@ -38,6 +44,7 @@ enum ArgumentConversion {
         if let integer = integer(value) { return .int(integer) }
         switch value {
         case let v as PredicateValue: return v
+        case let v as any PredicateArgument: return v.predicateArgumentValue
         case let v as String: return .string(v)
         case let v as Substring: return .string(String(v))
         case let v as Double: return .double(v)

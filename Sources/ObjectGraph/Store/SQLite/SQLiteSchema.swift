@@ -67,7 +67,7 @@ struct TableLayout: Sendable {
             }
         }
         self.columns = columns
-        var select = ["id", "_entity", "_version"] + columns.map { quoted($0.name) }
+        var select = ["t0.id", "t0._entity", "t0._version"] + columns.map { "t0." + quoted($0.name) }
         var entities: [String: EntityColumns] = [:]
         for entity in tree {
             var toOne: [Int] = []
@@ -82,7 +82,7 @@ struct TableLayout: Sendable {
                 let destination = model.entityIfPresent(relationship.destinationEntityName)
                 if let destination, destination.selfAndDescendantNames.count > 1 {
                     toOneEntity.append(select.count)
-                    select.append("(SELECT _entity FROM \(quoted(destination.rootName)) AS d WHERE d.id = \(quoted(column)))")
+                    select.append("(SELECT d._entity FROM \(quoted(destination.rootName)) AS d WHERE d.id = t0.\(quoted(column)))")
                 } else {
                     toOneEntity.append(nil)
                 }
@@ -169,6 +169,17 @@ enum SQLiteValueCoding {
         case .data(let v): v.databaseValue
         case .uuid(let v): v.uuidString.databaseValue
         case .url(let v): v.absoluteString.databaseValue
+        }
+    }
+
+    /// A value whose attribute type is unknown (an aggregate over numbers): by its storage class.
+    static func decodeUntyped(_ value: DatabaseValue) -> AttributeValue {
+        switch value.storage {
+        case .null: .null
+        case .int64(let i): .int(i)
+        case .double(let d): .double(d)
+        case .string(let s): .string(s)
+        case .blob(let data): .data(data)
         }
     }
 

@@ -1,5 +1,7 @@
 import Foundation
 import GRDB
+import PredicateFormat
+import Synchronization
 
 /// A store in one SQLite file, through GRDB's `DatabasePool` (WAL: one writer, concurrent snapshot readers).
 ///
@@ -13,6 +15,7 @@ public final class SQLiteStore: PersistentStore {
     let model: Model
     let pool: DatabasePool
     let tables: [String: TableLayout]
+    let statementCount = Atomic<Int>(0)
 
     static let metadataTable = "objectgraph_metadata"
     static let sequenceTable = "objectgraph_sequence"
@@ -35,6 +38,7 @@ public final class SQLiteStore: PersistentStore {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.label = "ObjectGraph.SQLiteStore"
+        configuration.prepareDatabase { db in PredicateSQLFunctions.register(in: db) }
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
             identifier = try pool.write { db in try Self.prepareSchema(db, model: model, tables: tables, path: path) }
@@ -106,132 +110,6 @@ public final class SQLiteStore: PersistentStore {
                 }
             }
             return result
-        }
-    }
-
-    // MARK: Reading
-
-    func layout(for entityName: String) throws -> (ModelEntity, TableLayout) {
-        let entity = try model.entity(named: entityName)
-        guard let table = tables[entity.rootName] else { throw ObjectGraphError.unknownEntity(entityName) }
-        return (entity, table)
-    }
-
-    func readSnapshot(_ row: Row, table: TableLayout) throws -> Snapshot {
-        let entityName: String = row[1]
-        guard let columns = table.entities[entityName] else { throw ObjectGraphError.unknownEntity(entityName) }
-        let id = ObjectID(entityName: entityName, rawKey: row[0])
-        var values: [AttributeValue] = []
-        values.reserveCapacity(columns.attributes.count)
-        for (position, type) in zip(columns.attributes, columns.attributeTypes) {
-            values.append(SQLiteValueCoding.decode(row[position] as DatabaseValue, as: type))
-        }
-        var toOne: [ObjectID?] = []
-        toOne.reserveCapacity(columns.toOne.count)
-        for slot in columns.toOne.indices {
-            if let key: Int64 = row[columns.toOne[slot]] {
-                let destination = columns.toOneEntity[slot].flatMap { row[$0] as String? } ?? columns.toOneDestination[slot]
-                toOne.append(ObjectID(entityName: destination, rawKey: key))
-            } else {
-                toOne.append(nil)
-            }
-        }
-        return Snapshot(objectID: id, version: row[2], values: values, toOne: toOne)
-    }
-
-    public func snapshots(for ids: [ObjectID]) throws -> [Snapshot] {
-        let groups = Dictionary(grouping: ids.filter { !$0.isTemporaryID }) { id in
-            (try? model.entity(named: id.entityName).rootName) ?? id.entityName
-        }
-        return try readStore { db in
-            var result: [Snapshot] = []
-            for (root, group) in groups {
-                guard let table = tables[root] else { throw ObjectGraphError.unknownEntity(root) }
-                let requested = Dictionary(group.map { ($0.rawKey, $0.entityName) }) { first, _ in first }
-                for start in stride(from: 0, to: group.count, by: 500) {
-                    let chunk = group[start..<min(start + 500, group.count)]
-                    let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-                    let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(quoted(root)) WHERE id IN (\(marks))"
-                    let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(chunk.map(\.rawKey)))
-                    while let row = try rows.next() {
-                        let snapshot = try readSnapshot(row, table: table)
-                        // The key may hold a row of another entity of the tree than the one asked for.
-                        if let asked = requested[snapshot.objectID.rawKey].flatMap(model.entityIfPresent),
-                           model.entityIfPresent(snapshot.objectID.entityName)?.isKind(of: asked) == true {
-                            result.append(snapshot)
-                        }
-                    }
-                }
-            }
-            return result
-        }
-    }
-
-    func selectSQL(_ request: StoreFetchRequest, columns: String) throws -> (String, StatementArguments) {
-        let (entity, table) = try layout(for: request.entityName)
-        let names = request.includesSubentities ? entity.selfAndDescendantNames : [entity.name]
-        var sql = "SELECT \(columns) FROM \(quoted(table.name))"
-        var arguments = StatementArguments()
-        if names.count < (model.entityIfPresent(table.name)?.selfAndDescendantNames.count ?? 0) || entity.name != table.name {
-            sql += " WHERE _entity IN (\(Array(repeating: "?", count: names.count).joined(separator: ",")))"
-            arguments += StatementArguments(names)
-        }
-        return (sql, arguments)
-    }
-
-    public func fetch(_ request: StoreFetchRequest) throws -> [Snapshot] {
-        let (entity, table) = try layout(for: request.entityName)
-        var (sql, arguments) = try selectSQL(request, columns: table.selectList.joined(separator: ", "))
-        var order: [String] = []
-        for key in request.sortKeys {
-            guard entity.attributeIndex[key.attribute] != nil else {
-                throw ObjectGraphError.unknownKey(entity: entity.name, key: key.attribute)
-            }
-            order.append("\(quoted(key.attribute)) \(key.ascending ? "ASC" : "DESC")")
-        }
-        order.append("id")
-        sql += " ORDER BY " + order.joined(separator: ", ")
-        if request.limit != nil || request.offset > 0 {
-            sql += " LIMIT ? OFFSET ?"
-            arguments += [request.limit ?? -1, request.offset]
-        }
-        return try readStore { db in
-            var result: [Snapshot] = []
-            let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
-            while let row = try rows.next() { result.append(try readSnapshot(row, table: table)) }
-            return result
-        }
-    }
-
-    public func count(_ request: StoreFetchRequest) throws -> Int {
-        let (sql, arguments) = try selectSQL(request, columns: "COUNT(*)")
-        return try readStore { db in try Int.fetchOne(db, sql: sql, arguments: arguments) ?? 0 }
-    }
-
-    public func relatedIDs(of id: ObjectID, relationship: ModelRelationship) throws -> [ObjectID] {
-        let destination = try model.entity(named: relationship.destinationEntityName)
-        let root = quoted(destination.rootName)
-        let sql: String
-        switch relationship.storage {
-        case .foreignKey(let column):
-            let source = try model.entity(named: id.entityName)
-            sql = "SELECT d.id, d._entity FROM \(quoted(source.rootName)) AS s JOIN \(root) AS d ON d.id = s.\(quoted(column)) WHERE s.id = ?"
-        case .inverseForeignKey(let column, let orderColumn):
-            sql = "SELECT id, _entity FROM \(root) WHERE \(quoted(column)) = ? ORDER BY \(orderColumn.map(quoted) ?? "id"), id"
-        case .joinTable(let table, let isSourceSide):
-            let (mine, theirs) = isSourceSide ? ("source", "target") : ("target", "source")
-            sql = "SELECT d.id, d._entity FROM \(quoted(table)) AS j JOIN \(root) AS d ON d.id = j.\(theirs) WHERE j.\(mine) = ? ORDER BY j.position, d.id"
-        }
-        return try readStore { db in
-            try Row.fetchAll(db, sql: sql, arguments: [id.rawKey]).map { ObjectID(entityName: $0[1], rawKey: $0[0]) }
-        }
-    }
-
-    private func readStore<T>(_ body: (Database) throws -> T) throws -> T {
-        do {
-            return try pool.read(body)
-        } catch let error as DatabaseError {
-            throw ObjectGraphError.storeUnavailable(path: location, reason: error.message ?? "\(error)")
         }
     }
 

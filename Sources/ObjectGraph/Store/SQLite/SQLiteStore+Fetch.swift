@@ -1,0 +1,294 @@
+import Foundation
+import GRDB
+import PredicateFormat
+
+/// Reading: snapshots by ID, fetches with predicates and sort keys compiled to SQL, IDs, counts, dictionaries.
+extension SQLiteStore {
+    /// The number of SQL statements the store has run to read, for tests that count round trips.
+    public var queryCount: Int { statementCount.load(ordering: .relaxed) }
+
+    func layout(for entityName: String) throws -> (ModelEntity, TableLayout) {
+        let entity = try model.entity(named: entityName)
+        guard let table = tables[entity.rootName] else { throw ObjectGraphError.unknownEntity(entityName) }
+        return (entity, table)
+    }
+
+    func rows(_ db: Database, _ sql: String, _ arguments: [DatabaseValue]) throws -> RowCursor {
+        statementCount.add(1, ordering: .relaxed)
+        return try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
+    }
+
+    func readStore<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try pool.read(body)
+        } catch let error as DatabaseError {
+            throw ObjectGraphError.storeUnavailable(path: location, reason: error.message ?? "\(error)")
+        }
+    }
+
+    func readSnapshot(_ row: Row, table: TableLayout) throws -> Snapshot {
+        let entityName: String = row[1]
+        guard let columns = table.entities[entityName] else { throw ObjectGraphError.unknownEntity(entityName) }
+        var values: [AttributeValue] = []
+        values.reserveCapacity(columns.attributes.count)
+        for (position, type) in zip(columns.attributes, columns.attributeTypes) {
+            values.append(SQLiteValueCoding.decode(row[position] as DatabaseValue, as: type))
+        }
+        var toOne: [ObjectID?] = []
+        toOne.reserveCapacity(columns.toOne.count)
+        for slot in columns.toOne.indices {
+            if let key: Int64 = row[columns.toOne[slot]] {
+                let destination = columns.toOneEntity[slot].flatMap { row[$0] as String? } ?? columns.toOneDestination[slot]
+                toOne.append(ObjectID(entityName: destination, rawKey: key))
+            } else {
+                toOne.append(nil)
+            }
+        }
+        return Snapshot(objectID: ObjectID(entityName: entityName, rawKey: row[0]), version: row[2], values: values, toOne: toOne)
+    }
+
+    public func snapshots(for ids: [ObjectID]) throws -> [Snapshot] {
+        let groups = Dictionary(grouping: ids.filter { !$0.isTemporaryID }) { id in
+            model.entityIfPresent(id.entityName)?.rootName ?? id.entityName
+        }
+        return try readStore { db in
+            var result: [Snapshot] = []
+            result.reserveCapacity(ids.count)
+            for (root, group) in groups {
+                guard let table = tables[root] else { throw ObjectGraphError.unknownEntity(root) }
+                let requested = Dictionary(group.map { ($0.rawKey, $0.entityName) }) { first, _ in first }
+                for start in stride(from: 0, to: group.count, by: 500) {
+                    let chunk = group[start..<min(start + 500, group.count)]
+                    let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                    let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(quoted(root)) AS t0 WHERE t0.id IN (\(marks))"
+                    let cursor = try rows(db, sql, chunk.map(\.rawKey.databaseValue))
+                    while let row = try cursor.next() {
+                        let snapshot = try readSnapshot(row, table: table)
+                        // The key may hold a row of another entity of the tree than the one asked for.
+                        if let asked = requested[snapshot.objectID.rawKey].flatMap(model.entityIfPresent),
+                           model.entityIfPresent(snapshot.objectID.entityName)?.isKind(of: asked) == true {
+                            result.append(snapshot)
+                        }
+                    }
+                }
+            }
+            return result
+        }
+    }
+
+    /// The SQL for a request: entity filter, compiled predicate and joins, order, slice.
+    func selectSQL(_ request: StoreFetchRequest, columns: (TableLayout) -> String, ordered: Bool, sliced: Bool, extraTerms: [[String]] = [])
+        throws -> (sql: String, arguments: [DatabaseValue], terms: [String])
+    {
+        let (entity, table) = try layout(for: request.entityName)
+        var conditions: [String] = []
+        var arguments: [DatabaseValue] = []
+        let names = request.includesSubentities ? entity.selfAndDescendantNames : [entity.name]
+        if names.count < (model.entityIfPresent(table.name)?.selfAndDescendantNames.count ?? 0) {
+            conditions.append("t0._entity IN (\(Array(repeating: "?", count: names.count).joined(separator: ",")))")
+            arguments += names.map(\.databaseValue)
+        }
+        let sortPaths = ordered ? request.sortKeys.map(\.keyPath) : []
+        let compiled: CompiledPredicate
+        do {
+            compiled = try SQLCompiler(schema: self).compile(
+                request.predicate, entity: entity.name, alias: "t0", terms: sortPaths + extraTerms, firstArgumentIndex: arguments.count + 1)
+        } catch {
+            throw ObjectGraphError.invalidFetch(entity: entity.name, reason: error.description)
+        }
+        arguments += compiled.arguments
+        conditions.append(compiled.condition)
+        var sql = "SELECT \(columns(table)) FROM \(quoted(table.name)) AS t0 \(compiled.joins.joined(separator: " ")) WHERE \(conditions.joined(separator: " AND "))"
+        if ordered {
+            var order: [String] = []
+            for (key, term) in zip(request.sortKeys, compiled.terms) {
+                let options = key.foldOptions
+                let value = options.isEmpty ? term : "og_fold(\(term), \(options.rawValue))"
+                order.append("\(value) \(key.ascending ? "ASC" : "DESC")")
+            }
+            order.append("t0.id")
+            sql += " ORDER BY " + order.joined(separator: ", ")
+        }
+        if sliced && (request.limit != nil || request.offset > 0) {
+            sql += " LIMIT ? OFFSET ?"
+            arguments += [(request.limit ?? -1).databaseValue, request.offset.databaseValue]
+        }
+        return (sql, arguments, Array(compiled.terms.dropFirst(sortPaths.count)))
+    }
+
+    public func fetch(_ request: StoreFetchRequest) throws -> [Snapshot] {
+        let (_, table) = try layout(for: request.entityName)
+        let (sql, arguments, _) = try selectSQL(request, columns: { $0.selectList.joined(separator: ", ") }, ordered: true, sliced: true)
+        return try readStore { db in
+            var result: [Snapshot] = []
+            let cursor = try rows(db, sql, arguments)
+            while let row = try cursor.next() { result.append(try readSnapshot(row, table: table)) }
+            return result
+        }
+    }
+
+    public func fetchIDs(_ request: StoreFetchRequest) throws -> [ObjectID] {
+        let (sql, arguments, _) = try selectSQL(request, columns: { _ in "t0.id, t0._entity" }, ordered: true, sliced: true)
+        return try readStore { db in
+            var result: [ObjectID] = []
+            let cursor = try rows(db, sql, arguments)
+            while let row = try cursor.next() { result.append(ObjectID(entityName: row[1], rawKey: row[0])) }
+            return result
+        }
+    }
+
+    public func count(_ request: StoreFetchRequest) throws -> Int {
+        let (sql, arguments, _) = try selectSQL(request, columns: { _ in "COUNT(*)" }, ordered: false, sliced: false)
+        let total = try readStore { db in try Int.fetchOne(db, sql: sql, arguments: StatementArguments(arguments)) ?? 0 }
+        let afterOffset = max(0, total - request.offset)
+        return request.limit.map { min($0, afterOffset) } ?? afterOffset
+    }
+
+    /// SQLite's plan for a fetch, one line per step (`EXPLAIN QUERY PLAN`): whether it searches an index.
+    public func queryPlan(for request: StoreFetchRequest) throws -> [String] {
+        let (sql, arguments, _) = try selectSQL(request, columns: { $0.selectList.joined(separator: ", ") }, ordered: true, sliced: true)
+        return try readStore { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: StatementArguments(arguments)).map { $0["detail"] as String }
+        }
+    }
+
+    public func relatedIDs(of id: ObjectID, relationship: ModelRelationship) throws -> [ObjectID] {
+        try relatedIDs(of: [id], relationship: relationship)[id] ?? []
+    }
+
+    public func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [ObjectID: [ObjectID]] {
+        let owners = ids.filter { !$0.isTemporaryID }
+        guard !owners.isEmpty else { return [:] }
+        let destination = try model.entity(named: relationship.destinationEntityName)
+        let root = quoted(destination.rootName)
+        let byKey = Dictionary(owners.map { ($0.rawKey, $0) }) { first, _ in first }
+        return try readStore { db in
+            var result: [ObjectID: [ObjectID]] = [:]
+            for start in stride(from: 0, to: owners.count, by: 500) {
+                let chunk = owners[start..<min(start + 500, owners.count)]
+                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                let sql: String
+                switch relationship.storage {
+                case .foreignKey(let column):
+                    let source = try model.entity(named: chunk.first!.entityName)
+                    sql = "SELECT s.id, d.id, d._entity FROM \(quoted(source.rootName)) AS s JOIN \(root) AS d ON d.id = s.\(quoted(column)) WHERE s.id IN (\(marks))"
+                case .inverseForeignKey(let column, let orderColumn):
+                    sql = "SELECT \(quoted(column)), id, _entity FROM \(root) WHERE \(quoted(column)) IN (\(marks)) ORDER BY \(quoted(column)), \(orderColumn.map(quoted) ?? "id"), id"
+                case .joinTable(let table, let isSourceSide):
+                    let (mine, theirs) = isSourceSide ? ("source", "target") : ("target", "source")
+                    sql = "SELECT j.\(mine), d.id, d._entity FROM \(quoted(table)) AS j JOIN \(root) AS d ON d.id = j.\(theirs) WHERE j.\(mine) IN (\(marks)) ORDER BY j.\(mine), j.position, d.id"
+                }
+                let cursor = try rows(db, sql, chunk.map(\.rawKey.databaseValue))
+                while let row = try cursor.next() {
+                    guard let owner = byKey[row[0]] else { continue }
+                    result[owner, default: []].append(ObjectID(entityName: row[2], rawKey: row[1]))
+                }
+            }
+            return result
+        }
+    }
+
+    // MARK: Dictionaries
+
+    public func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[String: AttributeValue]] {
+        let entity = try model.entity(named: request.fetch.entityName)
+        let valuePaths = request.properties.filter { !$0.keyPath.isEmpty }.map(\.keyPath)
+        let groupPaths = request.groupBy.map { $0.split(separator: ".").map(String.init) }
+        var innerRequest = request.fetch
+        innerRequest.sortKeys = []
+        let (baseSQL, baseArguments, terms) = try selectSQL(
+            innerRequest, columns: { _ in "__COLUMNS__" }, ordered: false, sliced: false, extraTerms: valuePaths + groupPaths)
+        var termIndex = 0
+        var items: [String] = []
+        var kinds: [(name: String, decode: (DatabaseValue) -> AttributeValue)] = []
+        for property in request.properties {
+            var term = "NULL"
+            var attributeType: AttributeType?
+            if !property.keyPath.isEmpty {
+                term = terms[termIndex]
+                termIndex += 1
+                attributeType = model.attribute(at: property.keyPath, from: entity)?.type
+            }
+            let expression: String
+            let type: AttributeType?
+            switch property.function {
+            case nil: (expression, type) = (term, attributeType)
+            case .count?: (expression, type) = (property.keyPath.isEmpty ? "COUNT(*)" : "COUNT(\(term))", .int64)
+            case .sum?: (expression, type) = ("SUM(\(term))", attributeType.map { [.int16, .int32, .int64].contains($0) ? .int64 : .double })
+            case .avg?: (expression, type) = ("AVG(\(term))", .double)
+            case .min?: (expression, type) = ("MIN(\(term))", attributeType)
+            case .max?: (expression, type) = ("MAX(\(term))", attributeType)
+            }
+            items.append("\(expression) AS \(quoted(property.name))")
+            kinds.append((property.name, { value in type.map { SQLiteValueCoding.decode(value, as: $0) } ?? SQLiteValueCoding.decodeUntyped(value) }))
+        }
+        let groupTerms = Array(terms[termIndex...])
+        var sql = baseSQL.replacingOccurrences(of: "__COLUMNS__", with: (request.distinct ? "DISTINCT " : "") + items.joined(separator: ", "))
+        if !groupTerms.isEmpty { sql += " GROUP BY " + groupTerms.joined(separator: ", ") }
+        var arguments = baseArguments
+        var outer: [String] = []
+        if let having = request.having {
+            let schema = ResultSchema(properties: request.properties, types: Dictionary(uniqueKeysWithValues: request.properties.map { property in
+                (property.name, property.function == nil ? model.attribute(at: property.keyPath, from: entity)?.type : nil)
+            }))
+            do {
+                let compiled = try SQLCompiler(schema: schema).compile(having, entity: "result", alias: "t0", firstArgumentIndex: arguments.count + 1)
+                arguments += compiled.arguments
+                outer.append(compiled.condition)
+            } catch {
+                throw ObjectGraphError.invalidFetch(entity: entity.name, reason: "having: \(error.description)")
+            }
+        }
+        sql = "SELECT * FROM (\(sql)) AS t0 WHERE \(outer.isEmpty ? "1" : outer.joined(separator: " AND "))"
+        let names = Set(request.properties.map(\.name))
+        let order = request.fetch.sortKeys.filter { names.contains($0.keyPathText) }
+            .map { "t0.\(quoted($0.keyPathText)) \($0.ascending ? "ASC" : "DESC")" }
+        if let missing = request.fetch.sortKeys.first(where: { !names.contains($0.keyPathText) }) {
+            throw ObjectGraphError.invalidFetch(entity: entity.name, reason: "dictionary results sort by their own keys; '\(missing.keyPathText)' is not one")
+        }
+        if !order.isEmpty { sql += " ORDER BY " + order.joined(separator: ", ") }
+        if request.fetch.limit != nil || request.fetch.offset > 0 {
+            sql += " LIMIT ? OFFSET ?"
+            arguments += [(request.fetch.limit ?? -1).databaseValue, request.fetch.offset.databaseValue]
+        }
+        return try readStore { db in
+            var result: [[String: AttributeValue]] = []
+            let cursor = try rows(db, sql, arguments)
+            while let row = try cursor.next() {
+                var dictionary: [String: AttributeValue] = [:]
+                for (index, kind) in kinds.enumerated() { dictionary[kind.name] = kind.decode(row[index]) }
+                result.append(dictionary)
+            }
+            return result
+        }
+    }
+}
+
+/// The columns of a grouped result, for compiling a having condition over them.
+struct ResultSchema: SQLSchema {
+    let properties: [FetchProperty]
+    let types: [String: AttributeType?]
+
+    func table(forEntity entity: String) throws(FormatPredicateError) -> SQLTable { SQLTable(name: "result") }
+
+    func property(_ key: String, ofEntity entity: String) throws(FormatPredicateError) -> SQLProperty {
+        guard let type = types[key] else {
+            throw .evaluation("the result has no key '\(key)'; having can use \(properties.map(\.name).joined(separator: ", "))")
+        }
+        return .attribute(column: key, kind: type.map(SQLiteStore.valueKind) ?? .real)
+    }
+}
+
+extension Model {
+    /// The attribute a key path ends at, walking to-one relationships from `entity`.
+    func attribute(at keyPath: [String], from entity: ModelEntity) -> AttributeDescription? {
+        var current = entity
+        for (index, key) in keyPath.enumerated() {
+            if index == keyPath.count - 1 { return current.attribute(named: key) }
+            guard let relationship = current.relationship(named: key), !relationship.isToMany,
+                  let next = entityIfPresent(relationship.destinationEntityName) else { return nil }
+            current = next
+        }
+        return nil
+    }
+}

@@ -1,0 +1,47 @@
+import PredicateFormat
+
+/// The store describes its tables to the predicate compiler: a table per inheritance tree, `_entity` to tell
+/// sub-entities apart, columns and foreign keys by property.
+extension SQLiteStore: SQLSchema {
+    public func table(forEntity entityName: String) throws(FormatPredicateError) -> SQLTable {
+        guard let entity = model.entityIfPresent(entityName) else { throw .evaluation("unknown entity '\(entityName)'") }
+        let treeSize = model.entityIfPresent(entity.rootName)?.selfAndDescendantNames.count ?? 1
+        if entity.selfAndDescendantNames.count == treeSize {
+            return SQLTable(name: entity.rootName)
+        }
+        return SQLTable(name: entity.rootName, entityColumn: "_entity", entityNames: entity.selfAndDescendantNames)
+    }
+
+    public func property(_ key: String, ofEntity entityName: String) throws(FormatPredicateError) -> SQLProperty {
+        guard let entity = model.entityIfPresent(entityName) else { throw .evaluation("unknown entity '\(entityName)'") }
+        if let attribute = entity.attribute(named: key) {
+            return .attribute(column: attribute.name, kind: Self.valueKind(attribute.type))
+        }
+        guard let relationship = entity.relationship(named: key) else {
+            throw .evaluation("entity \(entityName) has no property '\(key)'")
+        }
+        switch relationship.storage {
+        case .foreignKey(let column):
+            return .toOne(column: column, destination: relationship.destinationEntityName)
+        case .inverseForeignKey(let column, _):
+            return .toMany(destination: relationship.destinationEntityName, link: .inverseForeignKey(column: column))
+        case .joinTable(let table, let isSourceSide):
+            return .toMany(destination: relationship.destinationEntityName, link: .joinTable(
+                table: table, ownerColumn: isSourceSide ? "source" : "target", destinationColumn: isSourceSide ? "target" : "source"))
+        }
+    }
+
+    static func valueKind(_ type: AttributeType) -> SQLValueKind {
+        switch type {
+        case .string: .text
+        case .bool: .bool
+        case .int16, .int32, .int64: .integer
+        case .double, .float: .real
+        case .decimal: .decimal
+        case .date: .date
+        case .binary, .codable: .blob
+        case .uuid: .uuid
+        case .uri: .url
+        }
+    }
+}
