@@ -82,11 +82,9 @@ extension ContextState {
     /// Every rule every changed object breaks, together.
     func validate() -> [ValidationFailure] {
         var failures: [ValidationFailure] = []
-        let candidates = (Array(inserted.values) + Array(updated.values)).filter { !$0.isDeleted }
-        for object in candidates.sorted(by: { $0.objectID < $1.objectID }) {
-            failures += validate(object)
-        }
-        return failures
+        for object in inserted.values where !object.isDeleted { failures += validate(object) }
+        for object in updated.values where !object.isDeleted { failures += validate(object) }
+        return failures.sorted { ($0.objectID, $0.key ?? "") < ($1.objectID, $1.key ?? "") }
     }
 
     private func validate(_ object: ManagedObject) -> [ValidationFailure] {
@@ -94,7 +92,8 @@ extension ContextState {
         func fail(_ key: String?, _ reason: String) {
             failures.append(ValidationFailure(entity: object.entity.name, objectID: object.objectID, key: key, reason: reason))
         }
-        for (index, attribute) in object.entity.attributes.enumerated() {
+        for index in object.entity.validatedAttributes {
+            let attribute = object.entity.attributes[index]
             let value = object.values[index]
             if value.isNull {
                 if !attribute.isOptional { fail(attribute.name, "is required but has no value") }
@@ -112,7 +111,8 @@ extension ContextState {
                 if let max = attribute.maxLength, length > max { fail(attribute.name, "length \(length) is longer than \(max)") }
             }
             if let pattern = attribute.pattern, case .string(let text) = value {
-                if let regex = try? NSRegularExpression(pattern: "^(?:\(pattern))$") {
+                if let regex = patterns[pattern] ?? (try? NSRegularExpression(pattern: "^(?:\(pattern))$")) {
+                    patterns[pattern] = regex
                     let range = NSRange(text.startIndex..., in: text)
                     if regex.firstMatch(in: text, range: range) == nil {
                         fail(attribute.name, "\(value) does not match the pattern \(pattern)")
@@ -122,7 +122,7 @@ extension ContextState {
                 }
             }
         }
-        for (index, relationship) in object.entity.relationships.enumerated() {
+        for (index, relationship) in object.entity.relationships.enumerated() where object.entity.hasRelationshipRules {
             if let slot = object.entity.toOneSlot[index] {
                 if !relationship.description.isOptional && object.toOne[slot] == nil {
                     fail(relationship.name, "is required but has no object")
@@ -160,7 +160,7 @@ extension ContextState {
         var changes = ChangeSet()
         changes.inserted.reserveCapacity(inserted.count)
         // In insertion order, so new rows' keys follow the order objects were inserted in (fetch ties rely on it).
-        for object in inserted.values.sorted(by: { $0.objectID.rawKey > $1.objectID.rawKey }) {
+        for object in insertionOrder where inserted[object.objectID] === object {
             changes.inserted.append(ChangeSet.Row(
                 objectID: object.objectID, version: 0, values: object.values, toOne: object.toOne,
                 changedAttributes: [], changedToOne: []))
@@ -219,6 +219,7 @@ extension ContextState {
             }
             object.isInserted = false
         }
+        insertionOrder = []
         if !mapping.isEmpty { remapReferences(mapping) }
         for object in Array(inserted.values) + Array(updated.values) where !object.isDeleted {
             let version = result.versions[object.objectID] ?? object.committed?.version ?? 1
@@ -252,6 +253,7 @@ extension ContextState {
             registered[object.objectID] = nil
             detach(object, reason: "its insert was rolled back")
         }
+        insertionOrder = []
         for object in Array(updated.values) + Array(deleted.values) {
             if let committed = object.committed {
                 object.values = committed.values
@@ -278,6 +280,7 @@ extension ContextState {
         for object in registered.objects { detach(object, reason: "its context was reset") }
         registered.removeAll()
         rowCache = [:]
+        insertionOrder = []
         inserted = [:]
         updated = [:]
         deleted = [:]
@@ -289,7 +292,7 @@ extension ContextState {
         let changed = mergeChanges ? object.changedKeys() : []
         rowCache[object.objectID] = nil
         if changed.isEmpty {
-            ObjectGraphStatistics.materialized.subtract(1, ordering: .relaxed)
+            materializedCount.subtract(1, ordering: .relaxed)
             object.isFaultStorage = true
             object.values = []
             object.toOne = []

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A context's bookkeeping: registered objects, pending changes, faulting and inverse maintenance.
 ///
@@ -12,8 +13,14 @@ final class ContextState {
 
     var registered = ObjectRegistry()
     var inserted: [ObjectID: ManagedObject] = [:]
+    /// Inserted objects in the order they were inserted (some may since have left `inserted`).
+    var insertionOrder: [ManagedObject] = []
+    /// Compiled validation patterns, by pattern.
+    var patterns: [String: NSRegularExpression] = [:]
     var updated: [ObjectID: ManagedObject] = [:]
     var deleted: [ObjectID: ManagedObject] = [:]
+    /// How many live objects of this context hold loaded values (for tests and benchmarks of batching).
+    let materializedCount = Atomic<Int>(0)
     /// Values read ahead (prefetching, batches) for objects nobody holds yet; used before going to the store.
     var rowCache: [ObjectID: Snapshot] = [:]
     /// Set while save applies delete rules, which may touch objects that are themselves being deleted.
@@ -61,7 +68,7 @@ final class ContextState {
     }
 
     func fill(_ object: ManagedObject, from snapshot: Snapshot) {
-        if object.isFaultStorage { ObjectGraphStatistics.materialized.add(1, ordering: .relaxed) }
+        if object.isFaultStorage { materializedCount.add(1, ordering: .relaxed) }
         object.committed = snapshot
         object.values = snapshot.values
         object.toOne = snapshot.toOne
@@ -90,16 +97,17 @@ final class ContextState {
         let id = ObjectID.temporary(entity.name)
         let object = entity.objectType.init(entity: entity, objectID: id)
         object.state = self
-        object.values = entity.attributes.map { $0.type.coerce($0.defaultValue) }
+        object.values = entity.defaultValues
         object.toOne = Array(repeating: nil, count: entity.toOneCount)
         for (index, relationship) in entity.relationships.enumerated() where relationship.isToMany {
             object.toMany[index] = RelatedIDs()
         }
         object.isFaultStorage = false
-        ObjectGraphStatistics.materialized.add(1, ordering: .relaxed)
+        materializedCount.add(1, ordering: .relaxed)
         object.isInserted = true
         registered[id] = object
         inserted[id] = object
+        insertionOrder.append(object)
         object.awakeFromInsert()
         return object
     }
@@ -120,8 +128,7 @@ final class ContextState {
             registered[object.objectID] = nil
             object.isInserted = false
             object.isDeleted = true
-            object.state = nil
-            object.detachReason = "it was deleted before it was ever saved"
+            detach(object, reason: "it was deleted before it was ever saved")
             return
         }
         object.isDeleted = true
@@ -137,6 +144,7 @@ final class ContextState {
     }
 
     func detach(_ object: ManagedObject, reason: String) {
+        if !object.isFaultStorage { materializedCount.subtract(1, ordering: .relaxed) }
         object.state = nil
         object.detachReason = reason
     }

@@ -151,6 +151,9 @@ public actor ObjectContext {
     /// Objects deleted and not yet saved.
     public var deletedObjects: Set<ManagedObject> { Set(state.deleted.values) }
 
+    /// How many live objects of this context hold loaded values: what batched fetching keeps bounded.
+    public var materializedObjectCount: Int { state.materializedCount.load(ordering: .relaxed) }
+
     /// Every object the context holds.
     public var registeredObjects: Set<ManagedObject> { Set(state.registered.objects) }
 

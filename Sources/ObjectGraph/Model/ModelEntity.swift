@@ -28,6 +28,12 @@ public final class ModelEntity: Sendable {
     let toOneCount: Int
     /// The class whose instances represent this entity's objects.
     let objectType: ManagedObject.Type
+    /// The values a new object starts with, already in their stored form.
+    let defaultValues: [AttributeValue]
+    /// The attributes that have a rule to check at save (required, ranges, lengths, patterns).
+    let validatedAttributes: [Int]
+    /// Whether any relationship has a rule to check at save (required, counts).
+    let hasRelationshipRules: Bool
 
     init(
         description: EntityDescription, rootName: String, selfAndDescendantNames: [String],
@@ -60,6 +66,14 @@ public final class ModelEntity: Sendable {
         self.relationshipIndex = relationshipIndex
         self.toOneSlot = toOneSlot
         self.toOneCount = slots
+        self.defaultValues = attributes.map { $0.type.coerce($0.defaultValue) }
+        self.validatedAttributes = attributes.indices.filter { index in
+            let a = attributes[index]
+            return !a.isOptional || a.minValue != nil || a.maxValue != nil || a.minLength != nil || a.maxLength != nil || a.pattern != nil
+        }
+        self.hasRelationshipRules = relationships.contains { r in
+            !r.description.isOptional || r.description.minCount != nil || r.description.maxCount != nil
+        }
     }
 
     /// The attribute named `name`, if the entity has one.

@@ -77,7 +77,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     deinit {
-        if !isFaultStorage { ObjectGraphStatistics.materialized.subtract(1, ordering: .relaxed) }
+        // The last release may happen on any thread: the counter is atomic, and reading a weak reference is safe.
+        if !isFaultStorage { state?.materializedCount.subtract(1, ordering: .relaxed) }
     }
 
     /// Whether the object's values are not loaded yet; the first access loads them.

@@ -7,7 +7,9 @@ import GRDB
 /// Placeholders are numbered (`?1`, `?2`, ...) from the `firstArgumentIndex` given to the compiler, so the SQL may
 /// be embedded anywhere: bind ``arguments`` at those positions.
 public struct CompiledPredicate: Sendable {
-    /// The condition, always 0 or 1 (never NULL), so it can be negated and combined safely.
+    /// The condition. It may be NULL where SQL's logic says "unknown" (a comparison with NULL), which WHERE treats
+    /// as false, as the evaluator does; every negation inside collapses NULL to false first, so NOT and ALL agree
+    /// with the evaluator too. Comparisons stay bare so that SQLite can search indexes for them.
     public var condition: String
     /// `LEFT JOIN ...` clauses for to-one key paths, to append after `FROM <table> AS <alias>`.
     public var joins: [String]
@@ -120,7 +122,7 @@ final class Scope {
     func predicate(_ predicate: FormatPredicate) throws(FormatPredicateError) -> String {
         switch predicate {
         case .constant(let value): return value ? "1" : "0"
-        case .not(let inner): return "(NOT \(try self.predicate(inner)))"
+        case .not(let inner): return "(NOT IFNULL(\(try self.predicate(inner)), 0))"
         case .and(let parts):
             var terms: [String] = []
             for part in parts { terms.append(try self.predicate(part)) }
@@ -172,7 +174,7 @@ final class Scope {
         let inner = try condition(sub)
         let fromClause = ([from] + sub.joins).joined(separator: " ")
         switch quantifier {
-        case .all: return "(NOT EXISTS (SELECT 1 FROM \(fromClause) WHERE \(linkCondition) AND NOT \(inner)))"
+        case .all: return "(NOT EXISTS (SELECT 1 FROM \(fromClause) WHERE \(linkCondition) AND NOT IFNULL(\(inner), 0)))"
         case .none: return "(NOT EXISTS (SELECT 1 FROM \(fromClause) WHERE \(linkCondition) AND \(inner)))"
         default: return "(EXISTS (SELECT 1 FROM \(fromClause) WHERE \(linkCondition) AND \(inner)))"
         }
@@ -240,7 +242,7 @@ final class Scope {
             }
             let low = try rightScope.term(bounds[0]).sql, high = try rightScope.term(bounds[1]).sql
             let value = Self.fold(left.sql, options)
-            return "IFNULL((\(value) >= \(Self.fold(low, options)) AND \(value) <= \(Self.fold(high, options))), 0)"
+            return "(\(value) >= \(Self.fold(low, options)) AND \(value) <= \(Self.fold(high, options)))"
         default:
             break
         }
@@ -252,7 +254,7 @@ final class Scope {
         case .equal: return Self.equality(left.sql, right.sql, options)
         case .notEqual: return "(NOT \(Self.equality(left.sql, right.sql, options)))"
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
-            return "IFNULL((\(Self.fold(left.sql, options)) \(comparison.op.rawValue) \(Self.fold(right.sql, options))), 0)"
+            return "(\(Self.fold(left.sql, options)) \(comparison.op.rawValue) \(Self.fold(right.sql, options)))"
         case .beginsWith: return "og_beginswith(\(left.sql), \(right.sql), \(options.rawValue))"
         case .endsWith: return "og_endswith(\(left.sql), \(right.sql), \(options.rawValue))"
         case .contains: return "og_contains(\(left.sql), \(right.sql), \(options.rawValue))"

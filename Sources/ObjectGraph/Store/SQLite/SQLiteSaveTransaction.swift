@@ -7,6 +7,8 @@ struct SQLiteSaveTransaction {
     let store: SQLiteStore
     let db: Database
     var result = SaveResult()
+    /// One prepared INSERT per entity for the whole transaction.
+    private var insertStatements: [String: (Statement, Int)] = [:]
 
     init(store: SQLiteStore, db: Database) {
         self.store = store
@@ -44,22 +46,29 @@ struct SQLiteSaveTransaction {
         }
     }
 
-    private mutating func insert(_ row: ChangeSet.Row) throws {
-        let (entity, table) = try store.layout(for: row.objectID.entityName)
+    private mutating func insertStatement(_ entityName: String) throws -> (Statement, Int) {
+        if let prepared = insertStatements[entityName] { return prepared }
+        let (entity, table) = try store.layout(for: entityName)
         guard let columns = table.entities[entity.name] else { throw ObjectGraphError.unknownEntity(entity.name) }
         let names = ["id", "_entity", "_version"] + columns.insertColumns.map(quoted)
         let marks = Array(repeating: "?", count: names.count).joined(separator: ",")
-        let statement = try db.cachedStatement(sql: "INSERT INTO \(quoted(table.name)) (\(names.joined(separator: ","))) VALUES (\(marks))")
+        let prepared = (try db.cachedStatement(sql: "INSERT INTO \(quoted(table.name)) (\(names.joined(separator: ","))) VALUES (\(marks))"), names.count)
+        insertStatements[entityName] = prepared
+        return prepared
+    }
+
+    private mutating func insert(_ row: ChangeSet.Row) throws {
+        let (statement, columnCount) = try insertStatement(row.objectID.entityName)
         let id = permanent(row.objectID)
-        var values: [DatabaseValue] = [id.rawKey.databaseValue, entity.name.databaseValue, 1.databaseValue]
-        values.reserveCapacity(names.count)
+        var values: [DatabaseValue] = [id.rawKey.databaseValue, row.objectID.entityName.databaseValue, 1.databaseValue]
+        values.reserveCapacity(columnCount)
         for value in row.values { values.append(SQLiteValueCoding.encode(value)) }
         for destination in row.toOne { values.append(key(destination)) }
         statement.setUncheckedArguments(StatementArguments(values))
         do {
             try statement.execute()
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE || error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
-            throw uniqueness(entity, error)
+            throw uniqueness(try store.model.entity(named: row.objectID.entityName), error)
         }
         result.versions[id] = 1
     }

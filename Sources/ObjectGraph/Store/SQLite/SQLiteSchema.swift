@@ -123,10 +123,9 @@ struct TableLayout: Sendable {
         for column in columns where column.references != nil {
             statements.append("CREATE INDEX \(quoted("\(name)_\(column.name)")) ON \(quoted(name))(\(quoted(column.name)))")
         }
+        // No index on _entity: it has a handful of values, and without statistics SQLite would prefer it to the
+        // attribute indexes that actually narrow a fetch.
         let tree = model.entityIfPresent(name)?.selfAndDescendantNames.compactMap { model.entityIfPresent($0) } ?? []
-        if tree.count > 1 {
-            statements.append("CREATE INDEX \(quoted("\(name)__entity")) ON \(quoted(name))(_entity)")
-        }
         var seen: Set<String> = []
         for entity in tree {
             let description = entity.description

@@ -1,0 +1,284 @@
+import Foundation
+import PredicateFormat
+import Testing
+@testable import ObjectGraph
+
+/// Authors with books, tags and chapters, saved: the data most fetch tests read.
+func seedLibrary(_ ctx: isolated ObjectContext) throws {
+    let authors = try ["Émile", "anna", "Bruno", "zoë"].map { name in
+        let author = try ctx.insert("Author")
+        try author.setValue(name, forKey: "name")
+        return author
+    }
+    let tags = try ["war", "peace", "sea"].map { label in
+        let tag = try ctx.insert("Tag")
+        try tag.setValue(label, forKey: "label")
+        return tag
+    }
+    let books: [(String, Int, Int)] = [("Germinal", 0, 592), ("Nana", 0, 464), ("Anna", 1, 864), ("Bleak", 2, 1017), ("Zola", 3, 120), ("Alpha", 1, 300)]
+    for (index, (title, author, pages)) in books.enumerated() {
+        let book = try ctx.insert("Book")
+        try book.setValue(title, forKey: "title")
+        try book.setValue(pages, forKey: "pages")
+        try book.setObject(authors[author], forKey: "author")
+        try book.setObjects([tags[index % 3], tags[(index + 1) % 3]].prefix(index % 2 + 1).map { $0 }, forKey: "tags")
+    }
+    let movie = try ctx.insert("Movie")
+    try movie.setValue("Germinal", forKey: "title")
+    try movie.setValue(160, forKey: "minutes")
+    try ctx.save()
+}
+
+func titles(_ objects: [ManagedObject]) throws -> [String] {
+    try objects.map { object in
+        guard case .string(let title) = try object.value(forKey: "title") else { return "?" }
+        return title
+    }
+}
+
+@Suite struct FetchTests {
+    @Test(arguments: StoreKind.allCases)
+    func predicatesSortKeysAcrossRelationshipsLimitsAndOffsets(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let context = ObjectContext(coordinator: try kind.coordinator(try Fixtures.model(), folder))
+        try await context.perform { ctx in
+            try seedLibrary(ctx)
+            var request = try FetchRequest(entityName: "Book", format: "pages > %d AND author.name != %@", 200, "zoë")
+            request.sortKeys = [SortKey("author.name"), SortKey("-pages")]
+            // Binary order of names: "Bruno" < "anna" < "Émile".
+            #expect(try titles(ctx.fetch(request)) == ["Bleak", "Anna", "Alpha", "Germinal", "Nana"])
+            request.fetchOffset = 1
+            request.fetchLimit = 2
+            #expect(try titles(ctx.fetch(request)) == ["Anna", "Alpha"])
+            #expect(try ctx.count(for: request) == 2)
+            #expect(try ctx.fetchObjectIDs(request).count == 2)
+            request.fetchLimit = 0
+            #expect(try ctx.fetch(request).isEmpty)
+
+            var tagged = try FetchRequest(entityName: "Book", format: "ANY tags.label == %@", "sea")
+            tagged.sortKeys = [SortKey("title")]
+            #expect(try titles(ctx.fetch(tagged)) == ["Alpha", "Anna", "Nana"])
+            let prolific = try FetchRequest(entityName: "Author", format: "books.@count >= 2 AND SUBQUERY(books, $b, $b.pages > 500).@count > 0")
+            #expect(Set(try ctx.fetch(prolific).map { try $0.value(forKey: "name") }) == [.string("Émile"), .string("anna")])
+            let author = try ctx.fetch(FetchRequest(entityName: "Author", predicate: try FormatPredicate("name == 'Bruno'")))[0]
+            let byObject = try FetchRequest(entityName: "Book", format: "author == %@", author)
+            #expect(try titles(ctx.fetch(byObject)) == ["Bleak"])
+            let byID = try FetchRequest(entityName: "Book", format: "author == %@", author.objectID)
+            #expect(try titles(ctx.fetch(byID)) == ["Bleak"])
+            #expect(try ctx.count(for: FetchRequest(entityName: "Book", format: "author == nil")) == 0)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func caseInsensitiveAndLocalizedSortKeys(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let context = ObjectContext(coordinator: try kind.coordinator(try Fixtures.model(), folder))
+        try await context.perform { ctx in
+            try seedLibrary(ctx)
+            let names = { (comparison: SortKey.Comparison) throws -> [AttributeValue] in
+                try ctx.fetch(FetchRequest(entityName: "Author", sortKeys: [SortKey("name", comparison: comparison)])).map { try $0.value(forKey: "name") }
+            }
+            #expect(try names(.standard) == [.string("Bruno"), .string("anna"), .string("zoë"), .string("Émile")])
+            #expect(try names(.caseInsensitive) == [.string("anna"), .string("Bruno"), .string("zoë"), .string("Émile")])
+            #expect(try names(.localized) == [.string("anna"), .string("Bruno"), .string("Émile"), .string("zoë")])
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func subEntitiesAreIncludedUnlessExcluded(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let context = ObjectContext(coordinator: try kind.coordinator(try Fixtures.model(), folder))
+        try await context.perform { ctx in
+            try seedLibrary(ctx)
+            let media = try ctx.fetch(FetchRequest(entityName: "Media", predicate: try FormatPredicate("title == 'Germinal'")))
+            #expect(Set(media.map(\.entity.name)) == ["Book", "Movie"])
+            var exclusive = FetchRequest(entityName: "Media")
+            exclusive.includesSubentities = false
+            #expect(try ctx.fetch(exclusive).isEmpty)
+            #expect(try ctx.count(for: FetchRequest(entityName: "Media")) == 7)
+            #expect(try ctx.count(for: FetchRequest(entityName: "Movie")) == 1)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func pendingChangesCountAcrossStoredAndUnsavedObjects(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let context = ObjectContext(coordinator: try kind.coordinator(try Fixtures.model(), folder))
+        try await context.perform { ctx in
+            try seedLibrary(ctx)
+            var request = try FetchRequest(entityName: "Book", format: "pages >= 300")
+            request.sortKeys = [SortKey("pages")]
+            #expect(try titles(ctx.fetch(request)) == ["Alpha", "Nana", "Germinal", "Anna", "Bleak"])
+            let fresh = try ctx.insert("Book")
+            try fresh.setValue("Fresh", forKey: "title")
+            try fresh.setValue(500, forKey: "pages")
+            let unmatched = try ctx.insert("Book")
+            try unmatched.setValue("Tiny", forKey: "title")
+            try unmatched.setValue(10, forKey: "pages")
+            let nana = try ctx.fetch(FetchRequest(entityName: "Book", predicate: try FormatPredicate("title == 'Nana'")))[0]
+            try ctx.delete(nana)
+            let zola = try ctx.fetch(FetchRequest(entityName: "Book", predicate: try FormatPredicate("title == 'Zola'")))[0]
+            try zola.setValue(2000, forKey: "pages")
+            let anna = try ctx.fetch(FetchRequest(entityName: "Book", predicate: try FormatPredicate("title == 'Anna'")))[0]
+            try anna.setValue(1, forKey: "pages")
+            #expect(try titles(ctx.fetch(request)) == ["Alpha", "Fresh", "Germinal", "Bleak", "Zola"])
+            request.fetchOffset = 1
+            request.fetchLimit = 3
+            #expect(try titles(ctx.fetch(request)) == ["Fresh", "Germinal", "Bleak"])
+            #expect(try ctx.count(for: request) == 3)
+            request.includesPendingChanges = false
+            #expect(try titles(ctx.fetch(request)) == ["Nana", "Germinal", "Anna"])
+        }
+    }
+
+    @Test func objectsCanComeBackAsFaults() async throws {
+        let folder = try TemporaryFolder()
+        let context = ObjectContext(coordinator: try StoreKind.sqlite.coordinator(try Fixtures.model(), folder))
+        try await context.perform { ctx in
+            try seedLibrary(ctx)
+            ctx.reset()
+            var request = FetchRequest(entityName: "Tag")
+            request.returnsObjectsAsFaults = true
+            let tags = try ctx.fetch(request)
+            #expect(tags.count == 3 && tags.allSatisfy(\.isFault))
+            #expect(try tags[0].value(forKey: "label") != .null)
+            #expect(!tags[0].isFault)
+            request.returnsObjectsAsFaults = false
+            ctx.reset()
+            #expect(try ctx.fetch(request).allSatisfy { !$0.isFault })
+        }
+    }
+
+    @Test func prefetchedRelationshipsCostNoFurtherStoreReads() async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try StoreKind.sqlite.coordinator(try Fixtures.model(), folder)
+        let store = try #require(coordinator.store as? SQLiteStore)
+        let context = ObjectContext(coordinator: coordinator)
+        try await context.perform { ctx in
+            try seedLibrary(ctx)
+            ctx.reset()
+            var request = FetchRequest(entityName: "Book")
+            request.relationshipKeyPathsForPrefetching = ["author", "tags"]
+            let books = try ctx.fetch(request)
+            let before = store.queryCount
+            var seen = 0
+            for book in books {
+                if let author = try book.object(forKey: "author") { _ = try author.value(forKey: "name"); seen += 1 }
+                for tag in try book.objects(forKey: "tags") { _ = try tag.value(forKey: "label"); seen += 1 }
+            }
+            #expect(seen == 6 + 9)
+            #expect(store.queryCount == before, "reading prefetched relationships ran \(store.queryCount - before) queries")
+
+            // Without prefetching the same reads go to the store.
+            ctx.reset()
+            let plain = try ctx.fetch(FetchRequest(entityName: "Book"))
+            let plainBefore = store.queryCount
+            for book in plain { _ = try book.object(forKey: "author")?.value(forKey: "name") }
+            #expect(store.queryCount > plainBefore)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func dictionariesWithAggregatesGroupByAndHaving(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let context = ObjectContext(coordinator: try kind.coordinator(try Fixtures.model(), folder))
+        try await context.perform { ctx in
+            try seedLibrary(ctx)
+            var request = FetchRequest(entityName: "Book")
+            request.propertiesToFetch = [.attribute("author.name"), .aggregate("total", .sum, of: "pages"),
+                                         .aggregate("books", .count), .aggregate("longest", .max, of: "pages"),
+                                         .aggregate("mean", .avg, of: "pages")]
+            request.propertiesToGroupBy = ["author.name"]
+            request.sortKeys = [SortKey("-total")]
+            let rows = try ctx.fetchDictionaries(request)
+            #expect(rows.count == 4)
+            #expect(rows[0] == ["author.name": .string("anna"), "total": .int(1164), "books": .int(2), "longest": .int(864), "mean": .double(582)])
+            #expect(rows.map { $0["author.name"] } == [.string("anna"), .string("Émile"), .string("Bruno"), .string("zoë")])
+            request.havingPredicate = try FormatPredicate("books > 1 AND total < 1100")
+            #expect(try ctx.fetchDictionaries(request).map { $0["author.name"] } == [.string("Émile")])
+
+            var distinct = FetchRequest(entityName: "Media")
+            distinct.propertiesToFetch = [.attribute("title")]
+            distinct.returnsDistinctResults = true
+            distinct.sortKeys = [SortKey("title")]
+            let titles = try ctx.fetchDictionaries(distinct).map { $0["title"] }
+            #expect(titles.count == 6 && titles.first == .string("Alpha"))
+            var everything = FetchRequest(entityName: "Book")
+            everything.propertiesToFetch = [.aggregate("n", .count), .aggregate("pages", .sum, of: "pages")]
+            #expect(try ctx.fetchDictionaries(everything) == [["n": .int(6), "pages": .int(3357)]])
+        }
+    }
+
+    @Test func badRequestsNameTheKeyOrValue() async throws {
+        let folder = try TemporaryFolder()
+        let context = ObjectContext(coordinator: try StoreKind.sqlite.coordinator(try Fixtures.model(), folder))
+        try await context.perform { ctx in
+            try seedLibrary(ctx)
+            let message = { (request: FetchRequest) -> String in
+                do {
+                    _ = try ctx.fetch(request)
+                    return "no error"
+                } catch {
+                    return "\(error)"
+                }
+            }
+            #expect(message(FetchRequest(entityName: "Book", sortKeys: [SortKey("nmae")])).contains("entity Book has no property 'nmae'"))
+            #expect(message(FetchRequest(entityName: "Book", sortKeys: [SortKey("author.nmae")])).contains("entity Author has no property 'nmae'"))
+            #expect(message(FetchRequest(entityName: "Book", sortKeys: [SortKey("tags.label")])).contains("crosses the to-many relationship 'tags' of Book"))
+            #expect(message(try FetchRequest(entityName: "Book", format: "pgaes > 3")).contains("entity Book has no property 'pgaes'"))
+            #expect(message(try FetchRequest(entityName: "Book", format: "author == 'Bruno'"))
+                .contains("the relationship 'author' of Book cannot be compared with a String using =="))
+            var negative = FetchRequest(entityName: "Book")
+            negative.fetchLimit = -1
+            #expect(message(negative).contains("fetchLimit must be zero or more, not -1"))
+            negative = FetchRequest(entityName: "Book")
+            negative.fetchOffset = -3
+            #expect(message(negative).contains("fetchOffset must be zero or more, not -3"))
+            #expect(message(FetchRequest(entityName: "Bok")).contains("unknown entity 'Bok'"))
+            // With pending changes the overlay judges objects in memory: the same errors.
+            _ = try ctx.insert("Tag")
+            #expect(message(try FetchRequest(entityName: "Tag", format: "lable == 'x'")).contains("no property 'lable'"))
+        }
+    }
+
+    @Test func anEqualityFetchOnAnIndexedAttributeSearchesTheIndex() async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try StoreKind.sqlite.coordinator(try Fixtures.model(), folder)
+        let store = try #require(coordinator.store as? SQLiteStore)
+        var request = StoreFetchRequest(entityName: "Book")
+        request.predicate = try FormatPredicate("title == %@", "Nana")
+        let plan = try store.queryPlan(for: request).joined(separator: "\n")
+        #expect(plan.contains("USING INDEX Media_title_index"), "\(plan)")
+        request.predicate = try FormatPredicate("title >= 'A' AND title < 'B'")
+        let rangePlan = try store.queryPlan(for: request).joined(separator: "\n")
+        #expect(rangePlan.contains("USING INDEX Media_title_index"), "\(rangePlan)")
+    }
+
+    @Test func readingA200000ObjectFetchInBatchesKeepsLoadedObjectsBounded() async throws {
+        let folder = try TemporaryFolder()
+        let model = try Model(entities: [EntityDescription("Row", attributes: [.init("n", .int64), .init("label", .string)])])
+        let coordinator = try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL)
+        // The rows are written straight into the store's table: this test is about reading them back in batches.
+        try await (coordinator.store as! SQLiteStore).pool.write { db in
+            let statement = try db.makeStatement(sql: "INSERT INTO Row (id, _entity, _version, n) VALUES (?, 'Row', 1, ?)")
+            for n in 0..<200_000 { try statement.execute(arguments: [n + 1, n]) }
+            try db.execute(sql: "UPDATE objectgraph_sequence SET max_key = 200000 WHERE entity = 'Row'")
+        }
+        let context = ObjectContext(coordinator: coordinator)
+        try await context.perform { ctx in
+            var request = FetchRequest(entityName: "Row", sortKeys: [SortKey("n")])
+            request.fetchBatchSize = 1_000
+            let results = try ctx.fetchResults(request)
+            #expect(results.count == 200_000)
+            var sum: Int64 = 0
+            var peak = 0
+            for (index, row) in results.enumerated() {
+                if case .int(let n) = try row.value(forKey: "n") { sum += n }
+                if index % 997 == 0 { peak = max(peak, ctx.materializedObjectCount) }
+            }
+            peak = max(peak, ctx.materializedObjectCount)
+            #expect(sum == Int64(199_999) * 200_000 / 2)
+            #expect(peak <= 2_000, "\(peak) objects were loaded at once")
+        }
+    }
+}
