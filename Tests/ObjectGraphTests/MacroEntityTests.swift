@@ -105,3 +105,35 @@ final class Part: ManagedObject {
         }
     }
 }
+
+@Suite struct TypedFetchTests {
+    @Test func typedRequestsFormatsAndPredicatesReturnTypedObjects() async throws {
+        let folder = try TemporaryFolder()
+        let context = ObjectContext(coordinator: try PersistentStoreCoordinator(model: try MacroEntityTests.model(), storeURL: folder.storeURL))
+        try await context.perform { ctx in
+            let writer = try ctx.insert(Writer.self)
+            writer.name = "约翰史蒂芬"
+            for (title, pages) in [("拿破仑", 412), ("Waterloo", 230), ("Elba", 90)] {
+                let novel = try ctx.insert(Novel.self)
+                novel.title = title
+                novel.pages = Int32(pages)
+                novel.writer = writer
+            }
+            try ctx.save()
+            let long: [Novel] = try ctx.fetch(Novel.self, sortedBy: ["-pages"], where: "pages > %d", 100)
+            #expect(long.map(\.title) == ["拿破仑", "Waterloo"])
+            let minimum: Int32 = 100
+            let typed = try ctx.fetch(Novel.self, matching: #Predicate { $0.pages > minimum && $0.writer?.name == "约翰史蒂芬" }, sortedBy: ["title"])
+            #expect(typed.map(\.title) == ["Waterloo", "拿破仑"])
+            var request = Novel.fetchRequest()
+            request.sortKeys = [SortKey("title")]
+            request.fetchBatchSize = 2
+            let batched = try ctx.fetchResults(request, as: Novel.self)
+            #expect(batched.map(\.title) == ["Elba", "Waterloo", "拿破仑"])
+            let works = try ctx.fetch(Work.fetchRequest(), as: Work.self)
+            #expect(works.count == 3 && works.allSatisfy { $0 is Novel })
+            let writers = try ctx.fetch(Writer.self, where: "novels.@sum.pages == 732")
+            #expect(writers == [writer])
+        }
+    }
+}
