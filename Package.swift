@@ -8,10 +8,12 @@ let package = Package(
     products: [
         .library(name: "ObjectGraph", targets: ["ObjectGraph"]),
         .library(name: "PredicateFormat", targets: ["PredicateFormat"]),
+        .executable(name: "objectgraph", targets: ["objectgraph"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         .target(name: "PredicateFormat", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
@@ -27,6 +29,14 @@ let package = Package(
             dependencies: [
                 "PredicateFormat",
                 "ObjectGraphMacros",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .executableTarget(
+            name: "objectgraph",
+            dependencies: [
+                "ObjectGraph",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

@@ -1,0 +1,123 @@
+import ArgumentParser
+import Foundation
+import ObjectGraph
+
+/// Imports books in the background while the main thread keeps answering queries, then reports.
+struct Demo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Import books in the background while the main context answers queries.")
+
+    @Option(help: "How many books to import.") var count = 100_000
+    @Option(help: "The store file (default: objectgraph-demo.sqlite in the temporary folder).") var store: String?
+    @Flag(help: "Use an in-memory store instead of a file.") var inMemory = false
+    @Option(help: "Books per background save.") var batch = 5_000
+
+    @MainActor
+    mutating func run() async throws {
+        let model = try Model([Writer.self, Book.self])
+        let path = store ?? FileManager.default.temporaryDirectory.appendingPathComponent("objectgraph-demo.sqlite").path
+        let coordinator = inMemory ? PersistentStoreCoordinator.inMemory(model: model)
+            : try PersistentStoreCoordinator(model: model, storeURL: URL(fileURLWithPath: path))
+        print("store: \(inMemory ? "in memory" : path)")
+        let writer = ObjectContext(coordinator: coordinator, concurrencyType: .privateQueue, name: "import")
+        let main = ObjectContext(coordinator: coordinator, concurrencyType: .mainQueue, name: "main")
+        let existing = try main.performAndWait { ctx in try ctx.count(for: Book.fetchRequest()) }
+        print("books already in the store: \(existing)")
+
+        let monitor = MainThreadMonitor()
+        let total = count
+        let perSave = max(1, batch)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let progress = Progress(total: total)
+        let importer = Task.detached {
+            var imported = 0
+            while imported < total {
+                let size = min(perSave, total - imported)
+                let offset = imported
+                try await writer.perform { ctx in
+                    // Ten writers per save, each with a tenth of the save's books.
+                    let firstWriter = (existing + offset) / perSave * 10
+                    var writers: [Writer] = []
+                    for index in 0..<10 {
+                        let author = try ctx.insert(Writer.self)
+                        author.name = "Writer \(firstWriter + index)"
+                        author.born = Int32(1800 + (firstWriter + index) % 200)
+                        writers.append(author)
+                    }
+                    for index in 0..<size {
+                        let book = try ctx.insert(Book.self)
+                        let number = existing + offset + index
+                        let author = writers[index % writers.count]
+                        book.name = number % 1_000 == 0 ? "拿破仑" : "Book \(number)"
+                        book.author = number % 1_000 == 0 ? "约翰史蒂芬" : author.name
+                        book.pages = Int32(50 + number % 900)
+                        book.price = Double(number % 4_000) / 100
+                        book.writer = author
+                    }
+                    try ctx.save()
+                    ctx.reset()
+                }
+                imported += size
+                await progress.show(imported)
+            }
+        }
+        let sampler = Task { @MainActor in
+            var probe = 0
+            try await monitor.run(every: .milliseconds(5)) {
+                // A small query of the kind a UI makes: one book by its (indexed) name.
+                probe = (probe + 7_919) % max(1, existing + total)
+                let name = "Book \(probe)"
+                _ = try main.performAndWait { ctx in
+                    var request = try FetchRequest(entityName: "Book", format: "name == %@", name)
+                    request.fetchLimit = 1
+                    return try ctx.fetch(request).count
+                }
+            }
+        }
+        try await importer.value
+        monitor.stop()
+        try await sampler.value
+        let elapsed = (clock.now - start).seconds
+        progress.finish()
+
+        print(String(format: "imported %d books in %.2f s: %.0f books/s", total, elapsed, Double(total) / elapsed))
+        print(String(format: "main thread during the import: %d queries, stall p50 %.2f ms, p99 %.2f ms, max %.2f ms, busy %.1f%%",
+                     monitor.queries, monitor.percentile(0.5) * 1000, monitor.percentile(0.99) * 1000,
+                     monitor.percentile(1) * 1000, monitor.busy / elapsed * 100))
+
+        print("\nexample queries (predicate format language):")
+        try main.performAndWait { ctx in
+            let napoleon = try ctx.fetch(Book.self, sortedBy: ["name"], where: "author = %@", "约翰史蒂芬")
+            print("  author = \"约翰史蒂芬\": \(napoleon.count) books, first: \(napoleon.first.map { "\($0.name), \($0.pages) pages" } ?? "none")")
+            let cheapLong = try ctx.fetch(Book.self, sortedBy: ["-pages", "name"], where: "pages BETWEEN {940, 949} AND price < 5")
+            print("  pages BETWEEN {940, 949} AND price < 5: \(cheapLong.count) books, e.g. \(cheapLong.prefix(3).map(\.name))")
+            var top = FetchRequest(entityName: "Book")
+            top.propertiesToFetch = [.attribute("writer.name"), .aggregate("books", .count), .aggregate("pages", .sum, of: "pages")]
+            top.propertiesToGroupBy = ["writer.name"]
+            top.havingPredicate = try FormatPredicate("books >= 100")
+            top.sortKeys = [SortKey("-pages")]
+            top.fetchLimit = 3
+            for row in try ctx.fetchDictionaries(top) {
+                print("  writer \(row["writer.name"] ?? .null): \(row["books"] ?? .null) books, \(row["pages"] ?? .null) pages")
+            }
+            let prolific = try ctx.count(for: try FetchRequest(entityName: "Writer", format: "books.@count >= 100 AND name BEGINSWITH[cd] %@", "writer 1"))
+            print("  writers with 100+ books whose name begins with \"writer 1\" (case-insensitive): \(prolific)")
+            print("  books in the store now: \(try ctx.count(for: Book.fetchRequest()))")
+        }
+    }
+}
+
+/// A progress bar on standard error, redrawn in place.
+actor Progress {
+    let total: Int
+    init(total: Int) { self.total = total }
+
+    func show(_ done: Int) {
+        let width = 40
+        let filled = total == 0 ? width : width * done / total
+        let bar = String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled)
+        FileHandle.standardError.write(Data("\rimporting [\(bar)] \(done)/\(total)".utf8))
+    }
+
+    nonisolated func finish() { FileHandle.standardError.write(Data("\n".utf8)) }
+}
