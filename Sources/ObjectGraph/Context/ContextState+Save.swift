@@ -2,19 +2,85 @@ import Foundation
 
 extension ContextState {
     var hasChanges: Bool {
-        !inserted.isEmpty || !deleted.isEmpty || updated.values.contains { !$0.changedKeys().isEmpty }
+        !inserted.isEmpty || !deleted.isEmpty || !layers.isEmpty || updated.values.contains { !$0.changedKeys().isEmpty }
     }
 
-    /// Validates, writes one store transaction, and folds the result back into the registered objects.
-    /// On any error nothing is written and every pending change stays in place.
+    /// Validates, then hands every pending change to what lies below: a child pushes its changes into its parent
+    /// (nothing reaches disk); a root context writes one store transaction. On any error nothing is written and
+    /// every pending change stays in place.
     func save() throws {
         guard hasChanges else { return }
+        notifications.post(.willSave, ContextChanges(), from: self)
         try applyDeleteRules()
         let failures = validate()
         guard failures.isEmpty else { throw ObjectGraphError.validation(failures) }
-        let changes = try makeChangeSet()
-        let result = try coordinator.save(changes)
+        var own = try makeChangeSet()
+        own.buildIndex()
+        let saved = layers + [own]
+        let result: SaveResult
+        if isRoot {
+            result = try writeToStore(flatten(saved))
+        } else {
+            result = try below.push(saved)
+        }
         apply(result)
+        layers = []
+        notifications.post(.didSave, ContextChanges(layers: saved, permanentIDs: result.permanentIDs), from: self)
+    }
+
+    /// Merges change sets (a root's received layers, then its own) into one, later changes winning, with the
+    /// versions this root knows to be current.
+    func flatten(_ sets: [ChangeSet]) -> ChangeSet {
+        var order: [ObjectID] = []
+        var inserts: [ObjectID: ChangeSet.Row] = [:]
+        var updates: [ObjectID: ChangeSet.Row] = [:]
+        var updateOrder: [ObjectID] = []
+        var deletes: [ObjectID: Int64] = [:]
+        var toMany: [ObjectID: [String: ChangeSet.ToManyContents]] = [:]
+        for set in sets {
+            for row in set.inserted {
+                if inserts[row.objectID] == nil { order.append(row.objectID) }
+                inserts[row.objectID] = row
+            }
+            for row in set.updated {
+                if var insert = inserts[row.objectID] {
+                    insert.values = row.values
+                    insert.toOne = row.toOne
+                    inserts[row.objectID] = insert
+                } else if var update = updates[row.objectID] {
+                    update.values = row.values
+                    update.toOne = row.toOne
+                    update.changedAttributes = Array(Set(update.changedAttributes).union(row.changedAttributes)).sorted()
+                    update.changedToOne = Array(Set(update.changedToOne).union(row.changedToOne)).sorted()
+                    updates[row.objectID] = update
+                } else {
+                    updates[row.objectID] = row
+                    updateOrder.append(row.objectID)
+                }
+            }
+            for (id, version) in set.deleted {
+                if inserts.removeValue(forKey: id) != nil { continue }
+                updates[id] = nil
+                deletes[id] = version
+            }
+            for contents in set.toMany { toMany[contents.objectID, default: [:]][contents.relationship] = contents }
+        }
+        func current(_ id: ObjectID, _ version: Int64) -> Int64 {
+            max(version, registered[id]?.committed?.version ?? 0, savedVersions[id] ?? 0)
+        }
+        var flat = ChangeSet()
+        flat.inserted = order.compactMap { inserts[$0] }
+        flat.updated = updateOrder.compactMap { id in updates[id].map { row in
+            var row = row
+            row.version = current(id, row.version)
+            return row
+        } }
+        flat.deleted = deletes.map { ($0.key, current($0.key, $0.value)) }.sorted { $0.0 < $1.0 }
+        flat.toMany = toMany.flatMap { owner, lists in
+            (inserts[owner] != nil || updates[owner] != nil || registered[owner] != nil || deletes[owner] == nil) ? Array(lists.values) : []
+        }
+        flat.mergePolicy = mergePolicy
+        return flat
     }
 
     // MARK: Delete rules
@@ -173,7 +239,7 @@ extension ContextState {
             if !changedAttributes.isEmpty || !changedToOne.isEmpty {
                 changes.updated.append(ChangeSet.Row(
                     objectID: object.objectID, version: committed.version, values: object.values, toOne: object.toOne,
-                    changedAttributes: changedAttributes, changedToOne: changedToOne))
+                    changedAttributes: changedAttributes, changedToOne: changedToOne, committedValues: committed.values))
             }
             appendToMany(of: object, to: &changes)
         }
@@ -183,16 +249,11 @@ extension ContextState {
         return changes
     }
 
+    /// Every changed to-many relationship: the store rewrites those it keeps in join tables or order columns, and a
+    /// parent reads all of them when this change set is one of its layers.
     private func appendToMany(of object: ManagedObject, to changes: inout ChangeSet) {
         for (index, contents) in object.toMany {
             let relationship = object.entity.relationships[index]
-            let stored: Bool
-            switch relationship.storage {
-            case .joinTable(_, let isSourceSide): stored = isSourceSide
-            case .inverseForeignKey(_, let orderColumn): stored = orderColumn != nil
-            case .foreignKey: stored = false
-            }
-            guard stored else { continue }
             let before = object.committedToMany[index] ?? RelatedIDs()
             let same = relationship.isOrdered ? contents.ids == before.ids : contents.members == before.members
             if !same || object.isInserted {
@@ -205,6 +266,9 @@ extension ContextState {
     // MARK: After the store wrote
 
     func apply(_ result: SaveResult) {
+        if isRoot {
+            for (id, version) in result.versions where version > 1 { savedVersions[id] = version }
+        }
         for object in Array(updated.values) + Array(deleted.values) { rowCache[object.objectID] = nil }
         for object in deleted.values {
             registered[object.objectID] = nil
@@ -222,6 +286,10 @@ extension ContextState {
         insertionOrder = []
         if !mapping.isEmpty { remapReferences(mapping) }
         for object in Array(inserted.values) + Array(updated.values) where !object.isDeleted {
+            if let merged = result.refreshed[object.objectID] {
+                object.values = merged.values
+                object.toOne = merged.toOne
+            }
             let version = result.versions[object.objectID] ?? object.committed?.version ?? 1
             object.committed = Snapshot(objectID: object.objectID, version: version, values: object.values, toOne: object.toOne)
             object.committedToMany = object.toMany
@@ -230,6 +298,31 @@ extension ContextState {
         inserted = [:]
         updated = [:]
         deleted = [:]
+        // Objects the merge policy settled in the store's favour, registered here but not written.
+        for (id, snapshot) in result.refreshed {
+            if let object = registered[id], object.committed?.version != result.versions[id] {
+                fill(object, from: snapshot)
+                object.isMarkedUpdated = false
+            }
+        }
+    }
+
+    /// Takes the permanent IDs that saves anywhere in the tree assigned to objects registered here.
+    func adoptPermanentIDsIfNeeded() {
+        let count = coordinator.saveCount
+        guard count != adoptedSaveCount else { return }
+        adoptedSaveCount = count
+        var mapping: [ObjectID: ObjectID] = [:]
+        for object in registered.objects where object.storedObjectID.isTemporaryID {
+            let permanent = coordinator.resolve(object.storedObjectID)
+            guard permanent != object.storedObjectID else { continue }
+            mapping[object.storedObjectID] = permanent
+            registered[object.storedObjectID] = nil
+            if inserted.removeValue(forKey: object.storedObjectID) != nil { inserted[permanent] = object }
+            object.storedObjectID = permanent
+            registered[permanent] = object
+        }
+        if !mapping.isEmpty { remapReferences(mapping) }
     }
 
     /// Rewrites temporary IDs held in relationships to the permanent ones the store assigned.
@@ -249,6 +342,15 @@ extension ContextState {
     // MARK: Undoing
 
     func rollback() {
+        // Children's pushed changes go too; objects showing them reload from below.
+        if !layers.isEmpty {
+            for object in registered.objects where !object.isFaultStorage && layers.contains(where: { $0.index.rows[object.objectID] != nil }) {
+                materializedCount.subtract(1, ordering: .relaxed)
+                object.isFaultStorage = true
+                object.committed = nil
+            }
+            layers = []
+        }
         for object in inserted.values {
             registered[object.objectID] = nil
             detach(object, reason: "its insert was rolled back")
@@ -281,6 +383,7 @@ extension ContextState {
         registered.removeAll()
         rowCache = [:]
         insertionOrder = []
+        layers = []
         inserted = [:]
         updated = [:]
         deleted = [:]
@@ -303,7 +406,7 @@ extension ContextState {
             updated[object.objectID] = nil
             return
         }
-        guard let fresh = try coordinator.store.snapshots(for: [object.objectID]).first else {
+        guard let fresh = try layeredSnapshots(for: [object.objectID]).first else {
             throw ObjectGraphError.objectNotFound(object.objectID)
         }
         for (index, attribute) in object.entity.attributes.enumerated() where !changed.contains(attribute.name) {

@@ -10,7 +10,20 @@ final class ContextState {
     let executor: ContextExecutor
     let coordinator: PersistentStoreCoordinator
     var model: Model { coordinator.model }
-
+    /// The store (for a root context) or the parent's current state (for a child).
+    let below: any RowSource
+    /// Whether this context writes to the store itself.
+    var isRoot: Bool { below is StoreSource }
+    /// Children's saved changes, pending here until this context saves, oldest first.
+    var layers: [ChangeSet] = []
+    /// How a root save resolves rows changed in the store since they were read.
+    var mergePolicy: MergePolicy = .error
+    /// Row versions this root context's own saves produced (a child's older reading of them is no conflict).
+    var savedVersions: [ObjectID: Int64] = [:]
+    /// This context's notifications.
+    let notifications: NotificationHub
+    /// The coordinator save count this context last took permanent IDs from.
+    var adoptedSaveCount = 0
     var registered = ObjectRegistry()
     var inserted: [ObjectID: ManagedObject] = [:]
     /// Inserted objects in the order they were inserted (some may since have left `inserted`).
@@ -26,10 +39,13 @@ final class ContextState {
     /// Set while save applies delete rules, which may touch objects that are themselves being deleted.
     var isApplyingDeleteRules = false
 
-    init(name: String, executor: ContextExecutor, coordinator: PersistentStoreCoordinator) {
+    init(name: String, executor: ContextExecutor, coordinator: PersistentStoreCoordinator, below: any RowSource, notifications: NotificationHub) {
         self.name = name
         self.executor = executor
         self.coordinator = coordinator
+        self.below = below
+        self.notifications = notifications
+        self.adoptedSaveCount = coordinator.saveCount
     }
 
     func checkExecutor() {
@@ -37,6 +53,7 @@ final class ContextState {
             fatalError("ObjectGraph concurrency violation: context '\(name)' was used off its queue. "
                 + "Call it inside perform { } or performAndWait { }.")
         }
+        adoptPermanentIDsIfNeeded()
     }
 
     // MARK: Registration and faulting
@@ -77,14 +94,7 @@ final class ContextState {
 
     func fulfill(_ object: ManagedObject) throws {
         guard object.isFaultStorage else { return }
-        guard !object.objectID.isTemporaryID else {
-            throw ObjectGraphError.objectNotFound(object.objectID)
-        }
-        if let cached = rowCache[object.objectID] {
-            fill(object, from: cached)
-            return
-        }
-        guard let snapshot = try coordinator.store.snapshots(for: [object.objectID]).first else {
+        guard let snapshot = try loadSnapshot(for: object.objectID) else {
             throw ObjectGraphError.objectNotFound(object.objectID)
         }
         fill(object, from: snapshot)
@@ -164,8 +174,8 @@ final class ContextState {
         if let loaded = object.toMany[index] { return loaded }
         if object.isFaultStorage { try fulfill(object) }
         var ids: [ObjectID] = []
-        if !object.objectID.isTemporaryID {
-            ids = try coordinator.store.relatedIDs(of: object.objectID, relationship: object.entity.relationships[index])
+        if !object.isInserted {
+            ids = try (layeredRelatedIDs(of: [object.objectID], relationship: object.entity.relationships[index])[object.objectID] ?? [])
                 .map { coordinator.resolve($0) }
         }
         // Objects registered here may have moved in or out of this relationship without a save: trust their to-one.

@@ -28,22 +28,40 @@ public actor ObjectContext {
 
     /// The context's name, used in error and trap messages.
     public nonisolated let name: String
-    /// The coordinator the context reads from and saves to.
+    /// The coordinator the context reads from and saves to (through its parents, for a child).
     public nonisolated let coordinator: PersistentStoreCoordinator
+    /// The context a child saves into; nil for a root context, which saves to the store.
+    public nonisolated let parent: ObjectContext?
     /// Where the context runs.
     public nonisolated let concurrencyType: ConcurrencyType
     nonisolated let executor: ContextExecutor
+    nonisolated let hub: NotificationHub
     let state: ContextState
+    var mergeToken: NotificationToken?
 
-    /// Creates a context on `coordinator`.
+    /// Creates a root context on `coordinator`: its saves go to the store.
     public init(coordinator: PersistentStoreCoordinator, concurrencyType: ConcurrencyType = .privateQueue, name: String? = nil) {
+        self.init(coordinator: coordinator, parent: nil, concurrencyType: concurrencyType, name: name)
+    }
+
+    /// Creates a child of `parent`: it reads through the parent (seeing its unsaved changes) and its saves go into
+    /// the parent only; nothing reaches disk until the root context saves.
+    public init(parent: ObjectContext, concurrencyType: ConcurrencyType = .privateQueue, name: String? = nil) {
+        self.init(coordinator: parent.coordinator, parent: parent, concurrencyType: concurrencyType, name: name)
+    }
+
+    private init(coordinator: PersistentStoreCoordinator, parent: ObjectContext?, concurrencyType: ConcurrencyType, name: String?) {
         let name = name ?? (concurrencyType == .mainQueue ? "main" : "private")
         self.name = name
         self.coordinator = coordinator
+        self.parent = parent
         self.concurrencyType = concurrencyType
         let executor: ContextExecutor = concurrencyType == .mainQueue ? .main : .queue(QueueExecutor(label: "ObjectGraph.context.\(name)"))
         self.executor = executor
-        self.state = ContextState(name: name, executor: executor, coordinator: coordinator)
+        let hub = NotificationHub(forward: parent == nil ? coordinator.hub : nil)
+        self.hub = hub
+        let below: any RowSource = parent.map { ParentSource(parent: $0) } ?? StoreSource(coordinator: coordinator)
+        self.state = ContextState(name: name, executor: executor, coordinator: coordinator, below: below, notifications: hub)
     }
 
     /// The executor the actor runs on: the main actor's, or the context's private queue.

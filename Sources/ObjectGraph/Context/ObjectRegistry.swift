@@ -21,6 +21,9 @@ struct ObjectRegistry {
         }
     }
 
+    /// The number of entries (some may be for objects already gone).
+    var count: Int { entries.count }
+
     /// Every live object.
     var objects: [ManagedObject] { entries.values.compactMap(\.object) }
 

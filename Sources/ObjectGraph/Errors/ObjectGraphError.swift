@@ -120,12 +120,41 @@ public struct SaveConflict: Sendable, Hashable, CustomStringConvertible {
     public var expectedVersion: Int64
     /// The version now stored, or nil when the row was deleted.
     public var storedVersion: Int64?
+    /// The keys in conflict: those the object changed, and those changed in the store since it read them.
+    public var keys: [String] = []
+    /// The stored values of those keys.
+    public var storedValues: [String: AttributeValue] = [:]
+    /// The object's values of those keys.
+    public var objectValues: [String: AttributeValue] = [:]
+    /// The stored row, for merge policies.
+    var stored: Snapshot?
 
     public var description: String {
-        if let storedVersion {
-            return "\(objectID): read at version \(expectedVersion), stored version is now \(storedVersion)"
+        guard let storedVersion else {
+            return "\(objectID): read at version \(expectedVersion), the stored row was deleted"
         }
-        return "\(objectID): read at version \(expectedVersion), the stored row was deleted"
+        let details = keys.map { "\($0): stored \(storedValues[$0] ?? .null), in memory \(objectValues[$0] ?? .null)" }
+        return "\(objectID): read at version \(expectedVersion), stored version is now \(storedVersion)"
+            + (details.isEmpty ? "" : " (" + details.joined(separator: "; ") + ")")
+    }
+
+    /// Describes a conflict of an update row against the row now stored.
+    static func make(_ row: ChangeSet.Row?, id: ObjectID, expected: Int64, stored: Snapshot?, entity: ModelEntity?) -> SaveConflict {
+        var conflict = SaveConflict(objectID: id, expectedVersion: expected, storedVersion: stored?.version, stored: stored)
+        guard let row, let stored, let entity else { return conflict }
+        var indexes = Set(row.changedAttributes)
+        if !row.committedValues.isEmpty {
+            for index in stored.values.indices where index < row.committedValues.count && stored.values[index] != row.committedValues[index] {
+                indexes.insert(index)
+            }
+        }
+        for index in indexes.sorted() where index < entity.attributes.count {
+            let key = entity.attributes[index].name
+            conflict.keys.append(key)
+            conflict.storedValues[key] = stored.values[index]
+            conflict.objectValues[key] = row.values[index]
+        }
+        return conflict
     }
 }
 

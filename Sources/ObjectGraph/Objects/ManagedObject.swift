@@ -41,8 +41,16 @@ struct RelatedIDs: Equatable {
 open class ManagedObject: Hashable, CustomStringConvertible {
     /// The object's entity.
     public let entity: ModelEntity
-    /// The object's ID: temporary until saved, permanent after.
-    public internal(set) var objectID: ObjectID
+    /// The object's ID: temporary until saved to the store (or given one by `obtainPermanentIDs`), permanent after;
+    /// once any context's save makes it permanent, every context of the tree sees the permanent one.
+    public internal(set) var objectID: ObjectID {
+        get {
+            if storedObjectID.rawKey < 0, let state { state.adoptPermanentIDsIfNeeded() }
+            return storedObjectID
+        }
+        set { storedObjectID = newValue }
+    }
+    var storedObjectID: ObjectID
     /// Whether the object is inserted and not yet saved.
     public internal(set) var isInserted = false
     /// Whether the object is deleted (pending until save, then for good).
@@ -70,7 +78,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Creates an object; only contexts call this.
     public required init(entity: ModelEntity, objectID: ObjectID) {
         self.entity = entity
-        self.objectID = objectID
+        self.storedObjectID = objectID
         self.isFaultStorage = true
         self.values = []
         self.toOne = []

@@ -1,5 +1,18 @@
 import PredicateFormat
 
+/// One result of a fetch before it becomes an object: an object with unsaved changes, or a row.
+enum FetchCandidate {
+    case object(ManagedObject)
+    case snapshot(Snapshot)
+
+    var objectID: ObjectID {
+        switch self {
+        case .object(let object): object.objectID
+        case .snapshot(let snapshot): snapshot.objectID
+        }
+    }
+}
+
 /// The fetch machinery of a context: store reads, the pending-changes overlay, prefetching.
 extension ContextState {
     /// The objects of `names` with unsaved changes here: what a fetch must judge in memory.
@@ -15,45 +28,81 @@ extension ContextState {
         return (changed, hidden)
     }
 
-    /// The request's results as objects, in order, sliced; the store does the work when nothing is pending.
+    /// The request's results as objects, in order, sliced.
     func fetchObjects(_ request: FetchRequest, loadValues: Bool) throws -> [ManagedObject] {
+        try fetchCandidates(request, loadValues: loadValues).map { candidate in
+            switch candidate {
+            case .object(let object): return object
+            case .snapshot(let snapshot): return loadValues ? try register(snapshot) : try object(with: snapshot.objectID)
+            }
+        }
+    }
+
+    /// The request's results: rows from below (the store does the work when nothing is pending here), and objects
+    /// and layer rows with unsaved changes, judged and ordered in memory exactly as the store would.
+    func fetchCandidates(_ request: FetchRequest, loadValues: Bool = true) throws -> [FetchCandidate] {
         try request.validate()
         let entity = try model.entity(named: request.entityName)
         let names = Set(request.includesSubentities ? entity.selfAndDescendantNames : [entity.name])
-        let pending = request.includesPendingChanges ? pendingObjects(of: names) : (changed: [], hidden: [])
-        var storeRequest = request.storeRequest()
-        if pending.changed.isEmpty && pending.hidden.isEmpty {
-            storeRequest.limit = request.fetchLimit
-            storeRequest.offset = request.fetchOffset
-            if !loadValues {
-                return try coordinator.store.fetchIDs(storeRequest).map { try object(with: $0) }
-            }
-            return try coordinator.store.fetch(storeRequest).map { try register($0) }
-        }
-        // Each hidden object can push at most one stored row out of the requested slice: read that many more.
-        storeRequest.limit = request.fetchLimit.map { $0 + request.fetchOffset + pending.hidden.count }
-        var candidates = try coordinator.store.fetch(storeRequest).filter { !pending.hidden.contains($0.objectID) }.map { try register($0) }
-        for object in pending.changed {
-            if let predicate = request.predicate {
-                do {
-                    guard try predicate.evaluate(with: object) else { continue }
-                } catch {
-                    throw ObjectGraphError.invalidFetch(entity: entity.name, reason: error.description)
+        let own = request.includesPendingChanges ? pendingObjects(of: names) : (changed: [], hidden: [])
+        var layerRows: [ObjectID: Snapshot] = [:]
+        var hidden = own.hidden
+        if request.includesPendingChanges {
+            for layer in layers {
+                for name in names {
+                    for id in layer.index.rowsByEntity[name] ?? [] {
+                        hidden.insert(id)
+                        layerRows[id] = layer.snapshot(for: id)
+                    }
+                }
+                for id in layer.index.deleted.keys where names.contains(id.entityName) {
+                    hidden.insert(id)
+                    layerRows[id] = nil
                 }
             }
-            candidates.append(object)
+            // Where this context holds the object itself, the object (already updated by the layer) stands for it.
+            for id in Array(layerRows.keys) {
+                if let object = registered[id], !object.isFaultStorage { layerRows[id] = nil }
+            }
         }
-        try InMemoryOrdering.sort(&candidates, by: request.sortKeys, value: { object, path in
-            try AttributeValue.read(path, from: object, entity: entity.name)
-        }, tieBreak: Self.storeOrder)
+        var storeRequest = request.storeRequest()
+        if own.changed.isEmpty && hidden.isEmpty && layerRows.isEmpty {
+            storeRequest.limit = request.fetchLimit
+            storeRequest.offset = request.fetchOffset
+            if !loadValues, below is StoreSource {
+                return try coordinator.store.fetchIDs(storeRequest).map { .snapshot(Snapshot(objectID: $0, version: 0, values: [], toOne: [])) }
+            }
+            return try below.fetch(storeRequest).map { .snapshot($0) }
+        }
+        // Each hidden row can push at most one row below out of the requested slice: read that many more.
+        storeRequest.limit = request.fetchLimit.map { $0 + request.fetchOffset + hidden.count }
+        var candidates: [FetchCandidate] = try below.fetch(storeRequest).filter { !hidden.contains($0.objectID) }.map { .snapshot($0) }
+        func matches(_ source: any KeyValueSource) throws -> Bool {
+            guard let predicate = request.predicate else { return true }
+            do {
+                return try predicate.evaluate(with: source)
+            } catch {
+                throw ObjectGraphError.invalidFetch(entity: entity.name, reason: error.description)
+            }
+        }
+        for object in own.changed where try matches(object) { candidates.append(.object(object)) }
+        for snapshot in layerRows.values where try matches(SnapshotSource(snapshot: snapshot, state: self)) {
+            candidates.append(.snapshot(snapshot))
+        }
+        try InMemoryOrdering.sort(&candidates, by: request.sortKeys, value: { candidate, path in
+            switch candidate {
+            case .object(let object): try AttributeValue.read(path, from: object, entity: entity.name)
+            case .snapshot(let snapshot): try AttributeValue.read(path, from: SnapshotSource(snapshot: snapshot, state: self), entity: entity.name)
+            }
+        }, tieBreak: { Self.storeOrder($0.objectID, $1.objectID) })
         let start = min(request.fetchOffset, candidates.count)
         let end = request.fetchLimit.map { min(start + $0, candidates.count) } ?? candidates.count
         return Array(candidates[start..<end])
     }
 
     /// Stored rows by key; unsaved inserts after them in insertion order, as their keys will be once saved.
-    static func storeOrder(_ lhs: ManagedObject, _ rhs: ManagedObject) -> Bool {
-        let (l, r) = (lhs.objectID.rawKey, rhs.objectID.rawKey)
+    static func storeOrder(_ lhs: ObjectID, _ rhs: ObjectID) -> Bool {
+        let (l, r) = (lhs.rawKey, rhs.rawKey)
         if (l < 0) != (r < 0) { return l > 0 }
         return l < 0 ? l > r : l < r
     }
@@ -63,7 +112,7 @@ extension ContextState {
         var objects = try ids.map { try object(with: $0) }
         let missing = objects.filter(\.isFaultStorage).map(\.objectID).filter { rowCache[$0] == nil }
         if !missing.isEmpty {
-            for snapshot in try coordinator.store.snapshots(for: missing) { rowCache[snapshot.objectID] = snapshot }
+            for snapshot in try layeredSnapshots(for: missing) { rowCache[snapshot.objectID] = snapshot }
         }
         for object in objects where object.isFaultStorage {
             if let snapshot = rowCache.removeValue(forKey: object.objectID) { fill(object, from: snapshot) }
@@ -89,7 +138,7 @@ extension ContextState {
                         continue
                     }
                     let owners = group.filter { $0.toMany[index] == nil && !$0.objectID.isTemporaryID }
-                    let related = try coordinator.store.relatedIDs(of: owners.map(\.objectID), relationship: relationship)
+                    let related = try layeredRelatedIDs(of: owners.map(\.objectID), relationship: relationship)
                     for owner in owners {
                         let ids = related[owner.objectID] ?? []
                         owner.toMany[index] = RelatedIDs(ids)

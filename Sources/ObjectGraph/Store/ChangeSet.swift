@@ -14,6 +14,8 @@ public struct ChangeSet: Sendable {
         public var changedAttributes: [Int]
         /// For an update, the to-one slots that changed.
         public var changedToOne: [Int]
+        /// For an update, the attribute values as read (what store-trump merging compares the stored row with).
+        public var committedValues: [AttributeValue] = []
     }
 
     /// The new contents of one to-many relationship whose storage is not the destination's to-one column alone: a
@@ -33,8 +35,15 @@ public struct ChangeSet: Sendable {
     public var updated: [Row] = []
     /// Objects to delete, with the version the context last saw.
     public var deleted: [(objectID: ObjectID, version: Int64)] = []
-    /// To-many relationships to rewrite.
+    /// To-many relationships whose contents changed (the store rewrites those it keeps in join tables or order
+    /// columns; a parent context reads all of them).
     public var toMany: [ToManyContents] = []
+    /// Lookups for contexts that keep the change set as a pending layer.
+    public internal(set) var index = ChangeSetIndex()
+    /// What happens when stored rows changed since they were read.
+    public var mergePolicy: MergePolicy = .error
+    /// Temporary IDs already settled (inserts a merge policy turned into updates of existing rows).
+    public var presetIDs: [ObjectID: ObjectID] = [:]
 
     /// Whether the change set writes nothing.
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty && toMany.isEmpty }
@@ -46,4 +55,23 @@ public struct SaveResult: Sendable {
     public var permanentIDs: [ObjectID: ObjectID] = [:]
     /// The new version of every inserted or updated row, by (permanent) ID.
     public var versions: [ObjectID: Int64] = [:]
+    /// Rows whose stored values differ from what the context wrote, after a merge policy resolved a conflict.
+    public var refreshed: [ObjectID: Snapshot] = [:]
+}
+
+/// How a root context's save resolves rows that changed in the store since they were read (optimistic locking),
+/// and inserts that collide with a stored row's uniqueness constraint.
+public enum MergePolicy: Sendable, Hashable {
+    /// Fail the save, listing every conflicting object, its keys, and the stored and in-memory values (the default).
+    case error
+    /// Per property: the object's changed values win; the other properties take the stored values. A colliding
+    /// insert updates the stored row (an upsert).
+    case mergeByPropertyObjectTrump
+    /// Per property: properties changed in the store keep the stored values; the object's other changes are
+    /// written. A colliding insert takes the stored row's values.
+    case mergeByPropertyStoreTrump
+    /// The object's whole row replaces the stored one.
+    case overwrite
+    /// The object's conflicting changes are dropped: it takes the stored values.
+    case rollback
 }

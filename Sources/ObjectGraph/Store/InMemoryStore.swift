@@ -152,7 +152,9 @@ public final class InMemoryStore: PersistentStore {
 
     private func apply(_ changes: ChangeSet, to state: inout Contents) throws -> SaveResult {
         var result = SaveResult()
-        let temporary = changes.inserted.map(\.objectID).filter(\.isTemporaryID)
+        result.permanentIDs = changes.presetIDs
+        var conflicts: [SaveConflict] = []
+        let temporary = changes.inserted.map(\.objectID).filter { $0.isTemporaryID && changes.presetIDs[$0] == nil }
         for (root, group) in Dictionary(grouping: temporary, by: { model.entityIfPresent($0.entityName)?.rootName ?? $0.entityName }) {
             for (id, key) in zip(group, Self.allocate(&state, root, group.count)) {
                 result.permanentIDs[id] = ObjectID(entityName: id.entityName, rawKey: key)
@@ -171,8 +173,9 @@ public final class InMemoryStore: PersistentStore {
         for row in changes.updated {
             let entity = try model.entity(named: row.objectID.entityName)
             guard var stored = state.rows[entity.rootName]?[row.objectID.rawKey], stored.version == row.version else {
-                let storedVersion = state.rows[entity.rootName]?[row.objectID.rawKey]?.version
-                throw ObjectGraphError.conflict([SaveConflict(objectID: row.objectID, expectedVersion: row.version, storedVersion: storedVersion)])
+                let current = state.rows[entity.rootName]?[row.objectID.rawKey].map { snapshot(row.objectID.rawKey, $0) }
+                conflicts.append(SaveConflict.make(row, id: row.objectID, expected: row.version, stored: current, entity: entity))
+                continue
             }
             for index in row.changedAttributes { stored.values[index] = row.values[index] }
             for slot in row.changedToOne { stored.toOne[slot] = permanent(row.toOne[slot]) }
@@ -184,8 +187,9 @@ public final class InMemoryStore: PersistentStore {
         for (id, version) in changes.deleted {
             let entity = try model.entity(named: id.entityName)
             guard let stored = state.rows[entity.rootName]?[id.rawKey], stored.version == version else {
-                let storedVersion = state.rows[entity.rootName]?[id.rawKey]?.version
-                throw ObjectGraphError.conflict([SaveConflict(objectID: id, expectedVersion: version, storedVersion: storedVersion)])
+                let current = state.rows[entity.rootName]?[id.rawKey].map { snapshot(id.rawKey, $0) }
+                conflicts.append(SaveConflict.make(nil, id: id, expected: version, stored: current, entity: entity))
+                continue
             }
             _ = stored
             state.rows[entity.rootName]![id.rawKey] = nil
@@ -196,12 +200,13 @@ public final class InMemoryStore: PersistentStore {
                 }
             }
         }
+        guard conflicts.isEmpty else { throw ObjectGraphError.conflict(conflicts) }
         for contents in changes.toMany {
             let owner = permanent(contents.objectID)!
             let entity = try model.entity(named: owner.entityName)
             guard let relationship = entity.relationship(named: contents.relationship) else { continue }
             switch relationship.storage {
-            case .joinTable(let table, _):
+            case .joinTable(let table, true):
                 state.joins[table, default: []].removeAll { $0.source == owner.rawKey }
                 for (position, destination) in contents.destinations.enumerated() {
                     state.joins[table]!.append((owner.rawKey, permanent(destination)!.rawKey, relationship.isOrdered ? position : nil))

@@ -13,7 +13,10 @@ public final class PersistentStoreCoordinator: Sendable {
     public let model: Model
     /// The store rows are read from and written to.
     public let store: any PersistentStore
-    private let forwarding = Mutex<[ObjectID: ObjectID]>([:])
+    private let forwarding = Mutex<(toPermanent: [ObjectID: ObjectID], toTemporary: [ObjectID: ObjectID])>(([:], [:]))
+    private let saves = Atomic<Int>(0)
+    /// Did-save notifications of every root context on this coordinator.
+    let hub = NotificationHub()
 
     /// Uses an existing store.
     public init(model: Model, store: any PersistentStore) {
@@ -38,15 +41,40 @@ public final class PersistentStoreCoordinator: Sendable {
     /// The permanent ID a temporary one became, or the ID itself.
     func resolve(_ id: ObjectID) -> ObjectID {
         guard id.isTemporaryID else { return id }
-        return forwarding.withLock { $0[id] } ?? id
+        return forwarding.withLock { $0.toPermanent[id] } ?? id
     }
+
+    /// The temporary ID a permanent one had, if it was assigned in this process.
+    func temporaryID(for id: ObjectID) -> ObjectID? {
+        guard !id.isTemporaryID else { return nil }
+        return forwarding.withLock { $0.toTemporary[id] }
+    }
+
+    /// How many saves assigned permanent IDs so far: contexts compare it to know when to adopt new ones.
+    var saveCount: Int { saves.load(ordering: .acquiring) }
 
     func save(_ changes: ChangeSet) throws -> SaveResult {
         let result = try store.save(changes)
-        if !result.permanentIDs.isEmpty {
-            forwarding.withLock { table in table.merge(result.permanentIDs) { _, new in new } }
-        }
+        if !result.permanentIDs.isEmpty { remember(result.permanentIDs) }
         return result
+    }
+
+    private func remember(_ mapping: [ObjectID: ObjectID]) {
+        forwarding.withLock { table in
+            for (temporary, permanent) in mapping {
+                table.toPermanent[temporary] = permanent
+                table.toTemporary[permanent] = temporary
+            }
+        }
+        saves.add(1, ordering: .releasing)
+    }
+
+    /// Root contexts' did-save notifications, as an AsyncSequence.
+    public func didSaveNotifications() -> AsyncStream<ContextNotification> { hub.stream(.didSave) }
+
+    /// Calls `callback` after each root context's save, on that context's queue.
+    public func addDidSaveObserver(_ callback: @escaping @Sendable (ContextNotification) -> Void) -> NotificationToken {
+        NotificationToken(hub: hub, token: hub.add(.didSave, callback))
     }
 
     func obtainPermanentIDs(for ids: [ObjectID]) throws -> [ObjectID: ObjectID] {
@@ -55,7 +83,7 @@ public final class PersistentStoreCoordinator: Sendable {
             let keys = try store.allocatePrimaryKeys(rootEntity: root, count: group.count)
             for (id, key) in zip(group, keys) { mapping[id] = ObjectID(entityName: id.entityName, rawKey: key) }
         }
-        forwarding.withLock { table in table.merge(mapping) { _, new in new } }
+        remember(mapping)
         return mapping
     }
 

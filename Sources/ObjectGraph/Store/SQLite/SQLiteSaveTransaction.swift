@@ -15,11 +15,16 @@ struct SQLiteSaveTransaction {
         self.db = db
     }
 
+    /// Every conflicting row, so a failed save reports them all at once.
+    private var conflicts: [SaveConflict] = []
+
     mutating func run(_ changes: ChangeSet) throws -> SaveResult {
-        try assignKeys(changes.inserted.map(\.objectID))
+        result.permanentIDs = changes.presetIDs
+        try assignKeys(changes.inserted.map(\.objectID).filter { changes.presetIDs[$0] == nil })
         for row in changes.inserted { try insert(row) }
         for row in changes.updated { try update(row) }
         for (id, version) in changes.deleted { try delete(id, version: version) }
+        guard conflicts.isEmpty else { throw ObjectGraphError.conflict(conflicts) }
         for contents in changes.toMany { try rewrite(contents) }
         return result
     }
@@ -96,15 +101,21 @@ struct SQLiteSaveTransaction {
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
             throw uniqueness(entity, error)
         }
-        guard db.changesCount == 1 else { throw try conflict(row.objectID, table: table, expected: row.version) }
+        guard db.changesCount == 1 else {
+            conflicts.append(try conflict(row.objectID, table: table, expected: row.version, row: row, entity: entity))
+            return
+        }
         result.versions[row.objectID] = row.version + 1
     }
 
-    private func delete(_ id: ObjectID, version: Int64) throws {
-        let (_, table) = try store.layout(for: id.entityName)
+    private mutating func delete(_ id: ObjectID, version: Int64) throws {
+        let (entity, table) = try store.layout(for: id.entityName)
         let statement = try db.cachedStatement(sql: "DELETE FROM \(quoted(table.name)) WHERE id = ? AND _version = ?")
         try statement.execute(arguments: [id.rawKey, version])
-        guard db.changesCount == 1 else { throw try conflict(id, table: table, expected: version) }
+        guard db.changesCount == 1 else {
+            conflicts.append(try conflict(id, table: table, expected: version, row: nil, entity: entity))
+            return
+        }
     }
 
     private func rewrite(_ contents: ChangeSet.ToManyContents) throws {
@@ -114,7 +125,7 @@ struct SQLiteSaveTransaction {
             throw ObjectGraphError.unknownKey(entity: entity.name, key: contents.relationship)
         }
         switch relationship.storage {
-        case .joinTable(let table, _):
+        case .joinTable(let table, true):
             try db.execute(sql: "DELETE FROM \(quoted(table)) WHERE source = ?", arguments: [owner.rawKey])
             let statement = try db.cachedStatement(sql: "INSERT INTO \(quoted(table)) (source, target, position) VALUES (?, ?, ?)")
             for (position, destination) in contents.destinations.enumerated() {
@@ -131,9 +142,10 @@ struct SQLiteSaveTransaction {
         }
     }
 
-    private func conflict(_ id: ObjectID, table: TableLayout, expected: Int64) throws -> ObjectGraphError {
-        let stored = try Int64.fetchOne(db, sql: "SELECT _version FROM \(quoted(table.name)) WHERE id = ?", arguments: [id.rawKey])
-        return .conflict([SaveConflict(objectID: id, expectedVersion: expected, storedVersion: stored)])
+    private func conflict(_ id: ObjectID, table: TableLayout, expected: Int64, row: ChangeSet.Row?, entity: ModelEntity) throws -> SaveConflict {
+        let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(quoted(table.name)) AS t0 WHERE t0.id = ?"
+        let stored = try Row.fetchOne(db, sql: sql, arguments: [id.rawKey]).map { try store.readSnapshot($0, table: table) }
+        return SaveConflict.make(row, id: id, expected: expected, stored: stored, entity: entity)
     }
 
     private func uniqueness(_ entity: ModelEntity, _ error: DatabaseError) -> ObjectGraphError {

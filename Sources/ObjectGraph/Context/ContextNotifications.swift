@@ -1,0 +1,124 @@
+import Synchronization
+
+/// The kinds of context notifications, as Core Data's.
+public enum ContextNotificationKind: Sendable, Hashable {
+    /// Objects changed in the context (a child's save arrived, a merge, a rollback, a reset).
+    case objectsDidChange
+    /// The context is about to save.
+    case willSave
+    /// The context saved (into its parent, or to the store for a root context).
+    case didSave
+}
+
+/// What changed, as object IDs: Sendable, so it crosses queues. Built lazily from the saved change sets, so that
+/// posting costs the poster nothing in proportion to the size of the save (decision 4).
+public struct ContextChanges: Sendable {
+    let layers: [ChangeSet]
+    /// The permanent IDs the save produced (root saves).
+    public let permanentIDs: [ObjectID: ObjectID]
+    private let temporaryIDs: [ObjectID: ObjectID]
+
+    init(layers: [ChangeSet] = [], permanentIDs: [ObjectID: ObjectID] = [:]) {
+        self.layers = layers
+        self.permanentIDs = permanentIDs
+        var reverse: [ObjectID: ObjectID] = [:]
+        for (temporary, permanent) in permanentIDs { reverse[permanent] = temporary }
+        self.temporaryIDs = reverse
+    }
+
+    private func resolve(_ id: ObjectID) -> ObjectID { permanentIDs[id] ?? id }
+
+    /// Objects inserted (permanent IDs once a root save assigned them).
+    public var insertedObjectIDs: [ObjectID] { layers.flatMap(\.insertedIDs).map(resolve) }
+    /// Objects whose values changed.
+    public var updatedObjectIDs: [ObjectID] { layers.flatMap(\.updatedIDs).map(resolve) }
+    /// Objects deleted.
+    public var deletedObjectIDs: [ObjectID] { layers.flatMap(\.deletedIDs) }
+
+    /// Whether `id` is inserted, updated or deleted here: constant time per layer, nothing flattened.
+    func change(for id: ObjectID) -> (updated: Snapshot?, deleted: Bool, inserted: Bool) {
+        let ids = [id] + (temporaryIDs[id].map { [$0] } ?? [])
+        for layer in layers.reversed() {
+            for candidate in ids {
+                if layer.index.deleted[candidate] != nil { return (nil, true, false) }
+                if let place = layer.index.rows[candidate] { return (layer.snapshot(for: candidate), false, place.inserted) }
+            }
+        }
+        return (nil, false, false)
+    }
+
+    /// The number of objects the notification covers.
+    public var count: Int { layers.reduce(0) { $0 + $1.inserted.count + $1.updated.count + $1.deleted.count } }
+}
+
+/// A notification from a context: its kind, the context's name, and the changes.
+public struct ContextNotification: Sendable {
+    /// What happened.
+    public let kind: ContextNotificationKind
+    /// The posting context's name.
+    public let contextName: String
+    /// Whether the posting context is a root (its did-save reached the store).
+    public let isRootSave: Bool
+    /// What changed.
+    public let changes: ContextChanges
+    let sender: ObjectIdentifier
+}
+
+/// Delivers notifications to callbacks (called on the posting context's queue, in order) and to AsyncSequences.
+final class NotificationHub: Sendable {
+    typealias Callback = @Sendable (ContextNotification) -> Void
+
+    private struct Subscribers {
+        var callbacks: [Int: (ContextNotificationKind?, Callback)] = [:]
+        var next = 0
+    }
+
+    private let subscribers = Mutex(Subscribers())
+    /// Where this hub's notifications also go (the coordinator's hub, for root contexts).
+    let forward: NotificationHub?
+
+    init(forward: NotificationHub? = nil) { self.forward = forward }
+
+    func add(_ kind: ContextNotificationKind?, _ callback: @escaping Callback) -> Int {
+        subscribers.withLock { state in
+            let token = state.next
+            state.next += 1
+            state.callbacks[token] = (kind, callback)
+            return token
+        }
+    }
+
+    func remove(_ token: Int) {
+        _ = subscribers.withLock { $0.callbacks.removeValue(forKey: token) }
+    }
+
+    func post(_ notification: ContextNotification) {
+        let targets = subscribers.withLock { state in
+            state.callbacks.sorted { $0.key < $1.key }.map(\.value).filter { $0.0 == nil || $0.0 == notification.kind }.map(\.1)
+        }
+        for callback in targets { callback(notification) }
+        forward?.post(notification)
+    }
+
+    func stream(_ kind: ContextNotificationKind?) -> AsyncStream<ContextNotification> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ContextNotification.self, bufferingPolicy: .unbounded)
+        let token = add(kind) { continuation.yield($0) }
+        continuation.onTermination = { [weak self] _ in self?.remove(token) }
+        return stream
+    }
+}
+
+extension NotificationHub {
+    func post(_ kind: ContextNotificationKind, _ changes: ContextChanges, from state: ContextState) {
+        post(ContextNotification(kind: kind, contextName: state.name, isRootSave: state.isRoot, changes: changes, sender: ObjectIdentifier(state)))
+    }
+}
+
+/// A registration for a notification callback; removing it stops the calls.
+public struct NotificationToken: Sendable {
+    let hub: NotificationHub
+    let token: Int
+
+    /// Stops the callback.
+    public func remove() { hub.remove(token) }
+}

@@ -1,0 +1,128 @@
+import PredicateFormat
+
+/// A root context's write, with its merge policy settling conflicts: the store reports every conflicting row with
+/// its stored values; the policy rewrites those rows; the write is tried again (a few times, in case the store keeps
+/// changing underneath).
+extension ContextState {
+    func writeToStore(_ flat: ChangeSet) throws -> SaveResult {
+        var changes = flat
+        var refreshed: [ObjectID: Snapshot] = [:]
+        for _ in 0..<3 where mergePolicy != .error {
+            do {
+                return finish(try coordinator.save(changes), refreshed)
+            } catch ObjectGraphError.conflict(let conflicts) {
+                changes = try resolve(conflicts, in: changes, refreshed: &refreshed)
+            } catch ObjectGraphError.uniquenessViolation(let entity, let keys, let detail) where !keys.isEmpty {
+                let resolved = try resolveUniqueness(entity: entity, keys: keys, in: changes, refreshed: &refreshed)
+                guard resolved.presetIDs.count > changes.presetIDs.count else {
+                    throw ObjectGraphError.uniquenessViolation(entity: entity, keys: keys, detail: detail)
+                }
+                changes = resolved
+            }
+        }
+        return finish(try coordinator.save(changes), refreshed)
+    }
+
+    private func finish(_ result: SaveResult, _ refreshed: [ObjectID: Snapshot]) -> SaveResult {
+        var result = result
+        for (id, snapshot) in refreshed { result.refreshed[result.permanentIDs[id] ?? id] = snapshot }
+        return result
+    }
+
+    private func resolve(_ conflicts: [SaveConflict], in changes: ChangeSet, refreshed: inout [ObjectID: Snapshot]) throws -> ChangeSet {
+        var changes = changes
+        for conflict in conflicts {
+            let id = conflict.objectID
+            if let position = changes.updated.firstIndex(where: { $0.objectID == id }) {
+                var row = changes.updated[position]
+                guard let stored = conflict.stored else {
+                    if mergePolicy == .rollback {
+                        changes.updated.remove(at: position)
+                        continue
+                    }
+                    throw ObjectGraphError.conflict(conflicts)
+                }
+                row.version = stored.version
+                switch mergePolicy {
+                case .error:
+                    throw ObjectGraphError.conflict(conflicts)
+                case .mergeByPropertyObjectTrump:
+                    refreshed[id] = merged(row, stored, keepingObject: Set(row.changedAttributes), toOne: Set(row.changedToOne))
+                case .mergeByPropertyStoreTrump:
+                    let storeChanged = Set(stored.values.indices.filter { index in
+                        index < row.committedValues.count && stored.values[index] != row.committedValues[index]
+                    })
+                    row.changedAttributes = row.changedAttributes.filter { !storeChanged.contains($0) }
+                    refreshed[id] = merged(row, stored, keepingObject: Set(row.changedAttributes), toOne: Set(row.changedToOne))
+                case .overwrite:
+                    row.changedAttributes = Array(row.values.indices)
+                    row.changedToOne = Array(row.toOne.indices)
+                case .rollback:
+                    refreshed[id] = stored
+                    changes.updated.remove(at: position)
+                    continue
+                }
+                changes.updated[position] = row
+            } else if let position = changes.deleted.firstIndex(where: { $0.objectID == id }) {
+                guard let stored = conflict.stored else {
+                    changes.deleted.remove(at: position)
+                    continue
+                }
+                switch mergePolicy {
+                case .error:
+                    throw ObjectGraphError.conflict(conflicts)
+                case .mergeByPropertyObjectTrump, .overwrite:
+                    changes.deleted[position].version = stored.version
+                case .mergeByPropertyStoreTrump, .rollback:
+                    refreshed[id] = stored
+                    changes.deleted.remove(at: position)
+                }
+            }
+        }
+        return changes
+    }
+
+    /// The row as it will be stored: the object's values for `keepingObject`, the stored ones elsewhere.
+    private func merged(_ row: ChangeSet.Row, _ stored: Snapshot, keepingObject: Set<Int>, toOne: Set<Int>) -> Snapshot {
+        let values = row.values.indices.map { keepingObject.contains($0) ? row.values[$0] : stored.values[$0] }
+        let destinations = row.toOne.indices.map { toOne.contains($0) ? row.toOne[$0] : stored.toOne[$0] }
+        return Snapshot(objectID: row.objectID, version: stored.version + 1, values: values, toOne: destinations)
+    }
+
+    /// Inserts that collide with a stored row on a uniqueness constraint become that row: updated with the object's
+    /// values (object trump, overwrite: an upsert) or left as stored (store trump, rollback).
+    private func resolveUniqueness(entity: String, keys: [String], in changes: ChangeSet, refreshed: inout [ObjectID: Snapshot]) throws -> ChangeSet {
+        var changes = changes
+        let constrained = try model.entity(named: entity)
+        var kept: [ChangeSet.Row] = []
+        for row in changes.inserted {
+            let rowEntity = try model.entity(named: row.objectID.entityName)
+            let indexes = keys.compactMap { rowEntity.attributeIndex[$0] }
+            guard rowEntity.isKind(of: constrained), indexes.count == keys.count,
+                  !indexes.contains(where: { row.values[$0].isNull }) else {
+                kept.append(row)
+                continue
+            }
+            var request = StoreFetchRequest(entityName: entity)
+            request.predicate = .and(zip(keys, indexes).map { key, index in
+                .comparison(Comparison(.keyPath([key]), .equal, .constant(row.values[index].predicateValue)))
+            })
+            request.limit = 1
+            guard let existing = try coordinator.store.fetch(request).first else {
+                kept.append(row)
+                continue
+            }
+            changes.presetIDs[row.objectID] = existing.objectID
+            switch mergePolicy {
+            case .mergeByPropertyObjectTrump, .overwrite:
+                changes.updated.append(ChangeSet.Row(
+                    objectID: existing.objectID, version: existing.version, values: row.values, toOne: row.toOne,
+                    changedAttributes: Array(row.values.indices), changedToOne: Array(row.toOne.indices), committedValues: existing.values))
+            default:
+                refreshed[row.objectID] = existing
+            }
+        }
+        changes.inserted = kept
+        return changes
+    }
+}

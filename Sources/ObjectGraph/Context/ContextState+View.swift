@@ -1,0 +1,207 @@
+import PredicateFormat
+
+/// A context's current view of the data: its own objects first, then the change layers its children pushed,
+/// then what lies below. Children read through it; so does the context itself.
+extension ContextState {
+    /// What the received layers say about `id`, newest first.
+    enum LayerAnswer {
+        case deleted
+        case row(Snapshot)
+        case silent
+    }
+
+    func layerAnswer(_ id: ObjectID) -> LayerAnswer {
+        for layer in layers.reversed() {
+            if layer.index.deleted[id] != nil { return .deleted }
+            if let snapshot = layer.snapshot(for: id) { return .row(snapshot) }
+        }
+        return .silent
+    }
+
+    func currentSnapshot(of object: ManagedObject) -> Snapshot {
+        Snapshot(objectID: object.objectID, version: object.committed?.version ?? 0, values: object.values, toOne: object.toOne)
+    }
+
+    /// Snapshots as this context sees them: own objects (with their unsaved values), then layers, then below.
+    func currentSnapshots(for ids: [ObjectID]) throws -> [Snapshot] {
+        var result: [Snapshot] = []
+        var missing: [ObjectID] = []
+        for raw in ids {
+            let id = coordinator.resolve(raw)
+            if let object = registered[id] ?? registered[raw], !object.isFaultStorage {
+                if !object.isDeleted { result.append(currentSnapshot(of: object)) }
+                continue
+            }
+            switch layerAnswer(id) {
+            case .deleted: continue
+            case .row(let snapshot): result.append(snapshot)
+            case .silent: missing.append(id)
+            }
+        }
+        if !missing.isEmpty { result += try below.snapshots(for: missing) }
+        return result
+    }
+
+    /// Rows from the layers, then below; never from this context's own objects (it is filling them).
+    func layeredSnapshots(for ids: [ObjectID]) throws -> [Snapshot] {
+        var result: [Snapshot] = []
+        var missing: [ObjectID] = []
+        for id in ids {
+            switch layerAnswer(id) {
+            case .deleted: continue
+            case .row(let snapshot): result.append(snapshot)
+            case .silent: missing.append(id)
+            }
+        }
+        if !missing.isEmpty { result += try below.snapshots(for: missing) }
+        return result
+    }
+
+    /// Fills a fault from values read ahead, the layers, or below.
+    func loadSnapshot(for id: ObjectID) throws -> Snapshot? {
+        if let cached = rowCache[id] { return cached }
+        return try layeredSnapshots(for: [id]).first
+    }
+
+    /// To-many contents as this context sees them.
+    func currentRelatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [ObjectID: [ObjectID]] {
+        var result: [ObjectID: [ObjectID]] = [:]
+        var others: [ObjectID] = []
+        for id in ids {
+            if let object = registered[coordinator.resolve(id)], !object.isFaultStorage,
+               let index = object.entity.relationshipIndex[relationship.name] {
+                result[id] = try loadedToMany(object, index).ids
+            } else {
+                others.append(id)
+            }
+        }
+        if !others.isEmpty { result.merge(try layeredRelatedIDs(of: others, relationship: relationship)) { own, _ in own } }
+        return result
+    }
+
+    /// To-many contents from the layers, then below.
+    func layeredRelatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [ObjectID: [ObjectID]] {
+        var result: [ObjectID: [ObjectID]] = [:]
+        var missing: [ObjectID] = []
+        outer: for id in ids {
+            for layer in layers.reversed() {
+                if let contents = layer.index.toMany[id]?[relationship.name] {
+                    result[id] = contents
+                    continue outer
+                }
+                if layer.index.rows[id]?.inserted == true {
+                    result[id] = []
+                    continue outer
+                }
+            }
+            let resolved = coordinator.resolve(id)
+            if resolved.isTemporaryID { result[id] = [] } else { missing.append(id) }
+        }
+        if !missing.isEmpty {
+            let hidden = hiddenIDs()
+            let asked = Dictionary(missing.map { (coordinator.resolve($0), $0) }) { first, _ in first }
+            for (owner, list) in try below.relatedIDs(of: Array(asked.keys), relationship: relationship) {
+                result[asked[owner] ?? owner] = hidden.isEmpty ? list : list.filter { !hidden.contains($0) }
+            }
+            for id in missing where result[id] == nil { result[id] = [] }
+        }
+        return result
+    }
+
+    /// Objects deleted here or in a received layer.
+    func hiddenIDs() -> Set<ObjectID> {
+        var hidden = Set(deleted.keys)
+        for layer in layers { hidden.formUnion(layer.index.deleted.keys) }
+        return hidden
+    }
+
+    // MARK: Receiving a child's save
+
+    /// Keeps a child's saved changes as pending layers. The work here is proportional to the objects this context
+    /// has registered, not to the size of the layers (decision 4): each registered object looks itself up.
+    func receive(_ incoming: [ChangeSet]) {
+        checkExecutor()
+        for layer in incoming {
+            layers.append(layer)
+            guard !layer.index.rows.isEmpty || !layer.index.deleted.isEmpty || !layer.index.toMany.isEmpty else { continue }
+            for object in registered.objects {
+                let id = object.objectID
+                if layer.index.deleted[id] != nil {
+                    if !object.isDeleted {
+                        object.isDeleted = true
+                        deleted[id] = object
+                    }
+                    continue
+                }
+                guard !object.isFaultStorage else { continue }
+                var changed = false
+                if let snapshot = layer.snapshot(for: id) {
+                    object.values = snapshot.values
+                    object.toOne = snapshot.toOne
+                    changed = true
+                }
+                if let lists = layer.index.toMany[id] {
+                    for (name, contents) in lists {
+                        if let index = object.entity.relationshipIndex[name] { object.toMany[index] = RelatedIDs(contents) }
+                    }
+                    changed = true
+                }
+                if changed { markUpdated(object) }
+            }
+        }
+        notifications.post(.objectsDidChange, ContextChanges(layers: incoming), from: self)
+    }
+
+    // MARK: Serving children
+
+    func serveFetch(_ request: StoreFetchRequest) throws -> [Snapshot] {
+        var fetch = FetchRequest(entityName: request.entityName, predicate: request.predicate, sortKeys: request.sortKeys)
+        fetch.includesSubentities = request.includesSubentities
+        fetch.fetchLimit = request.limit
+        fetch.fetchOffset = request.offset
+        return try fetchCandidates(fetch).map { candidate in
+            switch candidate {
+            case .object(let object): currentSnapshot(of: object)
+            case .snapshot(let snapshot): snapshot
+            }
+        }
+    }
+
+    func serveCount(_ request: StoreFetchRequest) throws -> Int {
+        try serveFetch(request).count
+    }
+}
+
+/// A row known only as a snapshot (from a layer or below), as the evaluator sees it.
+struct SnapshotSource: IdentifiableSource {
+    let snapshot: Snapshot
+    let state: ContextState
+
+    var sourceIdentity: PredicateValue { .int(snapshot.objectID.rawKey) }
+
+    func matchesIdentity(_ value: PredicateValue) throws(FormatPredicateError) -> Bool { value == .int(snapshot.objectID.rawKey) }
+
+    func predicateValue(forKey key: String) throws(FormatPredicateError) -> EvaluatedValue {
+        guard let entity = state.model.entityIfPresent(snapshot.objectID.entityName) else { return .value(.null) }
+        if let index = entity.attributeIndex[key] { return .value(snapshot.values[index].predicateValue) }
+        guard let index = entity.relationshipIndex[key] else { throw .evaluation("entity \(entity.name) has no property '\(key)'") }
+        do {
+            if let slot = entity.toOneSlot[index] {
+                guard let target = snapshot.toOne[slot] else { return .value(.null) }
+                return try state.evaluationSource(for: target).map { .object($0) } ?? .value(.null)
+            }
+            let ids = try state.currentRelatedIDs(of: [snapshot.objectID], relationship: entity.relationships[index])[snapshot.objectID] ?? []
+            return .collection(try ids.compactMap { try state.evaluationSource(for: $0).map { .object($0) } })
+        } catch {
+            throw .evaluation("\(error)")
+        }
+    }
+}
+
+extension ContextState {
+    /// The object, or else the current snapshot, that stands for `id` in an evaluation.
+    func evaluationSource(for id: ObjectID) throws -> (any KeyValueSource)? {
+        if let object = registered[coordinator.resolve(id)], !object.isFaultStorage { return object }
+        return try currentSnapshots(for: [id]).first.map { SnapshotSource(snapshot: $0, state: self) }
+    }
+}

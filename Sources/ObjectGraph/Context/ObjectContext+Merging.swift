@@ -1,0 +1,128 @@
+import Dispatch
+
+/// Notifications, merge policies and merging.
+extension ObjectContext {
+    /// This context's notifications of one kind (or all kinds), as an AsyncSequence.
+    ///
+    /// ```swift
+    /// for await saved in context.notifications(.didSave) { print(saved.changes.insertedObjectIDs.count) }
+    /// ```
+    public nonisolated func notifications(_ kind: ContextNotificationKind? = nil) -> AsyncStream<ContextNotification> {
+        hub.stream(kind)
+    }
+
+    /// Calls `callback` for each notification of `kind` (all kinds when nil), on this context's queue, in order.
+    public nonisolated func addObserver(
+        for kind: ContextNotificationKind? = nil, _ callback: @escaping @Sendable (ContextNotification) -> Void
+    ) -> NotificationToken {
+        NotificationToken(hub: hub, token: hub.add(kind, callback))
+    }
+
+    /// How a root save resolves conflicts with the store (``MergePolicy/error`` by default).
+    public var mergePolicy: MergePolicy {
+        get { state.mergePolicy }
+        set { state.mergePolicy = newValue }
+    }
+
+    /// Whether the context merges what is saved around it without being asked: a root context, what other root
+    /// contexts on its coordinator save (the sibling layout); a child, what its parent receives or saves.
+    public var automaticallyMergesChangesFromParent: Bool {
+        get { mergeToken != nil }
+        set {
+            mergeToken?.remove()
+            mergeToken = nil
+            guard newValue else { return }
+            let source = parent?.hub ?? coordinator.hub
+            let me = ObjectIdentifier(state)
+            let target = self
+            let token = source.add(nil) { notification in
+                guard notification.sender != me, notification.kind != .willSave else { return }
+                guard notification.kind == .didSave || (parentReceived(notification)) else { return }
+                target.enqueue { ctx in ctx.mergeChanges(fromContextDidSave: notification) }
+            }
+            mergeToken = NotificationToken(hub: source, token: token)
+        }
+    }
+
+    /// Runs `body` on the context's queue later, in the order of calls (unlike separate Tasks, which may reorder).
+    nonisolated func enqueue(_ body: @escaping @Sendable (isolated ObjectContext) -> Void) {
+        switch executor {
+        case .main:
+            DispatchQueue.main.async { MainActor.assumeIsolated { self.assumeIsolated { body($0) } } }
+        case .queue(let queue):
+            queue.queue.async { self.assumeIsolated { body($0) } }
+        }
+    }
+
+    /// Brings registered objects up to date with another context's save: updated objects take the saved values
+    /// (keeping this context's own unsaved changes on other keys), deleted ones leave the context, inserted ones are
+    /// reachable by fetch and ID. The work is proportional to the smaller of what is registered here and the save.
+    public func mergeChanges(fromContextDidSave notification: ContextNotification) {
+        state.checkExecutor()
+        state.merge(notification)
+    }
+}
+
+/// A parent's objects-did-change that came from a child's save arriving.
+private func parentReceived(_ notification: ContextNotification) -> Bool {
+    notification.kind == .objectsDidChange && !notification.changes.layers.isEmpty
+}
+
+extension ContextState {
+    func merge(_ notification: ContextNotification) {
+        let changes = notification.changes
+        var touched: [ObjectID] = []
+        var deletedHere: [ObjectID] = []
+        let candidates: [ManagedObject]
+        if changes.count < 64 || changes.count < registered.count {
+            candidates = (changes.updatedObjectIDs + changes.deletedObjectIDs).compactMap { registered[$0] }
+        } else {
+            candidates = registered.objects
+        }
+        for object in candidates {
+            let change = changes.change(for: object.objectID)
+            if change.deleted {
+                registered[object.objectID] = nil
+                inserted[object.objectID] = nil
+                updated[object.objectID] = nil
+                deleted[object.objectID] = nil
+                object.isDeleted = true
+                deletedHere.append(object.objectID)
+                detach(object, reason: "another context's save deleted it")
+                continue
+            }
+            guard var snapshot = change.updated, !change.inserted || object.isFaultStorage else { continue }
+            rowCache[object.objectID] = nil
+            if notification.isRootSave {
+                // The store bumped the row's version by one when it wrote this row.
+                snapshot = Snapshot(objectID: object.objectID, version: snapshot.version + 1, values: snapshot.values, toOne: snapshot.toOne)
+            }
+            guard !object.isFaultStorage else { continue }
+            let ownChanges = Set(object.changedKeys())
+            let before = object.values
+            let beforeToOne = object.toOne
+            fill(object, from: snapshot)
+            for (index, attribute) in object.entity.attributes.enumerated() where ownChanges.contains(attribute.name) {
+                object.values[index] = before[index]
+            }
+            for (index, relationship) in object.entity.relationships.enumerated() {
+                if let slot = object.entity.toOneSlot[index], ownChanges.contains(relationship.name) {
+                    object.toOne[slot] = beforeToOne[slot]
+                } else if object.entity.toOneSlot[index] == nil, !ownChanges.contains(relationship.name) {
+                    object.toMany[index] = nil
+                    object.committedToMany[index] = nil
+                }
+            }
+            if ownChanges.isEmpty { updated[object.objectID] = nil; object.isMarkedUpdated = false }
+            touched.append(object.objectID)
+        }
+        // Loaded to-many contents may now miss inserted objects or hold deleted ones: reload them lazily.
+        if !changes.insertedObjectIDs.isEmpty || !deletedHere.isEmpty {
+            for object in registered.objects where !object.toMany.isEmpty && !object.hasChanges {
+                object.toMany = [:]
+                object.committedToMany = [:]
+            }
+        }
+        notifications.post(.objectsDidChange, changes, from: self)
+    }
+}

@@ -1,0 +1,58 @@
+/// What lies beneath a context: the store, for a root context, or its parent's current state (its own unsaved
+/// changes included), for a child. Everything crossing it is Sendable.
+protocol RowSource: Sendable {
+    func snapshots(for ids: [ObjectID]) throws -> [Snapshot]
+    func fetch(_ request: StoreFetchRequest) throws -> [Snapshot]
+    func count(_ request: StoreFetchRequest) throws -> Int
+    func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [ObjectID: [ObjectID]]
+    func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[String: AttributeValue]]
+    /// Hands a child's saved changes (its own layer last) to what lies below.
+    func push(_ layers: [ChangeSet]) throws -> SaveResult
+}
+
+/// The store beneath a root context.
+struct StoreSource: RowSource {
+    let coordinator: PersistentStoreCoordinator
+
+    func snapshots(for ids: [ObjectID]) throws -> [Snapshot] { try coordinator.store.snapshots(for: ids) }
+    func fetch(_ request: StoreFetchRequest) throws -> [Snapshot] { try coordinator.store.fetch(request) }
+    func count(_ request: StoreFetchRequest) throws -> Int { try coordinator.store.count(request) }
+    func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [ObjectID: [ObjectID]] {
+        try coordinator.store.relatedIDs(of: ids, relationship: relationship)
+    }
+    func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[String: AttributeValue]] {
+        try coordinator.store.fetchDictionaries(request)
+    }
+    func push(_ layers: [ChangeSet]) throws -> SaveResult {
+        precondition(layers.count == 1, "a root context flattens its layers before writing")
+        return try coordinator.save(layers[0])
+    }
+}
+
+/// The parent context beneath a child: every call runs on the parent's queue, against its current state.
+///
+/// A child blocks while its parent answers, as in Core Data; the parent never blocks on its children, so a tree
+/// cannot deadlock unless app code makes a parent wait on a child.
+struct ParentSource: RowSource {
+    let parent: ObjectContext
+
+    func snapshots(for ids: [ObjectID]) throws -> [Snapshot] {
+        try parent.performAndWait { try $0.state.currentSnapshots(for: ids) }
+    }
+    func fetch(_ request: StoreFetchRequest) throws -> [Snapshot] {
+        try parent.performAndWait { try $0.state.serveFetch(request) }
+    }
+    func count(_ request: StoreFetchRequest) throws -> Int {
+        try parent.performAndWait { try $0.state.serveCount(request) }
+    }
+    func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [ObjectID: [ObjectID]] {
+        try parent.performAndWait { try $0.state.currentRelatedIDs(of: ids, relationship: relationship) }
+    }
+    func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[String: AttributeValue]] {
+        try parent.performAndWait { try $0.state.below.fetchDictionaries(request) }
+    }
+    func push(_ layers: [ChangeSet]) throws -> SaveResult {
+        parent.performAndWait { $0.state.receive(layers) }
+        return SaveResult()
+    }
+}
