@@ -168,7 +168,11 @@ extension ContextState {
     }
 
     func serveCount(_ request: StoreFetchRequest) throws -> Int {
-        try serveFetch(request).count
+        var fetch = FetchRequest(entityName: request.entityName, predicate: request.predicate)
+        fetch.includesSubentities = request.includesSubentities
+        fetch.fetchLimit = request.limit
+        fetch.fetchOffset = request.offset
+        return try count(fetch)
     }
 }
 

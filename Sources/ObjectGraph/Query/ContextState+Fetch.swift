@@ -100,6 +100,24 @@ extension ContextState {
         return Array(candidates[start..<end])
     }
 
+    /// The number of results: counted below without reading rows when nothing is pending here.
+    func count(_ request: FetchRequest) throws -> Int {
+        try request.validate()
+        let entity = try model.entity(named: request.entityName)
+        let names = Set(request.includesSubentities ? entity.selfAndDescendantNames : [entity.name])
+        let own = pendingObjects(of: names)
+        let layered = layers.contains { layer in
+            names.contains { layer.index.rowsByEntity[$0] != nil } || layer.index.deleted.keys.contains { names.contains($0.entityName) }
+        }
+        if !request.includesPendingChanges || (own.changed.isEmpty && own.hidden.isEmpty && !layered) {
+            var storeRequest = request.storeRequest()
+            storeRequest.limit = request.fetchLimit
+            storeRequest.offset = request.fetchOffset
+            return try below.count(storeRequest)
+        }
+        return try fetchCandidates(request).count
+    }
+
     /// Stored rows by key; unsaved inserts after them in insertion order, as their keys will be once saved.
     static func storeOrder(_ lhs: ObjectID, _ rhs: ObjectID) -> Bool {
         let (l, r) = (lhs.rawKey, rhs.rawKey)

@@ -27,17 +27,7 @@ extension ObjectContext {
     /// pending here.
     public func count(for request: FetchRequest) throws -> Int {
         state.checkExecutor()
-        try request.validate()
-        let entity = try model.entity(named: request.entityName)
-        let names = Set(request.includesSubentities ? entity.selfAndDescendantNames : [entity.name])
-        let pending = request.includesPendingChanges ? state.pendingObjects(of: names) : (changed: [], hidden: [])
-        if pending.changed.isEmpty && pending.hidden.isEmpty {
-            var storeRequest = request.storeRequest()
-            storeRequest.limit = request.fetchLimit
-            storeRequest.offset = request.fetchOffset
-            return try coordinator.store.count(storeRequest)
-        }
-        return try state.fetchObjects(request, loadValues: true).count
+        return try state.count(request)
     }
 
     /// Rows of chosen properties and aggregates, grouped by ``FetchRequest/propertiesToGroupBy`` and filtered by
@@ -63,7 +53,7 @@ extension ObjectContext {
         dictionaryRequest.groupBy = request.propertiesToGroupBy
         dictionaryRequest.having = request.havingPredicate
         dictionaryRequest.distinct = request.returnsDistinctResults
-        return try coordinator.store.fetchDictionaries(dictionaryRequest)
+        return try state.below.fetchDictionaries(dictionaryRequest)
     }
 
     /// The objects a request selects as a collection that loads them a batch at a time
