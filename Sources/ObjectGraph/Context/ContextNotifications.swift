@@ -62,6 +62,8 @@ public struct ContextNotification: Sendable {
     /// What changed.
     public let changes: ContextChanges
     let sender: ObjectIdentifier
+    /// Set on a parent's objects-did-change when a child's save arrived (what children merge automatically).
+    let isChildSaveArrival: Bool
 }
 
 /// Delivers notifications to callbacks (called on the posting context's queue, in order) and to AsyncSequences.
@@ -97,7 +99,8 @@ final class NotificationHub: Sendable {
             state.callbacks.sorted { $0.key < $1.key }.map(\.value).filter { $0.0 == nil || $0.0 == notification.kind }.map(\.1)
         }
         for callback in targets { callback(notification) }
-        forward?.post(notification)
+        // The coordinator hears root saves only.
+        if notification.kind == .didSave { forward?.post(notification) }
     }
 
     func stream(_ kind: ContextNotificationKind?) -> AsyncStream<ContextNotification> {
@@ -109,8 +112,9 @@ final class NotificationHub: Sendable {
 }
 
 extension NotificationHub {
-    func post(_ kind: ContextNotificationKind, _ changes: ContextChanges, from state: ContextState) {
-        post(ContextNotification(kind: kind, contextName: state.name, isRootSave: state.isRoot, changes: changes, sender: ObjectIdentifier(state)))
+    func post(_ kind: ContextNotificationKind, _ changes: ContextChanges, from state: ContextState, childSaveArrival: Bool = false) {
+        post(ContextNotification(kind: kind, contextName: state.name, isRootSave: state.isRoot && kind == .didSave, changes: changes,
+                                 sender: ObjectIdentifier(state), isChildSaveArrival: childSaveArrival))
     }
 }
 

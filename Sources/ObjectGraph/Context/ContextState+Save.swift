@@ -37,12 +37,14 @@ extension ContextState {
         var updateOrder: [ObjectID] = []
         var deletes: [ObjectID: Int64] = [:]
         var toMany: [ObjectID: [String: ChangeSet.ToManyContents]] = [:]
-        for set in sets {
+        for set in sets.map(normalized) {
             for row in set.inserted {
                 if inserts[row.objectID] == nil { order.append(row.objectID) }
                 inserts[row.objectID] = row
             }
             for row in set.updated {
+                // A later layer cannot bring back what an earlier one deleted.
+                if deletes[row.objectID] != nil { continue }
                 if var insert = inserts[row.objectID] {
                     insert.values = row.values
                     insert.toOne = row.toOne
@@ -66,7 +68,9 @@ extension ContextState {
             for contents in set.toMany { toMany[contents.objectID, default: [:]][contents.relationship] = contents }
         }
         func current(_ id: ObjectID, _ version: Int64) -> Int64 {
-            max(version, registered[id]?.committed?.version ?? 0, savedVersions[id] ?? 0)
+            // Version 0 on a row that is not inserted here: a child read it from a layer whose insert an earlier save
+            // of this tree already wrote, at version 1.
+            max(version, 1, registered[id]?.committed?.version ?? 0, savedVersions[id] ?? 0)
         }
         var flat = ChangeSet()
         flat.inserted = order.compactMap { inserts[$0] }
@@ -261,6 +265,36 @@ extension ContextState {
                     objectID: object.objectID, relationship: relationship.name, destinations: contents.ids))
             }
         }
+    }
+
+    /// The change set with every temporary ID that an earlier save of this tree made permanent replaced: a child may
+    /// have built it while its parent's save was writing the child's earlier inserts.
+    func normalized(_ set: ChangeSet) -> ChangeSet {
+        func fix(_ id: ObjectID) -> ObjectID { id.isTemporaryID ? coordinator.resolve(id) : id }
+        func fixRow(_ row: ChangeSet.Row) -> ChangeSet.Row {
+            var row = row
+            row.objectID = fix(row.objectID)
+            row.toOne = row.toOne.map { $0.map(fix) }
+            return row
+        }
+        var fixed = set
+        // An insert whose temporary ID already has a permanent one was written: it is now an update of that row.
+        let flushed = set.inserted.filter { $0.objectID.isTemporaryID && !fix($0.objectID).isTemporaryID }.map { original in
+            var row = fixRow(original)
+            row.changedAttributes = Array(row.values.indices)
+            row.changedToOne = Array(row.toOne.indices)
+            return row
+        }
+        fixed.inserted = set.inserted.filter { !$0.objectID.isTemporaryID || fix($0.objectID).isTemporaryID }.map(fixRow)
+        fixed.updated = set.updated.map(fixRow) + flushed
+        fixed.deleted = set.deleted.map { (fix($0.objectID), $0.version) }
+        fixed.toMany = set.toMany.map { contents in
+            var contents = contents
+            contents.objectID = fix(contents.objectID)
+            contents.destinations = contents.destinations.map(fix)
+            return contents
+        }
+        return fixed
     }
 
     // MARK: After the store wrote

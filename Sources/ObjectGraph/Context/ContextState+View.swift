@@ -11,8 +11,9 @@ extension ContextState {
     }
 
     func layerAnswer(_ id: ObjectID) -> LayerAnswer {
+        // A deletion in any layer wins over rows in later ones (see flatten).
+        if layers.contains(where: { $0.index.deleted[id] != nil }) { return .deleted }
         for layer in layers.reversed() {
-            if layer.index.deleted[id] != nil { return .deleted }
             if let snapshot = layer.snapshot(for: id) { return .row(snapshot) }
         }
         return .silent
@@ -149,7 +150,7 @@ extension ContextState {
                 if changed { markUpdated(object) }
             }
         }
-        notifications.post(.objectsDidChange, ContextChanges(layers: incoming), from: self)
+        notifications.post(.objectsDidChange, ContextChanges(layers: incoming), from: self, childSaveArrival: true)
     }
 
     // MARK: Serving children

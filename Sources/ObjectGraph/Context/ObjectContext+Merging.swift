@@ -35,9 +35,13 @@ extension ObjectContext {
             let source = parent?.hub ?? coordinator.hub
             let me = ObjectIdentifier(state)
             let target = self
+            let isChild = parent != nil
             let token = source.add(nil) { notification in
-                guard notification.sender != me, notification.kind != .willSave else { return }
-                guard notification.kind == .didSave || (parentReceived(notification)) else { return }
+                guard notification.sender != me else { return }
+                // Roots merge other roots' saves; children merge their parent's saves and children's arrivals.
+                let wanted = isChild ? (notification.kind == .didSave || notification.isChildSaveArrival)
+                    : (notification.kind == .didSave && notification.isRootSave)
+                guard wanted else { return }
                 target.enqueue { ctx in ctx.mergeChanges(fromContextDidSave: notification) }
             }
             mergeToken = NotificationToken(hub: source, token: token)
@@ -61,11 +65,6 @@ extension ObjectContext {
         state.checkExecutor()
         state.merge(notification)
     }
-}
-
-/// A parent's objects-did-change that came from a child's save arriving.
-private func parentReceived(_ notification: ContextNotification) -> Bool {
-    notification.kind == .objectsDidChange && !notification.changes.layers.isEmpty
 }
 
 extension ContextState {
