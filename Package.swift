@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "ObjectGraph", targets: ["ObjectGraph"]),
         .library(name: "PredicateFormat", targets: ["PredicateFormat"]),
         .executable(name: "objectgraph", targets: ["objectgraph"]),
+        .library(name: "ObjectGraphBenchmarks", targets: ["ObjectGraphBenchmarks"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -32,10 +33,17 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .target(
+            name: "ObjectGraphBenchmarks",
+            dependencies: ["ObjectGraph", "CSQLite", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .testTarget(name: "ObjectGraphBenchmarksTests", dependencies: ["ObjectGraphBenchmarks"]),
         .executableTarget(
             name: "objectgraph",
             dependencies: [
                 "ObjectGraph",
+                "ObjectGraphBenchmarks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
@@ -43,7 +51,8 @@ let package = Package(
         .testTarget(name: "PredicateFormatTests", dependencies: ["PredicateFormat", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "ObjectGraphTests",
-            dependencies: ["ObjectGraph", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["ObjectGraph", .product(name: "GRDB", package: "GRDB.swift")],
+            exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "ObjectGraphMacrosTests",

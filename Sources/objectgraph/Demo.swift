@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import ObjectGraph
 
+extension DataStack.Layout: ExpressibleByArgument {}
+
 /// Imports books in the background while the main thread keeps answering queries, then reports.
 struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Import books in the background while the main context answers queries.")
@@ -10,17 +12,16 @@ struct Demo: AsyncParsableCommand {
     @Option(help: "The store file (default: objectgraph-demo.sqlite in the temporary folder).") var store: String?
     @Flag(help: "Use an in-memory store instead of a file.") var inMemory = false
     @Option(help: "Books per background save.") var batch = 5_000
+    @Option(help: "The stack's layout: nested (writer <- main <- workers) or siblings.") var layout: DataStack.Layout = .nested
 
     @MainActor
     mutating func run() async throws {
         let model = try Model([Writer.self, Book.self])
         let path = store ?? FileManager.default.temporaryDirectory.appendingPathComponent("objectgraph-demo.sqlite").path
-        let coordinator = inMemory ? PersistentStoreCoordinator.inMemory(model: model)
-            : try PersistentStoreCoordinator(model: model, storeURL: URL(fileURLWithPath: path))
-        print("store: \(inMemory ? "in memory" : path)")
-        let writer = ObjectContext(coordinator: coordinator, concurrencyType: .privateQueue, name: "import")
-        let main = ObjectContext(coordinator: coordinator, concurrencyType: .mainQueue, name: "main")
-        let existing = try main.performAndWait { ctx in try ctx.count(for: Book.fetchRequest()) }
+        let stack = inMemory ? DataStack.inMemory(model: model, layout: layout)
+            : try DataStack(databaseFileName: path, model: model, layout: layout)
+        print("store: \(inMemory ? "in memory" : path), layout: \(layout.rawValue)")
+        let existing = try stack.onMain { ctx in try ctx.count(for: Book.fetchRequest()) }
         print("books already in the store: \(existing)")
 
         let monitor = MainThreadMonitor()
@@ -34,7 +35,8 @@ struct Demo: AsyncParsableCommand {
             while imported < total {
                 let size = min(perSave, total - imported)
                 let offset = imported
-                try await writer.perform { ctx in
+                // A background block on a worker: it saves when it returns, and the save goes up to disk.
+                try await stack.background { ctx in
                     // Ten writers per save, each with a tenth of the save's books.
                     let firstWriter = (existing + offset) / perSave * 10
                     var writers: [Writer] = []
@@ -54,8 +56,6 @@ struct Demo: AsyncParsableCommand {
                         book.price = Double(number % 4_000) / 100
                         book.writer = author
                     }
-                    try ctx.save()
-                    ctx.reset()
                 }
                 imported += size
                 await progress.show(imported)
@@ -67,11 +67,7 @@ struct Demo: AsyncParsableCommand {
                 // A small query of the kind a UI makes: one book by its (indexed) name.
                 probe = (probe + 7_919) % max(1, existing + total)
                 let name = "Book \(probe)"
-                _ = try main.performAndWait { ctx in
-                    var request = try FetchRequest(entityName: "Book", format: "name == %@", name)
-                    request.fetchLimit = 1
-                    return try ctx.fetch(request).count
-                }
+                _ = try Book.one(in: stack, where: "name == %@", name)
             }
         }
         try await importer.value
@@ -86,7 +82,7 @@ struct Demo: AsyncParsableCommand {
                      monitor.percentile(1) * 1000, monitor.busy / elapsed * 100))
 
         print("\nexample queries (predicate format language):")
-        try main.performAndWait { ctx in
+        try stack.onMain { ctx in
             let napoleon = try ctx.fetch(Book.self, sortedBy: ["name"], where: "author = %@", "约翰史蒂芬")
             print("  author = \"约翰史蒂芬\": \(napoleon.count) books, first: \(napoleon.first.map { "\($0.name), \($0.pages) pages" } ?? "none")")
             let cheapLong = try ctx.fetch(Book.self, sortedBy: ["-pages", "name"], where: "pages BETWEEN {940, 949} AND price < 5")

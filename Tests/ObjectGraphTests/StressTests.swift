@@ -57,7 +57,7 @@ final class Ledger: Sendable {
             let target = ownOnly ? (mine.isEmpty ? nil : mine[pick % mine.count]) : ledger.someID(pick)
             // Read first, write in a later perform: other contexts may save in between (the conflicts under test).
             // The smuggled object stays on this context: both performs run on its queue.
-            let held: SmuggledObject? = try await context.perform { ctx in
+            let held: SmuggledObject? = await context.perform { ctx in
                 guard let target, operation >= 4 else { return nil }
                 return try? SmuggledObject(object: ctx.existingObject(with: target))
             }

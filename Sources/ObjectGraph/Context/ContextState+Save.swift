@@ -208,8 +208,12 @@ extension ContextState {
             } else {
                 continue
             }
-            if !relationship.description.isOptional && count == 0 { fail(relationship.name, "is required but is empty") }
-            if let min = relationship.description.minCount, count < min { fail(relationship.name, "holds \(count) objects, fewer than \(min)") }
+            if count == 0 {
+                // An optional relationship may be empty whatever its minimum (as in Core Data).
+                if !relationship.description.isOptional { fail(relationship.name, "is required but is empty") }
+            } else if let min = relationship.description.minCount, count < min {
+                fail(relationship.name, "holds \(count) objects, fewer than \(min)")
+            }
             if let max = relationship.description.maxCount, count > max { fail(relationship.name, "holds \(count) objects, more than \(max)") }
         }
         do {

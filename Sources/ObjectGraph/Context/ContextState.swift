@@ -70,6 +70,21 @@ final class ContextState {
         return object
     }
 
+    /// The object for `id`, loaded; throws when no row exists.
+    func existingObject(with id: ObjectID) throws -> ManagedObject {
+        let object = try object(with: id)
+        if object.isDeleted && object.state == nil { throw ObjectGraphError.objectNotFound(id) }
+        if object.isFaultStorage {
+            do {
+                try fulfill(object)
+            } catch {
+                if object.state != nil, !object.hasChanges { registered[object.objectID] = nil }
+                throw error
+            }
+        }
+        return object
+    }
+
     /// Registers a fetched row: the existing object keeps its values (and its unsaved changes); a new one is filled.
     func register(_ snapshot: Snapshot) throws -> ManagedObject {
         if let object = registered[snapshot.objectID] {

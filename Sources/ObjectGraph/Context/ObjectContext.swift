@@ -37,6 +37,10 @@ public actor ObjectContext {
     nonisolated let executor: ContextExecutor
     nonisolated let hub: NotificationHub
     let state: ContextState
+    // nonisolated(unsafe): the same bookkeeping, for `MainContext` only. Sound because `MainContext` is @MainActor
+    // and exists only for main-queue contexts, whose executor is the main actor's; every use runs on that one
+    // thread, and ContextState.checkExecutor() traps otherwise.
+    nonisolated(unsafe) let mainActorState: ContextState
     var mergeToken: NotificationToken?
 
     /// Creates a root context on `coordinator`: its saves go to the store.
@@ -61,7 +65,9 @@ public actor ObjectContext {
         let hub = NotificationHub(forward: parent == nil ? coordinator.hub : nil)
         self.hub = hub
         let below: any RowSource = parent.map { ParentSource(parent: $0) } ?? StoreSource(coordinator: coordinator)
-        self.state = ContextState(name: name, executor: executor, coordinator: coordinator, below: below, notifications: hub)
+        let state = ContextState(name: name, executor: executor, coordinator: coordinator, below: below, notifications: hub)
+        self.state = state
+        self.mainActorState = state
     }
 
     /// The executor the actor runs on: the main actor's, or the context's private queue.
@@ -131,17 +137,7 @@ public actor ObjectContext {
     /// The object for `id`, loaded; throws ``ObjectGraphError/objectNotFound(_:)`` when no row exists.
     public func existingObject(with id: ObjectID) throws -> ManagedObject {
         state.checkExecutor()
-        let object = try state.object(with: id)
-        if object.isDeleted && object.state == nil { throw ObjectGraphError.objectNotFound(id) }
-        if object.isFaultStorage {
-            do {
-                try state.fulfill(object)
-            } catch {
-                if object.state != nil, !object.hasChanges { state.registered[object.objectID] = nil }
-                throw error
-            }
-        }
-        return object
+        return try state.existingObject(with: id)
     }
 
     /// Gives `objects` permanent IDs now, before they are saved.

@@ -29,6 +29,8 @@ public struct ValidationFailure: Error, Sendable, Hashable, CustomStringConverti
 public enum ObjectGraphError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
     /// The model's declarations are inconsistent.
     case invalidModel(entity: String, property: String?, reason: String)
+    /// An Xcode model file could not be read.
+    case invalidModelFile(path: String, element: String, reason: String)
     /// No entity of this name exists in the model.
     case unknownEntity(String)
     /// The entity has no property of this name.
@@ -69,6 +71,8 @@ public enum ObjectGraphError: Error, Sendable, Hashable, CustomStringConvertible
         case let .invalidModel(entity, property, reason):
             if let property { return "invalid model: \(entity).\(property): \(reason)" }
             return "invalid model: entity \(entity): \(reason)"
+        case let .invalidModelFile(path, element, reason):
+            return "invalid model file \(path), \(element): \(reason)"
         case let .unknownEntity(name):
             return "unknown entity '\(name)'"
         case let .unknownKey(entity, key):

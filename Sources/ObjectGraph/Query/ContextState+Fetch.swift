@@ -28,6 +28,31 @@ extension ContextState {
         return (changed, hidden)
     }
 
+    /// Objects, with the request's relationships prefetched.
+    func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
+        let objects = try fetchObjects(request, loadValues: !request.returnsObjectsAsFaults)
+        if !request.relationshipKeyPathsForPrefetching.isEmpty {
+            try prefetch(request.relationshipKeyPathsForPrefetching, for: objects)
+        }
+        return objects
+    }
+
+    /// Dictionary results: what is saved below, grouped and filtered.
+    func fetchDictionaries(_ request: FetchRequest) throws -> [[String: AttributeValue]] {
+        try request.validate()
+        guard !request.propertiesToFetch.isEmpty else {
+            throw ObjectGraphError.invalidFetch(entity: request.entityName, reason: "dictionary results need propertiesToFetch")
+        }
+        var storeRequest = request.storeRequest()
+        storeRequest.limit = request.fetchLimit
+        storeRequest.offset = request.fetchOffset
+        var dictionaryRequest = StoreDictionaryRequest(fetch: storeRequest, properties: request.propertiesToFetch)
+        dictionaryRequest.groupBy = request.propertiesToGroupBy
+        dictionaryRequest.having = request.havingPredicate
+        dictionaryRequest.distinct = request.returnsDistinctResults
+        return try below.fetchDictionaries(dictionaryRequest)
+    }
+
     /// The request's results as objects, in order, sliced.
     func fetchObjects(_ request: FetchRequest, loadValues: Bool) throws -> [ManagedObject] {
         try fetchCandidates(request, loadValues: loadValues).map { candidate in

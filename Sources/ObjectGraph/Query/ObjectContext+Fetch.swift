@@ -10,11 +10,7 @@ extension ObjectContext {
     /// offset and limit applied across stored and unsaved objects alike.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         state.checkExecutor()
-        let objects = try state.fetchObjects(request, loadValues: !request.returnsObjectsAsFaults)
-        if !request.relationshipKeyPathsForPrefetching.isEmpty {
-            try state.prefetch(request.relationshipKeyPathsForPrefetching, for: objects)
-        }
-        return objects
+        return try state.fetch(request)
     }
 
     /// The IDs of the objects a request selects, without loading their values from the store.
@@ -42,18 +38,7 @@ extension ObjectContext {
     /// ```
     public func fetchDictionaries(_ request: FetchRequest) throws -> [[String: AttributeValue]] {
         state.checkExecutor()
-        try request.validate()
-        guard !request.propertiesToFetch.isEmpty else {
-            throw ObjectGraphError.invalidFetch(entity: request.entityName, reason: "dictionary results need propertiesToFetch")
-        }
-        var storeRequest = request.storeRequest()
-        storeRequest.limit = request.fetchLimit
-        storeRequest.offset = request.fetchOffset
-        var dictionaryRequest = StoreDictionaryRequest(fetch: storeRequest, properties: request.propertiesToFetch)
-        dictionaryRequest.groupBy = request.propertiesToGroupBy
-        dictionaryRequest.having = request.havingPredicate
-        dictionaryRequest.distinct = request.returnsDistinctResults
-        return try state.below.fetchDictionaries(dictionaryRequest)
+        return try state.fetchDictionaries(request)
     }
 
     /// The objects a request selects as a collection that loads them a batch at a time

@@ -1,0 +1,68 @@
+/// The main-queue context, used synchronously from main-actor code: what ``DataStack/onMain(_:)`` hands out.
+///
+/// The main context is an actor whose executor is the main actor's; Swift cannot yet say that the two are one,
+/// so main-actor code would have to `await` it. This facade offers the same operations synchronously, on the main
+/// actor only (it is `@MainActor` and not Sendable), with the same run-time checks.
+@MainActor
+public struct MainContext {
+    let state: ContextState
+
+    init(_ context: ObjectContext) {
+        precondition(context.concurrencyType == .mainQueue, "MainContext needs a main-queue context, not '\(context.name)'")
+        state = context.mainActorState
+        state.checkExecutor()
+    }
+
+    /// Inserts a new object of a macro entity class.
+    public func insert<T: ManagedEntity>(_ type: T.Type) throws -> T {
+        guard let object = try state.insert(try state.model.entity(named: String(describing: T.self))) as? T else {
+            throw ObjectGraphError.invalidModel(entity: String(describing: T.self), property: nil, reason: "the model was not built with the class \(T.self)")
+        }
+        return object
+    }
+
+    /// Marks an object deleted.
+    public func delete(_ object: ManagedObject) throws { try state.delete(object) }
+
+    /// The object for `id`, loaded.
+    public func existingObject(with id: ObjectID) throws -> ManagedObject { try state.existingObject(with: id) }
+
+    /// The object for `id` as a macro entity class, loaded.
+    public func existingObject<T: ManagedEntity>(with id: ObjectID, as type: T.Type) throws -> T {
+        guard let object = try state.existingObject(with: id) as? T else {
+            throw ObjectGraphError.wrongDestination(entity: id.entityName, key: "objectID", expected: "\(T.self)", got: id.entityName)
+        }
+        return object
+    }
+
+    /// The objects a request selects.
+    public func fetch(_ request: FetchRequest) throws -> [ManagedObject] { try state.fetch(request) }
+
+    /// The objects a request selects, as a macro entity class.
+    public func fetch<T: ManagedEntity>(_ request: FetchRequest, as type: T.Type) throws -> [T] {
+        try state.fetch(request).compactMap { $0 as? T }
+    }
+
+    /// Every object of a macro entity class matching a format, in the order of `sortedBy`.
+    public func fetch<T: ManagedEntity>(_ type: T.Type, sortedBy sortKeys: [String] = [], where format: String? = nil, _ arguments: Any?...) throws -> [T] {
+        try fetch(try T.request(format: format, arguments: arguments, orderBy: sortKeys, offset: 0, limit: nil), as: T.self)
+    }
+
+    /// The IDs a request selects.
+    public func fetchObjectIDs(_ request: FetchRequest) throws -> [ObjectID] { try state.fetchObjects(request, loadValues: false).map(\.objectID) }
+
+    /// The number of objects a request would return.
+    public func count(for request: FetchRequest) throws -> Int { try state.count(request) }
+
+    /// Dictionary results.
+    public func fetchDictionaries(_ request: FetchRequest) throws -> [[String: AttributeValue]] { try state.fetchDictionaries(request) }
+
+    /// Saves the main context (into the writer, in the nested layout).
+    public func save() throws { try state.save() }
+
+    /// Whether the main context has unsaved changes.
+    public var hasChanges: Bool { state.hasChanges }
+
+    /// Whether `object` belongs to this context.
+    public func owns(_ object: ManagedObject) -> Bool { object.state === state }
+}

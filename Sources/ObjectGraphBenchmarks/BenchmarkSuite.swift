@@ -1,0 +1,367 @@
+import CSQLite
+import Foundation
+import GRDB
+import ObjectGraph
+
+/// The benchmark suite: raw SQLite C calls, GRDB (rows by index, and records) and ObjectGraph on the same data in
+/// the same process run. Timing is reported, never asserted.
+public struct BenchmarkSuite: Sendable {
+    /// Sizes and repetitions; ``tiny`` keeps CI fast and checks only that every workload runs.
+    public struct Options: Sendable {
+        public var insertCount = 50_000
+        public var fetchCount = 200_000
+        public var lookups = 2_000
+        public var memoryCount = 1_000_000
+        public var scalingSizes = [10_000, 100_000, 1_000_000]
+        public var repetitions = 5
+        public var folder = FileManager.default.temporaryDirectory.appendingPathComponent("objectgraph-bench")
+
+        public init() {}
+
+        /// A run that checks every workload works, in seconds.
+        public static var tiny: Options {
+            var options = Options()
+            options.insertCount = 500
+            options.fetchCount = 1_000
+            options.lookups = 50
+            options.memoryCount = 5_000
+            options.scalingSizes = [100, 1_000]
+            options.repetitions = 1
+            return options
+        }
+    }
+
+    let options: Options
+    var log: @Sendable (String) -> Void
+
+    public init(options: Options, log: @escaping @Sendable (String) -> Void = { print($0) }) {
+        self.options = options
+        self.log = log
+    }
+
+    static let model: Model = try! Model([Item.self])
+
+    func freshPath(_ name: String) throws -> String {
+        try FileManager.default.createDirectory(at: options.folder, withIntermediateDirectories: true)
+        let url = options.folder.appendingPathComponent(name + ".sqlite")
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+        return url.path
+    }
+
+    /// Runs every workload and returns the medians.
+    @MainActor
+    public func run() async throws -> BenchmarkReport {
+        var report = BenchmarkReport()
+        report.rows.append(try await insert(count: options.insertCount, label: "W1 insert \(options.insertCount)"))
+        report.rows.append(try await fetch(count: options.fetchCount, label: "W2 fetch \(options.fetchCount)"))
+        report.rows += try await lookups()
+        report.rows += try await stack()
+        report.rows.append(try await memory())
+        for size in options.scalingSizes {
+            var row = try await insert(count: size, label: "W6 insert \(size)", contenders: ["raw", "ObjectGraph"])
+            row.values = row.values.mapValues { $0 / Double(size) * 1e9 }
+            row.unit = "ns/object"
+            report.rows.append(row)
+            var read = try await fetch(count: size, label: "W6 fetch \(size)", contenders: ["raw", "ObjectGraph"])
+            read.values = read.values.mapValues { $0 / Double(size) * 1e9 }
+            read.unit = "ns/object"
+            report.rows.append(read)
+        }
+        return report
+    }
+
+    // MARK: W1 insert
+
+    func insert(count: Int, label: String, contenders: Set<String> = Set(BenchmarkReport.contenders)) async throws -> BenchmarkReport.Row {
+        var samples: [String: [Double]] = [:]
+        for _ in 0..<options.repetitions {
+            if contenders.contains("raw") {
+                let raw = try RawSQLite(path: try freshPath("w1-raw"))
+                try raw.execute(plainSchema)
+                samples["raw", default: []].append(try Measure.seconds { try raw.insert(rows: count, table: "item") })
+                raw.close()
+            }
+            if contenders.contains("GRDB rows") {
+                let queue = try DatabaseQueue(path: try freshPath("w1-grdb"))
+                try createPlainSchema(queue)
+                samples["GRDB rows", default: []].append(try Measure.seconds {
+                    try queue.write { db in
+                        let statement = try db.makeStatement(sql: "INSERT INTO item (a0, a1, a2, a3, a4, a5, a6, a7, a8, a9) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                        for row in 0..<count {
+                            let base = Int64(row * 10)
+                            try statement.execute(arguments: [base, base + 1, base + 2, base + 3, base + 4, base + 5, base + 6, base + 7, base + 8, base + 9])
+                        }
+                    }
+                })
+            }
+            if contenders.contains("GRDB records") {
+                let queue = try DatabaseQueue(path: try freshPath("w1-records"))
+                try createPlainSchema(queue)
+                samples["GRDB records", default: []].append(try Measure.seconds {
+                    try queue.write { db in
+                        for row in 0..<count {
+                            let b = Int64(row * 10)
+                            try ItemRecord(id: nil, a0: b, a1: b + 1, a2: b + 2, a3: b + 3, a4: b + 4, a5: b + 5, a6: b + 6, a7: b + 7, a8: b + 8, a9: b + 9).insert(db)
+                        }
+                    }
+                })
+            }
+            if contenders.contains("ObjectGraph") {
+                let coordinator = try PersistentStoreCoordinator(model: Self.model, storeURL: URL(fileURLWithPath: try freshPath("w1-graph")))
+                let context = ObjectContext(coordinator: coordinator, name: "bench")
+                samples["ObjectGraph", default: []].append(try await Measure.seconds {
+                    try await context.perform { ctx in
+                        for row in 0..<count {
+                            let item = try ctx.insert(Item.self)
+                            let b = Int64(row * 10)
+                            item.a0 = b; item.a1 = b + 1; item.a2 = b + 2; item.a3 = b + 3; item.a4 = b + 4
+                            item.a5 = b + 5; item.a6 = b + 6; item.a7 = b + 7; item.a8 = b + 8; item.a9 = b + 9
+                        }
+                        try ctx.save()
+                        ctx.reset()
+                    }
+                })
+            }
+        }
+        return BenchmarkReport.Row(workload: label, unit: "s", values: samples.mapValues(Measure.median))
+    }
+
+    // MARK: W2 fetch
+
+    /// A store of `count` rows in each contender's schema, written with raw SQLite for speed.
+    func populated(count: Int) throws -> (plain: String, graph: String) {
+        let plain = try freshPath("w2-plain")
+        let raw = try RawSQLite(path: plain)
+        try raw.execute(plainSchema)
+        try raw.insert(rows: count, table: "item")
+        raw.close()
+        let graph = try freshPath("w2-graph")
+        _ = try PersistentStoreCoordinator(model: Self.model, storeURL: URL(fileURLWithPath: graph))
+        let rawGraph = try RawSQLite(path: graph)
+        try rawGraph.execute("BEGIN")
+        let statement = try rawGraph.prepare("INSERT INTO Item (id, _entity, _version, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9) VALUES (?, 'Item', 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        for row in 0..<count {
+            sqlite3_bind_int64(statement, 1, Int64(row + 1))
+            for column in 0..<10 { sqlite3_bind_int64(statement, Int32(column + 2), Int64(row * 10 + column)) }
+            guard sqlite3_step(statement) == SQLITE_DONE else { throw BenchmarkError("populating \(graph) failed") }
+            sqlite3_reset(statement)
+        }
+        sqlite3_finalize(statement)
+        try rawGraph.execute("UPDATE objectgraph_sequence SET max_key = \(count) WHERE entity = 'Item'")
+        try rawGraph.execute("COMMIT")
+        rawGraph.close()
+        return (plain, graph)
+    }
+
+    func fetch(count: Int, label: String, contenders: Set<String> = Set(BenchmarkReport.contenders)) async throws -> BenchmarkReport.Row {
+        let (plain, graph) = try populated(count: count)
+        let expected = Int64(count) * Int64(count * 10 - 1) * 10 / 2
+        var samples: [String: [Double]] = [:]
+        let coordinator = try PersistentStoreCoordinator(model: Self.model, storeURL: URL(fileURLWithPath: graph))
+        let context = ObjectContext(coordinator: coordinator, name: "bench")
+        for _ in 0..<options.repetitions {
+            if contenders.contains("raw") {
+                let raw = try RawSQLite(path: plain)
+                var sum: Int64 = 0
+                samples["raw", default: []].append(try Measure.seconds { sum = try raw.readAll(table: "item") })
+                raw.close()
+                try check(sum, expected, "raw")
+            }
+            let queue = try DatabaseQueue(path: plain)
+            if contenders.contains("GRDB rows") {
+                var sum: Int64 = 0
+                samples["GRDB rows", default: []].append(try Measure.seconds {
+                    try queue.read { db in
+                        let rows = try Row.fetchCursor(db, sql: "SELECT a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 FROM item")
+                        while let row = try rows.next() { for column in 0..<10 { sum &+= row[column] as Int64 } }
+                    }
+                })
+                try check(sum, expected, "GRDB rows")
+            }
+            if contenders.contains("GRDB records") {
+                var sum: Int64 = 0
+                samples["GRDB records", default: []].append(try Measure.seconds {
+                    let records = try queue.read { db in try ItemRecord.fetchAll(db) }
+                    for r in records { sum &+= r.a0 &+ r.a1 &+ r.a2 &+ r.a3 &+ r.a4 &+ r.a5 &+ r.a6 &+ r.a7 &+ r.a8 &+ r.a9 }
+                })
+                try check(sum, expected, "GRDB records")
+            }
+            if contenders.contains("ObjectGraph") {
+                var sum: Int64 = 0
+                samples["ObjectGraph", default: []].append(try await Measure.seconds {
+                    sum = try await context.perform { ctx in
+                        var total: Int64 = 0
+                        for item in try ctx.fetch(Item.fetchRequest(), as: Item.self) {
+                            total &+= item.a0 &+ item.a1 &+ item.a2 &+ item.a3 &+ item.a4 &+ item.a5 &+ item.a6 &+ item.a7 &+ item.a8 &+ item.a9
+                        }
+                        ctx.reset()
+                        return total
+                    }
+                })
+                try check(sum, expected, "ObjectGraph")
+            }
+        }
+        return BenchmarkReport.Row(workload: label, unit: "s", values: samples.mapValues(Measure.median))
+    }
+
+    func check(_ sum: Int64, _ expected: Int64, _ who: String) throws {
+        guard sum == expected else { throw BenchmarkError("\(who) read a sum of \(sum), expected \(expected)") }
+    }
+
+    // MARK: W3 indexed lookup
+
+    func lookups() async throws -> [BenchmarkReport.Row] {
+        let (plain, graph) = try populated(count: options.fetchCount)
+        var random = SystemRandomNumberGenerator()
+        let keys = (0..<options.lookups).map { _ in Int64.random(in: 0..<Int64(options.fetchCount), using: &random) * 10 }
+        var latencies: [String: [Double]] = [:]
+        let raw = try RawSQLite(path: plain)
+        let statement = try raw.prepare("SELECT id, a1 FROM item WHERE a0 = ? LIMIT 1")
+        for key in keys {
+            latencies["raw", default: []].append(Measure.seconds { _ = raw.lookup(key, table: "item", statement: statement) })
+        }
+        raw.close()
+        let grdb = try grdbLookups(path: plain, keys: keys)
+        latencies["GRDB rows"] = grdb.rows
+        latencies["GRDB records"] = grdb.records
+        let coordinator = try PersistentStoreCoordinator(model: Self.model, storeURL: URL(fileURLWithPath: graph))
+        let context = ObjectContext(coordinator: coordinator, name: "bench")
+        let graphLatencies = try await context.perform { ctx in
+            var result: [Double] = []
+            for key in keys {
+                result.append(try Measure.seconds {
+                    var request = try FetchRequest(entityName: "Item", format: "a0 == %lld", key)
+                    request.fetchLimit = 1
+                    guard let item = try ctx.fetch(request, as: Item.self).first, item.a0 == key else {
+                        throw BenchmarkError("lookup of \(key) found nothing")
+                    }
+                })
+            }
+            return result
+        }
+        latencies["ObjectGraph"] = graphLatencies
+        return [
+            BenchmarkReport.Row(workload: "W3 lookup median", unit: "µs", values: latencies.mapValues { Measure.median($0) * 1e6 }),
+            BenchmarkReport.Row(workload: "W3 lookup p99", unit: "µs", values: latencies.mapValues { Measure.percentile($0, 0.99) * 1e6 }),
+        ]
+    }
+
+    // MARK: W4 the seeds' stack
+
+    @MainActor
+    func stack() async throws -> [BenchmarkReport.Row] {
+        var rows: [BenchmarkReport.Row] = []
+        for layout in DataStack.Layout.allCases {
+            var times: [Double] = []
+            var busy: [Double] = []
+            var stalls: [Double] = []
+            for _ in 0..<options.repetitions {
+                let stack = try DataStack(databaseFileName: try freshPath("w4-\(layout.rawValue)"), model: Self.model, layout: layout)
+                let count = options.insertCount
+                let monitor = MainThreadSampler()
+                let sampler = Task { @MainActor in
+                    // A small query of the kind a UI makes while the import runs: one object by an indexed value.
+                    try await monitor.run { _ = try Item.one(in: stack, where: "a0 == %lld", Int64(10)) }
+                }
+                let start = ContinuousClock.now
+                try await stack.background { ctx in
+                        for row in 0..<count {
+                            let item = try ctx.insert(Item.self)
+                            let b = Int64(row * 10)
+                            item.a0 = b; item.a1 = b + 1; item.a2 = b + 2; item.a3 = b + 3; item.a4 = b + 4
+                            item.a5 = b + 5; item.a6 = b + 6; item.a7 = b + 7; item.a8 = b + 8; item.a9 = b + 9
+                        }
+                }
+                let elapsed = (ContinuousClock.now - start).seconds
+                monitor.stop()
+                try await sampler.value as Void
+                let stored = try await stack.onMainContext { ctx in try ctx.count(for: Item.fetchRequest()) }
+                guard stored == count else { throw BenchmarkError("W4 \(layout): \(stored) of \(count) objects stored") }
+                times.append(elapsed)
+                busy.append(monitor.busy / elapsed * 100)
+                stalls.append(monitor.maxStall * 1000)
+            }
+            rows.append(BenchmarkReport.Row(workload: "W4 \(layout.rawValue) insert \(options.insertCount)", unit: "s",
+                                            values: ["ObjectGraph": Measure.median(times)],
+                                            note: String(format: "main busy %.1f%%, max stall %.1f ms", Measure.median(busy), Measure.median(stalls))))
+        }
+        return rows
+    }
+
+    // MARK: W5 memory
+
+    func memory() async throws -> BenchmarkReport.Row {
+        let (_, graph) = try populated(count: options.memoryCount)
+        let coordinator = try PersistentStoreCoordinator(model: Self.model, storeURL: URL(fileURLWithPath: graph))
+        let context = ObjectContext(coordinator: coordinator, name: "bench")
+        let count = options.memoryCount
+        let (batched, unbatched) = try await context.perform { ctx -> (Double, Double) in
+            var request = Item.fetchRequest()
+            request.fetchBatchSize = 1_000
+            var base = Measure.residentBytes()
+            var peak = base
+            var sum: Int64 = 0
+            for (index, item) in try ctx.fetchResults(request, as: Item.self).enumerated() {
+                sum &+= item.a0
+                if index % 10_000 == 0 { peak = max(peak, Measure.residentBytes()) }
+            }
+            peak = max(peak, Measure.residentBytes())
+            let batched = Double(peak - base) / 1_048_576
+            ctx.reset()
+            base = Measure.residentBytes()
+            peak = base
+            let all = try ctx.fetch(Item.fetchRequest(), as: Item.self)
+            for (index, item) in all.enumerated() {
+                sum &+= item.a0
+                if index % 10_000 == 0 { peak = max(peak, Measure.residentBytes()) }
+            }
+            peak = max(peak, Measure.residentBytes())
+            guard sum == 2 * Int64(count) * Int64(count - 1) * 10 / 2 else { throw BenchmarkError("W5 read the wrong sum \(sum)") }
+            return (batched, Double(peak - base) / 1_048_576)
+        }
+        return BenchmarkReport.Row(workload: "W5 read \(count) peak RSS growth", unit: "MB", values: ["ObjectGraph": batched],
+                                   note: String(format: "batched 1,000; unbatched: %.0f MB", unbatched))
+    }
+}
+
+/// Samples how available the main actor stays: wakes every 2 ms, runs a small main-context call, records lateness.
+@MainActor
+final class MainThreadSampler {
+    private(set) var busy: Double = 0
+    private(set) var maxStall: Double = 0
+    private var running = true
+
+    func stop() { running = false }
+
+    func run(_ query: @MainActor () throws -> Void) async throws {
+        let clock = ContinuousClock()
+        while running {
+            let asleep = clock.now
+            try await Task.sleep(for: .milliseconds(2))
+            let awake = clock.now
+            maxStall = max(maxStall, (awake - asleep - .milliseconds(2)).seconds)
+            try query()
+            busy += (clock.now - awake).seconds
+        }
+    }
+}
+
+/// Synchronous GRDB calls, kept out of async functions where GRDB's async overloads would be chosen.
+func createPlainSchema(_ queue: DatabaseQueue) throws {
+    try queue.write { try $0.execute(sql: plainSchema) }
+}
+
+func grdbLookups(path: String, keys: [Int64]) throws -> (rows: [Double], records: [Double]) {
+    let queue = try DatabaseQueue(path: path)
+    return try queue.read { db in
+        var rows: [Double] = []
+        var records: [Double] = []
+        for key in keys {
+            rows.append(try Measure.seconds {
+                _ = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, a1 FROM item WHERE a0 = ? LIMIT 1"), arguments: [key])
+            })
+            records.append(try Measure.seconds { _ = try ItemRecord.filter(Column("a0") == key).fetchOne(db) })
+        }
+        return (rows, records)
+    }
+}

@@ -1,0 +1,23 @@
+import ArgumentParser
+import Foundation
+import ObjectGraphBenchmarks
+
+/// Runs the benchmark suite and prints its table (run it in release: `swift run -c release objectgraph bench`).
+struct Bench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Benchmark ObjectGraph against raw SQLite and GRDB in one run.")
+
+    @Flag(help: "A tiny run that only checks every workload works.") var tiny = false
+    @Option(help: "Repetitions per workload (the median is reported).") var repetitions: Int?
+    @Option(help: "Largest W6 size.") var largest: Int?
+
+    @MainActor
+    mutating func run() async throws {
+        var options = tiny ? BenchmarkSuite.Options.tiny : BenchmarkSuite.Options()
+        if let repetitions { options.repetitions = repetitions }
+        if let largest { options.scalingSizes = options.scalingSizes.filter { $0 < largest } + [largest] }
+        let started = Date()
+        let report = try await BenchmarkSuite(options: options).run()
+        print(report.table())
+        print(String(format: "\n(%d repetitions, %.0f s in all)", options.repetitions, Date().timeIntervalSince(started)))
+    }
+}
