@@ -83,6 +83,28 @@ import Testing
              try await main.perform { ctx in _ = try ctx.insert("Tag") }
          }
          """),
+        ("a main-thread helper called off the main actor",
+         """
+         import ObjectGraph
+         final class Tome: ManagedObject, ManagedEntity {
+             static var entityDescription: EntityDescription { EntityDescription("Tome") }
+             static var _keyPathNames: [AnyKeyPath: String] { [:] }
+         }
+         func fromBackground() throws -> Int {
+             try Tome.items(where: "TRUEPREDICATE").count
+         }
+         """,
+         "call to main actor-isolated static method 'items(in:where:_:)' in a synchronous nonisolated context",
+         """
+         import ObjectGraph
+         final class Tome: ManagedObject, ManagedEntity {
+             static var entityDescription: EntityDescription { EntityDescription("Tome") }
+             static var _keyPathNames: [AnyKeyPath: String] { [:] }
+         }
+         @MainActor func fromMain() throws -> Int {
+             try Tome.items(where: "TRUEPREDICATE").count
+         }
+         """),
     ]
 
     @Test(arguments: cases.indices)
