@@ -1,4 +1,3 @@
-import Synchronization
 import Foundation
 import Testing
 @testable import ObjectGraph
@@ -225,7 +224,7 @@ import Testing
 
 /// A thread-safe list for callbacks in tests.
 final class Recorder: Sendable {
-    private let storage = Mutex<[String]>([])
+    private let storage = Protected<[String]>([])
     func append(_ value: String) { storage.withLock { $0.append(value) } }
     var values: [String] { storage.withLock { $0 } }
 }

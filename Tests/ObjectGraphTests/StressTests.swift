@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import ObjectGraph
 
@@ -10,9 +9,9 @@ final class Ledger: Sendable {
         var label: String?
     }
 
-    private let entries = Mutex<[ObjectID: Entry]>([:])
-    private let ids = Mutex<[ObjectID]>([])
-    private let rejections = Mutex<(conflicts: Int, other: [String])>((0, []))
+    private let entries = Protected<[ObjectID: Entry]>([:])
+    private let ids = Protected<[ObjectID]>([])
+    private let rejections = Protected<(conflicts: Int, other: [String])>((0, []))
 
     func record(_ id: ObjectID, version: Int64, label: String?) {
         entries.withLock { table in

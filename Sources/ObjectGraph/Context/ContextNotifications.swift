@@ -1,4 +1,3 @@
-import Synchronization
 
 /// The kinds of context notifications, as Core Data's.
 public enum ContextNotificationKind: Sendable, Hashable {
@@ -75,7 +74,7 @@ final class NotificationHub: Sendable {
         var next = 0
     }
 
-    private let subscribers = Mutex(Subscribers())
+    private let subscribers = Protected(Subscribers())
     /// Where this hub's notifications also go (the coordinator's hub, for root contexts).
     let forward: NotificationHub?
 

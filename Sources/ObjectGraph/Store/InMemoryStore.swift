@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A store that keeps rows in memory only: for tests, previews and scratch work. Same semantics as
 /// ``SQLiteStore`` (versions, keys, uniqueness, all-or-nothing saves), nothing on disk.
@@ -21,7 +20,7 @@ public final class InMemoryStore: PersistentStore {
     public let identifier = UUID().uuidString
     public var location: String { "memory:\(identifier)" }
     let model: Model
-    private let contents = Mutex(Contents())
+    private let contents = Protected(Contents())
 
     /// Creates an empty store for `model`.
     public init(model: Model) { self.model = model }

@@ -13,7 +13,7 @@ public final class PersistentStoreCoordinator: Sendable {
     public let model: Model
     /// The store rows are read from and written to.
     public let store: any PersistentStore
-    private let forwarding = Mutex<(toPermanent: [ObjectID: ObjectID], toTemporary: [ObjectID: ObjectID])>(([:], [:]))
+    private let forwarding = Protected<(toPermanent: [ObjectID: ObjectID], toTemporary: [ObjectID: ObjectID])>(([:], [:]))
     private let saves = Atomic<Int>(0)
     /// Did-save notifications of every root context on this coordinator.
     let hub = NotificationHub()

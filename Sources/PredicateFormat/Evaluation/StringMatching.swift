@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The string semantics of the language, shared by the evaluator and the SQL functions so both back ends agree.
 public enum StringMatching {
@@ -69,7 +68,7 @@ public enum StringMatching {
         return p == tokens.count
     }
 
-    private static let regexCache = Mutex<[String: NSRegularExpression]>([:])
+    private static let regexCache = Protected<[String: NSRegularExpression]>([:])
 
     /// MATCHES: an ICU regular expression that must match the whole string.
     public static func matches(_ text: String, _ pattern: String, caseInsensitive: Bool) throws(FormatPredicateError) -> Bool {
