@@ -16,6 +16,15 @@ public final class Item: ManagedObject {
     public var a9: Int64 = 0
 }
 
+extension Item {
+    /// The benchmark's values for row `row`: `row * 10 + column` in column `column`.
+    func fill(_ row: Int) {
+        let b = Int64(row * 10)
+        a0 = b; a1 = b + 1; a2 = b + 2; a3 = b + 3; a4 = b + 4
+        a5 = b + 5; a6 = b + 6; a7 = b + 7; a8 = b + 8; a9 = b + 9
+    }
+}
+
 /// The same row as a GRDB record.
 struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "item"

@@ -111,12 +111,7 @@ public struct BenchmarkSuite: Sendable {
                 let context = ObjectContext(coordinator: coordinator, name: "bench")
                 samples["ObjectGraph", default: []].append(try await Measure.seconds {
                     try await context.perform { ctx in
-                        for row in 0..<count {
-                            let item = try ctx.insert(Item.self)
-                            let b = Int64(row * 10)
-                            item.a0 = b; item.a1 = b + 1; item.a2 = b + 2; item.a3 = b + 3; item.a4 = b + 4
-                            item.a5 = b + 5; item.a6 = b + 6; item.a7 = b + 7; item.a8 = b + 8; item.a9 = b + 9
-                        }
+                        for row in 0..<count { try ctx.insert(Item.self).fill(row) }
                         try ctx.save()
                         ctx.reset()
                     }
@@ -265,12 +260,7 @@ public struct BenchmarkSuite: Sendable {
                 }
                 let start = ContinuousClock.now
                 try await stack.background { ctx in
-                        for row in 0..<count {
-                            let item = try ctx.insert(Item.self)
-                            let b = Int64(row * 10)
-                            item.a0 = b; item.a1 = b + 1; item.a2 = b + 2; item.a3 = b + 3; item.a4 = b + 4
-                            item.a5 = b + 5; item.a6 = b + 6; item.a7 = b + 7; item.a8 = b + 8; item.a9 = b + 9
-                        }
+                        for row in 0..<count { try ctx.insert(Item.self).fill(row) }
                 }
                 let elapsed = (ContinuousClock.now - start).seconds
                 monitor.stop()

@@ -26,20 +26,16 @@ extension ContextState {
     /// Snapshots as this context sees them: own objects (with their unsaved values), then layers, then below.
     func currentSnapshots(for ids: [ObjectID]) throws -> [Snapshot] {
         var result: [Snapshot] = []
-        var missing: [ObjectID] = []
+        var others: [ObjectID] = []
         for raw in ids {
             let id = coordinator.resolve(raw)
             if let object = registered[id] ?? registered[raw], !object.isFaultStorage {
                 if !object.isDeleted { result.append(currentSnapshot(of: object)) }
-                continue
-            }
-            switch layerAnswer(id) {
-            case .deleted: continue
-            case .row(let snapshot): result.append(snapshot)
-            case .silent: missing.append(id)
+            } else {
+                others.append(id)
             }
         }
-        if !missing.isEmpty { result += try below.snapshots(for: missing) }
+        if !others.isEmpty { result += try layeredSnapshots(for: others) }
         return result
     }
 

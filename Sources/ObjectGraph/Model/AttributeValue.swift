@@ -52,16 +52,9 @@ public enum AttributeValue: Sendable, Hashable, Codable {
         }
     }
 
-    /// The value as a Double, for numeric range checks and cross-type numeric comparison.
-    public var numericValue: Double? {
-        switch self {
-        case .int(let value): Double(value)
-        case .double(let value): value
-        case .decimal(let value): NSDecimalNumber(decimal: value).doubleValue
-        case .bool(let value): value ? 1 : 0
-        default: nil
-        }
-    }
+    /// The value as a Double, for numeric range checks and cross-type numeric comparison (as the predicate
+    /// language reads numbers).
+    public var numericValue: Double? { predicateValue.number }
 }
 
 extension AttributeValue: CustomStringConvertible {
