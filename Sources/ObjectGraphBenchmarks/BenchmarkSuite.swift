@@ -32,9 +32,10 @@ public struct BenchmarkSuite: Sendable {
     }
 
     let options: Options
+    /// Where progress lines go (standard error by default, so the table on standard output stays clean).
     var log: @Sendable (String) -> Void
 
-    public init(options: Options, log: @escaping @Sendable (String) -> Void = { print($0) }) {
+    public init(options: Options, log: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }) {
         self.options = options
         self.log = log
     }
@@ -52,12 +53,18 @@ public struct BenchmarkSuite: Sendable {
     @MainActor
     public func run() async throws -> BenchmarkReport {
         var report = BenchmarkReport()
+        log("W1 insert \(options.insertCount)…")
         report.rows.append(try await insert(count: options.insertCount, label: "W1 insert \(options.insertCount)"))
+        log("W2 fetch \(options.fetchCount)…")
         report.rows.append(try await fetch(count: options.fetchCount, label: "W2 fetch \(options.fetchCount)"))
+        log("W3 lookups…")
         report.rows += try await lookups()
+        log("W4 the stack…")
         report.rows += try await stack()
+        log("W5 memory…")
         report.rows.append(try await memory())
         for size in options.scalingSizes {
+            log("W6 at \(size)…")
             var row = try await insert(count: size, label: "W6 insert \(size)", contenders: ["raw", "ObjectGraph"])
             row.values = row.values.mapValues { $0 / Double(size) * 1e9 }
             row.unit = "ns/object"
