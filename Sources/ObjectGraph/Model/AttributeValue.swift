@@ -36,21 +36,8 @@ public enum AttributeValue: Sendable, Hashable, Codable {
         return false
     }
 
-    /// A short name of the value's kind, used in error messages.
-    public var kindName: String {
-        switch self {
-        case .null: "nil"
-        case .bool: "Bool"
-        case .int: "integer"
-        case .double: "floating-point number"
-        case .string: "String"
-        case .decimal: "Decimal"
-        case .date: "Date"
-        case .data: "Data"
-        case .uuid: "UUID"
-        case .url: "URL"
-        }
-    }
+    /// A short name of the value's kind, used in error messages (the predicate language's names).
+    public var kindName: String { predicateValue.kindName }
 
     /// The value as a Double, for numeric range checks and cross-type numeric comparison (as the predicate
     /// language reads numbers).
