@@ -69,10 +69,7 @@ extension ObjectContext {
     /// let books = try ctx.fetch(Book.self, sortedBy: ["-pages", "title"], where: "author = %@", "约翰史蒂芬")
     /// ```
     public func fetch<T: ManagedEntity>(_ type: T.Type, sortedBy sortKeys: [String] = [], where format: String? = nil, _ arguments: Any?...) throws -> [T] {
-        var request = T.fetchRequest()
-        if let format { request.predicate = try FormatPredicate(format: format, argumentArray: arguments) }
-        request.sortKeys = sortKeys.map { SortKey($0) }
-        return try fetch(request, as: T.self)
+        try fetch(try T.request(format: format, arguments: arguments, orderBy: sortKeys, offset: 0, limit: nil), as: T.self)
     }
 
     /// Every object of a macro entity class matching a typed `#Predicate`.

@@ -14,12 +14,7 @@ public struct MainContext {
     }
 
     /// Inserts a new object of a macro entity class.
-    public func insert<T: ManagedEntity>(_ type: T.Type) throws -> T {
-        guard let object = try state.insert(try state.model.entity(named: String(describing: T.self))) as? T else {
-            throw ObjectGraphError.invalidModel(entity: String(describing: T.self), property: nil, reason: "the model was not built with the class \(T.self)")
-        }
-        return object
-    }
+    public func insert<T: ManagedEntity>(_ type: T.Type) throws -> T { try state.insert(type) }
 
     /// Marks an object deleted.
     public func delete(_ object: ManagedObject) throws { try state.delete(object) }
@@ -29,10 +24,7 @@ public struct MainContext {
 
     /// The object for `id` as a macro entity class, loaded.
     public func existingObject<T: ManagedEntity>(with id: ObjectID, as type: T.Type) throws -> T {
-        guard let object = try state.existingObject(with: id) as? T else {
-            throw ObjectGraphError.wrongDestination(entity: id.entityName, key: "objectID", expected: "\(T.self)", got: id.entityName)
-        }
-        return object
+        try state.existingObject(with: id, as: type)
     }
 
     /// The objects a request selects.
