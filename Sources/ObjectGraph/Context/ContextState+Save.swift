@@ -80,9 +80,8 @@ extension ContextState {
             return row
         } }
         flat.deleted = deletes.map { ($0.key, current($0.key, $0.value)) }.sorted { $0.0 < $1.0 }
-        flat.toMany = toMany.flatMap { owner, lists in
-            (inserts[owner] != nil || updates[owner] != nil || registered[owner] != nil || deletes[owner] == nil) ? Array(lists.values) : []
-        }
+        // A deleted owner's relationships go with its row: rewriting them would point join rows at nothing.
+        flat.toMany = toMany.flatMap { owner, lists in deletes[owner] == nil ? Array(lists.values) : [] }
         flat.mergePolicy = mergePolicy
         return flat
     }
