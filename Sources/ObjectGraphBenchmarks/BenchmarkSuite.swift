@@ -15,6 +15,10 @@ public struct BenchmarkSuite: Sendable {
         public var scalingSizes = [10_000, 100_000, 1_000_000]
         public var repetitions = 5
         public var folder = FileManager.default.temporaryDirectory.appendingPathComponent("objectgraph-bench")
+        /// The workloads to run ("W1" … "W6"); all of them when empty. Running one alone is how to profile it.
+        public var workloads: Set<String> = []
+        /// The contenders W1, W2 and W6 run (all of ``BenchmarkReport/contenders`` by default).
+        public var contenders = Set(BenchmarkReport.contenders)
 
         public init() {}
 
@@ -53,23 +57,34 @@ public struct BenchmarkSuite: Sendable {
     @MainActor
     public func run() async throws -> BenchmarkReport {
         var report = BenchmarkReport()
-        log("W1 insert \(options.insertCount)…")
-        report.rows.append(try await insert(count: options.insertCount, label: "W1 insert \(options.insertCount)"))
-        log("W2 fetch \(options.fetchCount)…")
-        report.rows.append(try await fetch(count: options.fetchCount, label: "W2 fetch \(options.fetchCount)"))
-        log("W3 lookups…")
-        report.rows += try await lookups()
-        log("W4 the stack…")
-        report.rows += try await stack()
-        log("W5 memory…")
-        report.rows.append(try await memory())
-        for size in options.scalingSizes {
+        func selected(_ workload: String) -> Bool { options.workloads.isEmpty || options.workloads.contains(workload) }
+        if selected("W1") {
+            log("W1 insert \(options.insertCount)…")
+            report.rows.append(try await insert(count: options.insertCount, label: "W1 insert \(options.insertCount)"))
+        }
+        if selected("W2") {
+            log("W2 fetch \(options.fetchCount)…")
+            report.rows.append(try await fetch(count: options.fetchCount, label: "W2 fetch \(options.fetchCount)"))
+        }
+        if selected("W3") {
+            log("W3 lookups…")
+            report.rows += try await lookups()
+        }
+        if selected("W4") {
+            log("W4 the stack…")
+            report.rows += try await stack()
+        }
+        if selected("W5") {
+            log("W5 memory…")
+            report.rows.append(try await memory())
+        }
+        for size in options.scalingSizes where selected("W6") {
             log("W6 at \(size)…")
-            var row = try await insert(count: size, label: "W6 insert \(size)", contenders: ["raw", "ObjectGraph"])
+            var row = try await insert(count: size, label: "W6 insert \(size)", contenders: options.contenders.intersection(["raw", "ObjectGraph"]))
             row.values = row.values.mapValues { $0 / Double(size) * 1e9 }
             row.unit = "ns/object"
             report.rows.append(row)
-            var read = try await fetch(count: size, label: "W6 fetch \(size)", contenders: ["raw", "ObjectGraph"])
+            var read = try await fetch(count: size, label: "W6 fetch \(size)", contenders: options.contenders.intersection(["raw", "ObjectGraph"]))
             read.values = read.values.mapValues { $0 / Double(size) * 1e9 }
             read.unit = "ns/object"
             report.rows.append(read)
@@ -79,7 +94,8 @@ public struct BenchmarkSuite: Sendable {
 
     // MARK: W1 insert
 
-    func insert(count: Int, label: String, contenders: Set<String> = Set(BenchmarkReport.contenders)) async throws -> BenchmarkReport.Row {
+    func insert(count: Int, label: String, contenders: Set<String>? = nil) async throws -> BenchmarkReport.Row {
+        let contenders = contenders ?? options.contenders
         var samples: [String: [Double]] = [:]
         for _ in 0..<options.repetitions {
             if contenders.contains("raw") {
@@ -155,7 +171,8 @@ public struct BenchmarkSuite: Sendable {
         return (plain, graph)
     }
 
-    func fetch(count: Int, label: String, contenders: Set<String> = Set(BenchmarkReport.contenders)) async throws -> BenchmarkReport.Row {
+    func fetch(count: Int, label: String, contenders: Set<String>? = nil) async throws -> BenchmarkReport.Row {
+        let contenders = contenders ?? options.contenders
         let (plain, graph) = try populated(count: count)
         let expected = Int64(count) * Int64(count * 10 - 1) * 10 / 2
         var samples: [String: [Double]] = [:]

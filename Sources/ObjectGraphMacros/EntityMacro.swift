@@ -37,7 +37,16 @@ public struct EntityMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         in context: some MacroExpansionContext
     ) throws -> [AttributeSyntax] {
         guard let variable = member.as(VariableDeclSyntax.self), PropertyShape.isPersistable(variable) else { return [] }
-        return ["@ObjectGraph._PersistedProperty"]
+        // A root entity's attributes sit in declaration order, so the macro can tell each accessor its index; a
+        // sub-entity's come after inherited ones the macro cannot count, so its accessors look names up.
+        guard let classDecl = declaration.as(ClassDeclSyntax.self), (try? parentName(classDecl)) == .some(nil),
+              let shape = PropertyShape(variable), shape.isAttribute else {
+            return ["@ObjectGraph._PersistedProperty"]
+        }
+        let attributes = classDecl.memberBlock.members.compactMap { $0.decl.as(VariableDeclSyntax.self) }
+            .filter(PropertyShape.isPersistable).compactMap(PropertyShape.init).filter(\.isAttribute)
+        guard let position = attributes.firstIndex(where: { $0.name == shape.name }) else { return ["@ObjectGraph._PersistedProperty"] }
+        return ["@ObjectGraph._PersistedProperty(position: \(raw: position))"]
     }
 
     public static func expansion(
@@ -160,13 +169,14 @@ public struct PersistedPropertyMacro: AccessorMacro {
     ) throws -> [AccessorDeclSyntax] {
         guard let variable = declaration.as(VariableDeclSyntax.self), let shape = PropertyShape(variable) else { return [] }
         let key = EntityMacro.literal(shape.name)
+        let position = EntityMacro.argument(node, "position").map { ", at: \($0.trimmedDescription)" } ?? ""
         let getter: String
         let setter: String
         let typeArgument = shape.isOptional ? "(\(shape.baseType))?.self" : "\(shape.baseType).self"
         switch shape.kind {
         case .attribute:
-            getter = "_attribute(\(key), as: \(typeArgument))"
-            setter = "_setAttribute(newValue, forKey: \(key))"
+            getter = "_attribute(\(key)\(position), as: \(typeArgument))"
+            setter = "_setAttribute(newValue, forKey: \(key)\(position))"
         case .codable:
             getter = "_codable(\(key), as: \(typeArgument))"
             setter = "_setCodable(newValue, forKey: \(key))"

@@ -24,6 +24,14 @@ struct PropertyShape {
     let attributeArguments: LabeledExprListSyntax?
     let relationshipArguments: LabeledExprListSyntax?
 
+    /// Whether the property is stored as an attribute (native or Codable), as opposed to a relationship.
+    var isAttribute: Bool {
+        switch kind {
+        case .attribute, .codable: true
+        default: false
+        }
+    }
+
     static let nativeTypes: Set<String> = [
         "String", "Bool", "Int", "Int16", "Int32", "Int64", "Double", "Float", "Decimal", "Date", "Data", "UUID", "URL",
     ].reduce(into: []) { set, name in

@@ -9,11 +9,15 @@ struct Bench: AsyncParsableCommand {
     @Flag(help: "A tiny run that only checks every workload works.") var tiny = false
     @Option(help: "Repetitions per workload (the median is reported).") var repetitions: Int?
     @Option(help: "Largest W6 size.") var largest: Int?
+    @Option(help: "Run only these workloads (W1 … W6), e.g. --only W2 --only W3; for profiling one alone.") var only: [String] = []
+    @Option(help: "Contenders to run (raw, GRDB rows, GRDB records, ObjectGraph); all when not given.") var contender: [String] = []
 
     @MainActor
     mutating func run() async throws {
         var options = tiny ? BenchmarkSuite.Options.tiny : BenchmarkSuite.Options()
         if let repetitions { options.repetitions = repetitions }
+        options.workloads = Set(only.map { $0.uppercased() })
+        if !contender.isEmpty { options.contenders = Set(contender) }
         if let largest { options.scalingSizes = options.scalingSizes.filter { $0 < largest } + [largest] }
         let started = Date()
         let report = try await BenchmarkSuite(options: options).run()

@@ -37,10 +37,10 @@ private func expect(_ source: String, expands expected: String, diagnostics: [Di
             """,
             expands: #"""
             final class Book: ManagedObject {
-                @ObjectGraph._PersistedProperty var title: String = ""
-                @ObjectGraph._PersistedProperty
+                @ObjectGraph._PersistedProperty(position: 0) var title: String = ""
+                @ObjectGraph._PersistedProperty(position: 1)
                 var isbn: String?
-                @ObjectGraph._PersistedProperty
+                @ObjectGraph._PersistedProperty(position: 2)
                 var cover: Cover?
                 @ObjectGraph._PersistedProperty var author: Author?
                 @ObjectGraph._PersistedProperty var chapters: [Chapter]
@@ -123,6 +123,22 @@ private func expect(_ source: String, expands expected: String, diagnostics: [Di
         (#"@Relationship(inverse: "x") var tags: Set<Tag>"#, #"Set(_toMany("tags", as: Tag.self))"#, #"_setToMany(newValue, forKey: "tags")"#),
         (#"@Relationship(inverse: "x") var parts: [Part]"#, #"_toMany("parts", as: Part.self)"#, #"_setToMany(newValue, forKey: "parts")"#),
     ]
+
+    /// A root entity's attribute accessors know their index; the name still decides when the index disagrees.
+    @Test func aPositionReachesTheAccessors() {
+        expect(
+            "@_PersistedProperty(position: 3) var title: String",
+            expands: """
+            var title: String {
+                get {
+                    _attribute("title", at: 3, as: String.self)
+                }
+                set {
+                    _setAttribute(newValue, forKey: "title", at: 3)
+                }
+            }
+            """)
+    }
 
     @Test(arguments: accessorCases.indices)
     func persistedPropertiesGetTypedAccessors(_ index: Int) {

@@ -3,9 +3,16 @@ import Testing
 @testable import ObjectGraph
 
 /// Deliberately unsound: it moves an object out of its context to simulate what the compiler normally refuses
-/// (an unsafe escape), so the run-time check has something to catch. Only the exit test uses it.
-struct SmuggledObject: @unchecked Sendable {
-    let object: ManagedObject
+/// (an unsafe escape), so the run-time check has something to catch, or to keep an object alive between two
+/// `perform` calls. Whoever holds the last reference must drop it on the object's queue (``release()``), since an
+/// object deallocated anywhere else traps like any other access there.
+final class SmuggledObject: @unchecked Sendable {
+    private(set) var object: ManagedObject!
+
+    init(object: ManagedObject) { self.object = object }
+
+    /// Drops the object; call it inside its context's `perform`.
+    func release() { object = nil }
 }
 
 @Suite struct ConfinementTests {
@@ -56,8 +63,10 @@ struct SmuggledObject: @unchecked Sendable {
             let author = try ctx.existingObject(with: id)
             #expect(try author.value(forKey: "name") == .string("Shared"))
         }
-        // The compiler refuses to hand an object to another context; smuggle one to test the run-time refusal.
-        let smuggled = try await a.perform { ctx in SmuggledObject(object: try ctx.existingObject(with: id)) }
+        // The compiler refuses to hand an object to another context; smuggle one to test the run-time refusal. An
+        // unsaved insert, so that `a` keeps it alive and it is deallocated on a's queue, not here (an object
+        // deallocated off its context's queue traps like any other access there).
+        let smuggled = try await a.perform { ctx in SmuggledObject(object: try ctx.insert("Author")) }
         let message = await b.perform { other in
             do {
                 try other.delete(smuggled.object)

@@ -217,7 +217,10 @@ import Testing
             try ctx.save()
         }
         _ = await changes.next()
-        let label = try await b.perform { _ in try keep.object.value(forKey: "label") }
+        let label = try await b.perform { _ in
+            defer { keep.release() }
+            return try keep.object.value(forKey: "label")
+        }
         #expect(label == .string("two"))
     }
 }

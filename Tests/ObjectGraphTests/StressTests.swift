@@ -61,6 +61,7 @@ final class Ledger: Sendable {
                 return try? SmuggledObject(object: ctx.existingObject(with: target))
             }
             let outcome: (id: ObjectID, label: String?, isInsert: Bool, version: Int64)? = try await context.perform { ctx in
+                defer { held?.release() }
                 var done: (object: ManagedObject, label: String?, isInsert: Bool)?
                 do {
                     switch operation {
@@ -71,13 +72,13 @@ final class Ledger: Sendable {
                         done = (tag, label, true)
                     case 4...7:
                         guard let held, !held.object.isDeleted, held.object.state != nil else { return nil }
-                        let tag = held.object
+                        let tag: ManagedObject = held.object
                         let label = "\(ctx.name)-\(round)-updated"
                         try tag.setValue(label, forKey: "label")
                         done = (tag, label, false)
                     default:
                         guard let held, !held.object.isDeleted, held.object.state != nil else { return nil }
-                        let tag = held.object
+                        let tag: ManagedObject = held.object
                         try ctx.delete(tag)
                         done = (tag, nil, false)
                     }

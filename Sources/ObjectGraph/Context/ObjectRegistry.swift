@@ -1,37 +1,35 @@
-/// A context's map from IDs to live objects, holding them weakly as Core Data does: an unchanged object lives as
-/// long as the app holds it (changed ones are held by the context's change sets), so reading a million objects in
-/// batches never keeps a million objects alive. Uniquing holds: while an object lives, its ID leads to it.
+/// A context's map from IDs to live objects. It does not keep objects alive, as Core Data's does not: an unchanged
+/// object lives as long as the app holds it (changed ones are held by the context's change sets), so reading a
+/// million objects in batches never keeps a million objects alive. Uniquing holds: while an object lives, its ID
+/// leads to it.
+///
+/// Entries are unretained references rather than `weak` ones: a weak reference gives every object a side table,
+/// which makes each retain and release of it take the slow path, and a registry of weak entries keeps an entry for
+/// every object that has died until it is swept. Instead each object removes its own entry when it is deallocated
+/// (``ManagedObject``'s `deinit`, which runs on its context's executor because objects never leave it), and every
+/// path that detaches an object from its context removes the entry first, so an entry never outlives its object.
 struct ObjectRegistry {
-    private struct Entry {
-        weak var object: ManagedObject?
-    }
-
-    private var entries: [ObjectID: Entry] = [:]
-    private var purgeAt = 4096
+    private var entries: [ObjectID: Unmanaged<ManagedObject>] = [:]
 
     subscript(id: ObjectID) -> ManagedObject? {
-        get { entries[id]?.object }
-        set {
-            guard let newValue else {
-                entries[id] = nil
-                return
-            }
-            entries[id] = Entry(object: newValue)
-            if entries.count >= purgeAt { purge() }
-        }
+        get { entries[id]?.takeUnretainedValue() }
+        set { entries[id] = newValue.map { Unmanaged.passUnretained($0) } }
     }
 
-    /// The number of entries (some may be for objects already gone).
+    /// Removes the entry for `id` if it is `object`'s (another object may have been registered under the ID since).
+    /// Compares addresses only, so it is safe to call from `object`'s `deinit`.
+    mutating func remove(_ id: ObjectID, ifItIs object: ManagedObject) {
+        guard let entry = entries[id], entry.toOpaque() == Unmanaged.passUnretained(object).toOpaque() else { return }
+        entries[id] = nil
+    }
+
+    /// The number of registered objects.
     var count: Int { entries.count }
 
-    /// Every live object.
-    var objects: [ManagedObject] { entries.values.compactMap(\.object) }
+    /// Every registered object.
+    var objects: [ManagedObject] { entries.values.map { $0.takeUnretainedValue() } }
+
+    mutating func reserveCapacity(_ count: Int) { entries.reserveCapacity(count) }
 
     mutating func removeAll() { entries = [:] }
-
-    /// Drops entries whose objects are gone, so the map stays proportional to what is alive.
-    private mutating func purge() {
-        entries = entries.filter { $0.value.object != nil }
-        purgeAt = max(4096, entries.count * 2)
-    }
 }

@@ -11,32 +11,62 @@ extension ManagedObject {
         }
     }
 
-    /// Reads a stored attribute as `T`.
-    public func _attribute<T: AttributeValueConvertible>(_ key: String, as type: T.Type = T.self) -> T {
-        orTrap {
-            let value = try value(forKey: key)
-            guard let typed = T(attributeValue: value) else {
-                throw ObjectGraphError.typeMismatch(entity: entity.name, key: key, expected: "\(T.self)", got: "\(value.kindName) \(value)")
-            }
-            return typed
-        }
+    /// Reads a stored attribute as `T`. `position` is where the macro expects the attribute among the entity's
+    /// attributes (-1 when it cannot know): a hit skips the name lookup, a miss falls back to it.
+    ///
+    /// Inlinable so the conversion to `T` is specialized in the entity's module; the lookup itself is not generic.
+    @inlinable
+    public func _attribute<T: AttributeValueConvertible>(_ key: String, at position: Int = -1, as type: T.Type = T.self) -> T {
+        let value = _attributeValue(key, at: position)
+        if let typed = T(attributeValue: value) { return typed }
+        _attributeTypeMismatch(key, value, expected: "\(T.self)")
     }
 
     /// Reads an optional stored attribute as `T?`.
-    public func _attribute<T: AttributeValueConvertible>(_ key: String, as type: T?.Type = T?.self) -> T? {
-        orTrap {
-            let value = try value(forKey: key)
-            if value.isNull { return nil }
-            guard let typed = T(attributeValue: value) else {
-                throw ObjectGraphError.typeMismatch(entity: entity.name, key: key, expected: "\(T.self)", got: "\(value.kindName) \(value)")
-            }
-            return typed
-        }
+    @inlinable
+    public func _attribute<T: AttributeValueConvertible>(_ key: String, at position: Int = -1, as type: T?.Type = T?.self) -> T? {
+        let value = _attributeValue(key, at: position)
+        if value.isNull { return nil }
+        if let typed = T(attributeValue: value) { return typed }
+        _attributeTypeMismatch(key, value, expected: "\(T.self)")
     }
 
     /// Writes a stored attribute.
-    public func _setAttribute<T: AttributeValueConvertible>(_ value: T?, forKey key: String) {
-        orTrap { try setValue(value, forKey: key) }
+    @inlinable
+    public func _setAttribute<T: AttributeValueConvertible>(_ value: T?, forKey key: String, at position: Int = -1) {
+        _setAttributeValue(value?.attributeValue ?? .null, forKey: key, at: position)
+    }
+
+    /// The index of attribute `key`: `position` when it names that attribute, else the name lookup.
+    @inline(__always)
+    func attributeIndex(_ key: String, at position: Int) throws -> Int {
+        if position >= 0, position < entity.attributes.count, entity.attributes[position].name == key { return position }
+        return try attributeIndex(key)
+    }
+
+    /// The stored value of attribute `key`, loading a fault; traps where ``value(forKey:)`` would throw.
+    public func _attributeValue(_ key: String, at position: Int) -> AttributeValue {
+        do {
+            let index = try attributeIndex(key, at: position)
+            _ = try fulfilledState()
+            return values[index]
+        } catch {
+            fatalError("ObjectGraph: \(error)")
+        }
+    }
+
+    /// Sets attribute `key`; traps where ``setValue(_:forKey:)`` would throw.
+    public func _setAttributeValue(_ value: AttributeValue, forKey key: String, at position: Int) {
+        do {
+            try setAttributeValue(value, at: try attributeIndex(key, at: position))
+        } catch {
+            fatalError("ObjectGraph: \(error)")
+        }
+    }
+
+    /// Traps for a stored value that does not convert to the property's type.
+    public func _attributeTypeMismatch(_ key: String, _ value: AttributeValue, expected: String) -> Never {
+        fatalError("ObjectGraph: \(ObjectGraphError.typeMismatch(entity: entity.name, key: key, expected: expected, got: "\(value.kindName) \(value)"))")
     }
 
     /// Reads a Codable attribute, stored as JSON.

@@ -85,8 +85,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     deinit {
-        // The last release may happen on any thread: the counter is atomic, and reading a weak reference is safe.
-        if !isFaultStorage { state?.materializedCount.subtract(1, ordering: .relaxed) }
+        // Reading the weak reference is safe anywhere; it is nil once the context's bookkeeping is being torn down
+        // (which is the only time objects are released off their context's executor).
+        guard let state else { return }
+        if !isFaultStorage { state.materializedCount.subtract(1, ordering: .relaxed) }
+        if ConcurrencyChecks.isEnabled && !state.executor.isCurrent { concurrencyViolation(context: state.name) }
+        state.registered.remove(storedObjectID, ifItIs: self)
     }
 
     /// Whether the object's values are not loaded yet; the first access loads them.
@@ -138,7 +142,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     func concurrencyViolation(context: String) -> Never {
         fatalError(
-            "ObjectGraph concurrency violation: \(entity.name) \(objectID) was accessed off the queue of its context "
+            "ObjectGraph concurrency violation: \(entity.name) \(storedObjectID) was accessed off the queue of its context "
                 + "'\(context)'. Use the object only inside its context's perform { }, and pass its objectID elsewhere.")
     }
 

@@ -41,6 +41,14 @@ public struct ObjectID: Sendable, Hashable, Codable, CustomStringConvertible, Co
         isTemporaryID ? "\(entityName)/t\(-rawKey)" : "\(entityName)/p\(rawKey)"
     }
 
+    /// Hashes the key alone: keys are unique within an inheritance tree and temporary keys across the process, so
+    /// the entity name (a string, costly to hash) rarely separates two IDs; equality still compares it.
+    public func hash(into hasher: inout Hasher) { hasher.combine(rawKey) }
+
+    public static func == (lhs: ObjectID, rhs: ObjectID) -> Bool {
+        lhs.rawKey == rhs.rawKey && lhs.entityName == rhs.entityName
+    }
+
     public static func < (lhs: ObjectID, rhs: ObjectID) -> Bool {
         (lhs.entityName, lhs.rawKey) < (rhs.entityName, rhs.rawKey)
     }
