@@ -1,25 +1,56 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// A serial executor backed by a private dispatch queue: a private-queue context's actor runs its jobs here, and
-/// `performAndWait` can enter it synchronously with `queue.sync`.
+/// `performAndWait` can enter it synchronously with ``sync(_:)``.
+///
+/// It records which thread is running its queue, so that "am I on this context's queue?", asked by every object
+/// accessor, is one atomic load and a thread-ID comparison rather than a dispatch-specific lookup. Every block it
+/// runs goes through ``async(_:)`` or ``sync(_:)``, which set the record.
 final class QueueExecutor: SerialExecutor {
     let queue: DispatchQueue
-    private static let key = DispatchSpecificKey<ObjectIdentifier>()
+    /// The thread running a block on `queue` (0 when none).
+    private let owner = Atomic<UInt>(0)
 
     init(label: String) {
         queue = DispatchQueue(label: label)
-        queue.setSpecific(key: Self.key, value: ObjectIdentifier(self))
+    }
+
+    static var currentThread: UInt {
+        #if canImport(Darwin)
+        UInt(bitPattern: pthread_self())
+        #else
+        UInt(pthread_self())
+        #endif
+    }
+
+    /// Runs `body` as this executor's owner: the calling thread holds the queue (inside one of its blocks).
+    private func owning<T>(_ body: () throws -> T) rethrows -> T {
+        let previous = owner.exchange(Self.currentThread, ordering: .relaxed)
+        defer { owner.store(previous, ordering: .relaxed) }
+        return try body()
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = asUnownedSerialExecutor()
-        queue.async { job.runSynchronously(on: executor) }
+        queue.async { self.owning { job.runSynchronously(on: executor) } }
     }
 
-    /// Whether the calling thread is running this executor's queue (directly or inside `queue.sync`).
-    var isCurrent: Bool { DispatchQueue.getSpecific(key: Self.key) == ObjectIdentifier(self) }
+    /// Runs `body` on the queue and waits for it.
+    func sync<T>(_ body: () throws -> T) rethrows -> T {
+        try queue.sync { try owning(body) }
+    }
+
+    /// Runs `body` on the queue later.
+    func async(_ body: @escaping @Sendable () -> Void) {
+        queue.async { self.owning(body) }
+    }
+
+    /// Whether the calling thread is running this executor's queue (directly or inside ``sync(_:)``). Relaxed
+    /// ordering is enough: a thread only ever compares the record with its own ID, and it sees its own writes.
+    var isCurrent: Bool { owner.load(ordering: .relaxed) == Self.currentThread }
 
     func checkIsolated() {
         precondition(isCurrent, "not on the queue \(queue.label)")
@@ -44,7 +75,7 @@ enum ContextExecutor: Sendable {
 
     var isCurrent: Bool {
         switch self {
-        case .main: DispatchQueue.getSpecific(key: Self.mainQueueKey) == true || Thread.isMainThread
+        case .main: Thread.isMainThread || DispatchQueue.getSpecific(key: Self.mainQueueKey) == true
         case .queue(let executor): executor.isCurrent
         }
     }

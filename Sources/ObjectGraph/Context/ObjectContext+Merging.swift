@@ -54,7 +54,7 @@ extension ObjectContext {
         case .main:
             DispatchQueue.main.async { MainActor.assumeIsolated { self.assumeIsolated { body($0) } } }
         case .queue(let queue):
-            queue.queue.async { self.assumeIsolated { body($0) } }
+            queue.async { self.assumeIsolated { body($0) } }
         }
     }
 

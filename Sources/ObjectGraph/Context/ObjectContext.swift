@@ -100,7 +100,7 @@ public actor ObjectContext {
         case .main:
             return try DispatchQueue.main.sync { try self.assumeIsolated { try body($0) } }
         case .queue(let queue):
-            return try queue.queue.sync { try self.assumeIsolated { try body($0) } }
+            return try queue.sync { try self.assumeIsolated { try body($0) } }
         }
     }
 
