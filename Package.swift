@@ -31,12 +31,14 @@ let package = Package(
                 "PredicateFormat",
                 "ObjectGraphMacros",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for stepping GRDB's prepared statements on the fetch path without per-value
+                // generic decoding.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
-        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(
             name: "ObjectGraphBenchmarks",
-            dependencies: ["ObjectGraph", "CSQLite", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["ObjectGraph", .product(name: "GRDBSQLite", package: "GRDB.swift"), .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "ObjectGraphBenchmarksTests", dependencies: ["ObjectGraphBenchmarks"]),
         .executableTarget(

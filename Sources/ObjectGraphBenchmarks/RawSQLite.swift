@@ -1,4 +1,4 @@
-import CSQLite
+import GRDBSQLite
 import Foundation
 
 /// The limit: SQLite's C API with prepared statements, nothing in between.

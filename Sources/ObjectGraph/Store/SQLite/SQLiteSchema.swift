@@ -36,6 +36,8 @@ struct TableLayout: Sendable {
     /// `id, _entity, _version, <columns...>, <destination-entity lookups...>`
     let selectList: [String]
     let entities: [String: EntityColumns]
+    /// The only entity, when the tree has one: its rows need no `_entity` lookup.
+    let single: (name: String, columns: EntityColumns)?
 
     init(root: ModelEntity, model: Model) {
         name = root.name
@@ -94,6 +96,7 @@ struct TableLayout: Sendable {
         }
         selectList = select
         self.entities = entities
+        single = entities.count == 1 ? entities.first.map { ($0.key, $0.value) } : nil
     }
 
     static func sqlType(_ type: AttributeType) -> String {

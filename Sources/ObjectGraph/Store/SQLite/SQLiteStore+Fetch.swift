@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import PredicateFormat
 
 /// Reading: snapshots by ID, fetches with predicates and sort keys compiled to SQL, IDs, counts, dictionaries.
@@ -26,25 +27,58 @@ extension SQLiteStore {
         }
     }
 
-    func readSnapshot(_ row: Row, table: TableLayout) throws -> Snapshot {
-        let entityName: String = row[1]
-        guard let columns = table.entities[entityName] else { throw ObjectGraphError.unknownEntity(entityName) }
+    /// Runs `sql` and hands each result row to `body` as the raw statement, positioned on the row.
+    ///
+    /// The hot read path: GRDB prepares (and, when `cached`, keeps) the statement and binds the arguments, and the
+    /// rows are read with SQLite's column functions, which costs no generic decoding per value. Statements whose
+    /// text varies with the input (`IN (?, ?, …)` lists) are not cached, so the cache stays small.
+    func step(_ db: Database, _ sql: String, _ arguments: [DatabaseValue], cached: Bool, _ body: (OpaquePointer) throws -> Void) throws {
+        statementCount.add(1, ordering: .relaxed)
+        let statement = cached ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
+        try statement.setArguments(StatementArguments(arguments))
+        let raw = statement.sqliteStatement
+        defer { sqlite3_reset(raw) }
+        while true {
+            let code = sqlite3_step(raw)
+            if code == SQLITE_DONE { return }
+            guard code == SQLITE_ROW else {
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql)
+            }
+            try body(raw)
+        }
+    }
+
+    /// The row the statement is positioned on (columns in ``TableLayout/selectList`` order) as a snapshot.
+    func readSnapshot(_ statement: OpaquePointer, table: TableLayout) throws -> Snapshot {
+        let entityName: String
+        let columns: TableLayout.EntityColumns
+        if let single = table.single {
+            (entityName, columns) = single
+        } else {
+            entityName = sqlite3_column_text(statement, 1).map { String(cString: $0) } ?? ""
+            guard let found = table.entities[entityName] else { throw ObjectGraphError.unknownEntity(entityName) }
+            columns = found
+        }
         var values: [AttributeValue] = []
         values.reserveCapacity(columns.attributes.count)
         for (position, type) in zip(columns.attributes, columns.attributeTypes) {
-            values.append(SQLiteValueCoding.decode(row[position] as DatabaseValue, as: type))
+            values.append(SQLiteValueCoding.decode(DatabaseValue(sqliteStatement: statement, index: Int32(position)), as: type))
         }
         var toOne: [ObjectID?] = []
         toOne.reserveCapacity(columns.toOne.count)
         for slot in columns.toOne.indices {
-            if let key: Int64 = row[columns.toOne[slot]] {
-                let destination = columns.toOneEntity[slot].flatMap { row[$0] as String? } ?? columns.toOneDestination[slot]
-                toOne.append(ObjectID(entityName: destination, rawKey: key))
+            let position = Int32(columns.toOne[slot])
+            if sqlite3_column_type(statement, position) != SQLITE_NULL {
+                let destination = columns.toOneEntity[slot].flatMap { sqlite3_column_text(statement, Int32($0)).map { String(cString: $0) } }
+                    ?? columns.toOneDestination[slot]
+                toOne.append(ObjectID(entityName: destination, rawKey: sqlite3_column_int64(statement, position)))
             } else {
                 toOne.append(nil)
             }
         }
-        return Snapshot(objectID: ObjectID(entityName: entityName, rawKey: row[0]), version: row[2], values: values, toOne: toOne)
+        return Snapshot(
+            objectID: ObjectID(entityName: entityName, rawKey: sqlite3_column_int64(statement, 0)),
+            version: sqlite3_column_int64(statement, 2), values: values, toOne: toOne)
     }
 
     public func snapshots(for ids: [ObjectID]) throws -> [Snapshot] {
@@ -61,8 +95,7 @@ extension SQLiteStore {
                     let chunk = group[start..<min(start + 500, group.count)]
                     let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
                     let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(quoted(root)) AS t0 WHERE t0.id IN (\(marks))"
-                    let cursor = try rows(db, sql, chunk.map(\.rawKey.databaseValue))
-                    while let row = try cursor.next() {
+                    try step(db, sql, chunk.map(\.rawKey.databaseValue), cached: false) { row in
                         let snapshot = try readSnapshot(row, table: table)
                         // The key may hold a row of another entity of the tree than the one asked for.
                         if let asked = requested[snapshot.objectID.rawKey].flatMap(model.entityIfPresent),
@@ -121,18 +154,20 @@ extension SQLiteStore {
         let (sql, arguments, _) = try selectSQL(request, columns: { $0.selectList.joined(separator: ", ") }, ordered: true, sliced: true)
         return try readStore { db in
             var result: [Snapshot] = []
-            let cursor = try rows(db, sql, arguments)
-            while let row = try cursor.next() { result.append(try readSnapshot(row, table: table)) }
+            try step(db, sql, arguments, cached: true) { row in result.append(try readSnapshot(row, table: table)) }
             return result
         }
     }
 
     public func fetchIDs(_ request: StoreFetchRequest) throws -> [ObjectID] {
+        let (_, table) = try layout(for: request.entityName)
         let (sql, arguments, _) = try selectSQL(request, columns: { _ in "t0.id, t0._entity" }, ordered: true, sliced: true)
         return try readStore { db in
             var result: [ObjectID] = []
-            let cursor = try rows(db, sql, arguments)
-            while let row = try cursor.next() { result.append(ObjectID(entityName: row[1], rawKey: row[0])) }
+            try step(db, sql, arguments, cached: true) { row in
+                let entityName = table.single?.name ?? sqlite3_column_text(row, 1).map { String(cString: $0) } ?? ""
+                result.append(ObjectID(entityName: entityName, rawKey: sqlite3_column_int64(row, 0)))
+            }
             return result
         }
     }
