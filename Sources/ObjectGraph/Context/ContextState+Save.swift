@@ -313,8 +313,10 @@ extension ContextState {
         }
         let mapping = result.permanentIDs
         for object in inserted.values {
-            if let permanent = mapping[object.objectID] {
-                registered[object.objectID] = nil
+            // The stored ID: reading `objectID` would first adopt every permanent ID of the tree, one pass over
+            // the registry, only to have this loop find nothing left to do.
+            if let permanent = mapping[object.storedObjectID] {
+                registered[object.storedObjectID] = nil
                 object.objectID = permanent
                 registered[permanent] = object
             }

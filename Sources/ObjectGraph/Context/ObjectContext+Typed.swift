@@ -19,7 +19,7 @@ extension ObjectContext {
 
 extension ContextState {
     func insert<T: ManagedEntity>(_ type: T.Type) throws -> T {
-        let object = try insert(try model.entity(named: String(describing: T.self)))
+        let object = try insert(try model.entity(for: T.self))
         guard let typed = object as? T else {
             throw ObjectGraphError.invalidModel(
                 entity: object.entity.name, property: nil, reason: "the model was not built with the class \(T.self); build it with Model([\(T.self).self, ...])")

@@ -18,6 +18,8 @@ public final class Model: Sendable {
     /// The declarations the model was built from, sorted by name (its canonical form).
     public let entityDescriptions: [EntityDescription]
     private let entitiesByName: [String: ModelEntity]
+    /// Entities by the class that represents them (classes that represent one entity only).
+    private let entitiesByClass: [ObjectIdentifier: ModelEntity]
 
     /// Builds a model from the entity classes the ``Entity()`` macro generated.
     public convenience init(_ types: [any ManagedEntity.Type]) throws {
@@ -47,6 +49,8 @@ public final class Model: Sendable {
         }
         self.entities = built
         self.entitiesByName = Dictionary(uniqueKeysWithValues: built.map { ($0.name, $0) })
+        let byClass = Dictionary(grouping: built.filter { $0.objectType != ManagedObject.self }) { ObjectIdentifier($0.objectType) }
+        self.entitiesByClass = byClass.compactMapValues { $0.count == 1 ? $0[0] : nil }
         self.entityDescriptions = descriptions.sorted { $0.name < $1.name }
         self.versionHash = Self.hash(of: entityDescriptions)
     }
@@ -55,6 +59,12 @@ public final class Model: Sendable {
     public func entity(named name: String) throws -> ModelEntity {
         guard let entity = entitiesByName[name] else { throw ObjectGraphError.unknownEntity(name) }
         return entity
+    }
+
+    /// The entity a class represents: the one built with it, else the entity of the class's name.
+    func entity(for type: ManagedObject.Type) throws -> ModelEntity {
+        if let entity = entitiesByClass[ObjectIdentifier(type)] { return entity }
+        return try entity(named: String(describing: type))
     }
 
     /// The entity named `name`, or nil.

@@ -69,9 +69,8 @@ struct SQLiteSaveTransaction {
         values.reserveCapacity(columnCount)
         for value in row.values { values.append(SQLiteValueCoding.encode(value)) }
         for destination in row.toOne { values.append(key(destination)) }
-        statement.setUncheckedArguments(StatementArguments(values))
         do {
-            try statement.execute()
+            try statement.run(binding: values, in: db)
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE || error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
             throw uniqueness(try store.model.entity(named: row.objectID.entityName), error)
         }
@@ -95,9 +94,8 @@ struct SQLiteSaveTransaction {
         let statement = try db.cachedStatement(
             sql: "UPDATE \(quoted(table.name)) SET \(assignments.joined(separator: ", ")) WHERE id = ? AND _version = ?")
         values += [row.objectID.rawKey.databaseValue, row.version.databaseValue]
-        statement.setUncheckedArguments(StatementArguments(values))
         do {
-            try statement.execute()
+            try statement.run(binding: values, in: db)
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
             throw uniqueness(entity, error)
         }
