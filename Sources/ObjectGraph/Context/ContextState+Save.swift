@@ -31,6 +31,12 @@ extension ContextState {
     /// Merges change sets (a root's received layers, then its own) into one, later changes winning, with the
     /// versions this root knows to be current.
     func flatten(_ sets: [ChangeSet]) -> ChangeSet {
+        func current(_ id: ObjectID, _ version: Int64) -> Int64 {
+            // Version 0 on a row that is not inserted here: a child read it from a layer whose insert an earlier save
+            // of this tree already wrote, at version 1.
+            max(version, 1, registered[id]?.committed?.version ?? 0, savedVersions[id] ?? 0)
+        }
+        if sets.count == 1 { return flattenOne(normalized(sets[0]), current: current) }
         var order: [ObjectID] = []
         var inserts: [ObjectID: ChangeSet.Row] = [:]
         var updates: [ObjectID: ChangeSet.Row] = [:]
@@ -67,11 +73,6 @@ extension ContextState {
             }
             for contents in set.toMany { toMany[contents.objectID, default: [:]][contents.relationship] = contents }
         }
-        func current(_ id: ObjectID, _ version: Int64) -> Int64 {
-            // Version 0 on a row that is not inserted here: a child read it from a layer whose insert an earlier save
-            // of this tree already wrote, at version 1.
-            max(version, 1, registered[id]?.committed?.version ?? 0, savedVersions[id] ?? 0)
-        }
         var flat = ChangeSet()
         flat.inserted = order.compactMap { inserts[$0] }
         flat.updated = updateOrder.compactMap { id in updates[id].map { row in
@@ -82,6 +83,27 @@ extension ContextState {
         flat.deleted = deletes.map { ($0.key, current($0.key, $0.value)) }.sorted { $0.0 < $1.0 }
         // A deleted owner's relationships go with its row: rewriting them would point join rows at nothing.
         flat.toMany = toMany.flatMap { owner, lists in deletes[owner] == nil ? Array(lists.values) : [] }
+        flat.mergePolicy = mergePolicy
+        return flat
+    }
+
+    /// ``flatten(_:)`` for one set (a root saving only its own changes): the same rules without re-indexing every
+    /// row, since one set holds each object once. A delete cancels an insert of the same object and drops its
+    /// update; a deleted owner's to-many rewrites go with it.
+    private func flattenOne(_ set: ChangeSet, current: (ObjectID, Int64) -> Int64) -> ChangeSet {
+        var flat = set
+        flat.index = ChangeSetIndex()
+        flat.presetIDs = [:]
+        if !set.deleted.isEmpty {
+            let inserts = Set(set.inserted.map(\.objectID))
+            let deletes = Set(set.deleted.map(\.objectID))
+            flat.inserted = set.inserted.filter { !deletes.contains($0.objectID) }
+            flat.updated = set.updated.filter { !deletes.contains($0.objectID) }
+            flat.deleted = set.deleted.filter { !inserts.contains($0.objectID) }
+            flat.toMany = set.toMany.filter { !deletes.contains($0.objectID) }
+        }
+        for index in flat.updated.indices { flat.updated[index].version = current(flat.updated[index].objectID, flat.updated[index].version) }
+        flat.deleted = flat.deleted.map { ($0.objectID, current($0.objectID, $0.version)) }.sorted { $0.0 < $1.0 }
         flat.mergePolicy = mergePolicy
         return flat
     }
@@ -273,7 +295,17 @@ extension ContextState {
     /// The change set with every temporary ID that an earlier save of this tree made permanent replaced: a child may
     /// have built it while its parent's save was writing the child's earlier inserts.
     func normalized(_ set: ChangeSet) -> ChangeSet {
-        func fix(_ id: ObjectID) -> ObjectID { id.isTemporaryID ? coordinator.resolve(id) : id }
+        var mentioned: [ObjectID] = []
+        for row in set.inserted + set.updated {
+            mentioned.append(row.objectID)
+            for case let id? in row.toOne { mentioned.append(id) }
+        }
+        mentioned += set.deleted.map(\.objectID)
+        for contents in set.toMany { mentioned += [contents.objectID] + contents.destinations }
+        let permanent = coordinator.permanentIDs(for: mentioned)
+        // The usual case (nothing in the set was saved yet): nothing to rewrite.
+        guard !permanent.isEmpty else { return set }
+        func fix(_ id: ObjectID) -> ObjectID { permanent[id] ?? id }
         func fixRow(_ row: ChangeSet.Row) -> ChangeSet.Row {
             var row = row
             row.objectID = fix(row.objectID)

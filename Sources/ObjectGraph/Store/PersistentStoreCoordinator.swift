@@ -44,6 +44,17 @@ public final class PersistentStoreCoordinator: Sendable {
         return forwarding.withLock { $0.toPermanent[id] } ?? id
     }
 
+    /// The permanent IDs that those of `ids` which were saved became, under one lock (the rest are absent).
+    func permanentIDs(for ids: some Sequence<ObjectID>) -> [ObjectID: ObjectID] {
+        forwarding.withLock { table in
+            var found: [ObjectID: ObjectID] = [:]
+            for id in ids where id.isTemporaryID {
+                if let permanent = table.toPermanent[id] { found[id] = permanent }
+            }
+            return found
+        }
+    }
+
     /// The temporary ID a permanent one had, if it was assigned in this process.
     func temporaryID(for id: ObjectID) -> ObjectID? {
         guard !id.isTemporaryID else { return nil }
