@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+@testable import ObjectGraph
+
+/// The registry keeps objects unique without keeping them alive, and typed accessors find their attribute whatever
+/// order the model gives it.
+@Suite struct RegistryTests {
+    @Test(arguments: StoreKind.allCases)
+    func objectsStayUniqueWhileHeldAndLeaveTheRegistryWhenReleased(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try kind.coordinator(try Model([Book.self]), folder)
+        let context = ObjectContext(coordinator: coordinator, name: "registry")
+        try await context.perform { ctx in
+            for index in 0..<50 { try ctx.insert(Book.self).name = "Book \(index)" }
+            try ctx.save()
+            ctx.reset()
+            #expect(ctx.registeredObjects.isEmpty)
+
+            var held = try ctx.fetch(Book.fetchRequest(), as: Book.self)
+            #expect(held.count == 50)
+            #expect(ctx.registeredObjects.count == 50)
+            // Uniquing: a second fetch returns the very same objects.
+            let again = try ctx.fetch(Book.fetchRequest(), as: Book.self)
+            #expect(zip(held, again).allSatisfy { $0 === $1 })
+
+            // Unchanged objects nobody holds leave the registry at once (no dead entries wait for a sweep).
+            let kept = held[7]
+            held = []
+            _ = consume again
+            #expect(ctx.registeredObjects == [kept])
+            // A changed object stays registered after the app lets go of it, and its change is saved.
+            kept.name = "Changed"
+            let keptID = kept.objectID
+            _ = consume kept
+            #expect(ctx.registeredObjects.count == 1)
+            try ctx.save()
+            #expect(ctx.registeredObjects.isEmpty)
+            #expect(try ctx.existingObject(with: keptID, as: Book.self).name == "Changed")
+        }
+    }
+
+    @Test func accessorsFindTheirAttributeWhenTheModelOrdersAttributesDifferently() async throws {
+        // An Xcode model mapped onto a macro class may list attributes in another order than the declaration.
+        var description = Book.entityDescription
+        description.attributes.reverse()
+        let model = try Model(entities: [description], classes: ["Book": Book.self])
+        #expect(try model.entity(named: "Book").attributes.map(\.name) == ["author", "name"])
+        let context = ObjectContext(coordinator: .inMemory(model: model), name: "reordered")
+        try await context.perform { ctx in
+            let book = try ctx.insert(Book.self)
+            book.name = "Dune"
+            book.author = "Herbert"
+            #expect(try book.value(forKey: "name") == .string("Dune"))
+            #expect(try book.value(forKey: "author") == .string("Herbert"))
+            #expect(book.name == "Dune" && book.author == "Herbert")
+        }
+    }
+
+    @Test func anObjectReleasedOffItsQueueTrapsNamingEntityObjectAndContext() async throws {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let model = try Model(entities: Fixtures.entities)
+            let context = ObjectContext(coordinator: .inMemory(model: model), name: "importer")
+            let id = try await context.perform { ctx in
+                let tag = try ctx.insert("Tag")
+                try ctx.save()
+                return tag.objectID
+            }
+            // An unchanged object that only the smuggler holds: its last release happens here, off its queue.
+            let smuggled = try await context.perform { ctx in SmuggledObject(object: try ctx.existingObject(with: id)) }
+            smuggled.release()
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("ObjectGraph concurrency violation: Tag Tag/p1"), "\(output)")
+        #expect(output.contains("accessed off the queue of its context 'importer'"), "\(output)")
+    }
+}
