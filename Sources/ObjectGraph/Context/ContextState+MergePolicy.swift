@@ -9,18 +9,33 @@ extension ContextState {
         var refreshed: [ObjectID: Snapshot] = [:]
         for _ in 0..<3 where mergePolicy != .error {
             do {
-                return finish(try coordinator.save(changes), refreshed)
+                return finish(try write(&changes), refreshed)
             } catch ObjectGraphError.conflict(let conflicts) {
                 changes = try resolve(conflicts, in: changes, refreshed: &refreshed)
             } catch ObjectGraphError.uniquenessViolation(let entity, let keys, let detail) where !keys.isEmpty {
                 let resolved = try resolveUniqueness(entity: entity, keys: keys, in: changes, refreshed: &refreshed)
-                guard resolved.presetIDs.count > changes.presetIDs.count else {
+                guard resolved.inserted.count < changes.inserted.count else {
                     throw ObjectGraphError.uniquenessViolation(entity: entity, keys: keys, detail: detail)
                 }
                 changes = resolved
             }
         }
-        return finish(try coordinator.save(changes), refreshed)
+        return finish(try write(&changes), refreshed)
+    }
+
+    /// One attempt at writing `changes`, published for this context's children while the store writes it. The
+    /// view needs every insert's permanent key up front, so they are reserved first (a failed write leaves a gap
+    /// in the keys, nothing else).
+    private func write(_ changes: inout ChangeSet) throws -> SaveResult {
+        guard inFlight.hasReaders.value else { return try coordinator.save(changes) }
+        let unkeyed = changes.inserted.map(\.objectID).filter { $0.isTemporaryID && changes.presetIDs[$0] == nil }
+        for (root, group) in Dictionary(grouping: unkeyed, by: { model.entityIfPresent($0.entityName)?.rootName ?? $0.entityName }) {
+            let keys = try coordinator.store.allocatePrimaryKeys(rootEntity: root, count: group.count)
+            for (id, key) in zip(group, keys) { changes.presetIDs[id] = ObjectID(entityName: id.entityName, rawKey: key) }
+        }
+        inFlight.publish(InFlightSave(changes, coordinator: coordinator))
+        defer { inFlight.clear() }
+        return try coordinator.save(changes)
     }
 
     private func finish(_ result: SaveResult, _ refreshed: [ObjectID: Snapshot]) -> SaveResult {

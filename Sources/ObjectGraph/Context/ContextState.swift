@@ -36,6 +36,8 @@ final class ContextState {
     let materializedCount = Atomic<Int>(0)
     /// Values read ahead (prefetching, batches) for objects nobody holds yet; used before going to the store.
     var rowCache: [ObjectID: Snapshot] = [:]
+    /// Where this context, as a root, publishes a save while the store writes it (see ``InFlightSave``).
+    let inFlight = InFlightBoard()
     /// Set while save applies delete rules, which may touch objects that are themselves being deleted.
     var isApplyingDeleteRules = false
 
@@ -87,6 +89,12 @@ final class ContextState {
 
     /// Registers a fetched row: the existing object keeps its values (and its unsaved changes); a new one is filled.
     func register(_ snapshot: Snapshot) throws -> ManagedObject {
+        // A parent may have answered with the temporary ID of a row whose save committed since: use the ID this
+        // context adopts, so one row never has two objects here.
+        if snapshot.objectID.isTemporaryID, case let resolved = coordinator.resolve(snapshot.objectID), resolved != snapshot.objectID {
+            adoptPermanentIDsIfNeeded()
+            return try register(Snapshot(objectID: resolved, version: snapshot.version, values: snapshot.values, toOne: snapshot.toOne))
+        }
         if let object = registered[snapshot.objectID] {
             if object.isFaultStorage { fill(object, from: snapshot) }
             return object

@@ -41,6 +41,8 @@ public actor ObjectContext {
     // and exists only for main-queue contexts, whose executor is the main actor's; every use runs on that one
     // thread, and ContextState.checkExecutor() traps otherwise.
     nonisolated(unsafe) let mainActorState: ContextState
+    /// The save this (root) context is writing, readable by its children from any thread.
+    nonisolated let inFlight: InFlightBoard
     var mergeToken: NotificationToken?
 
     /// Creates a root context on `coordinator`: its saves go to the store.
@@ -68,6 +70,8 @@ public actor ObjectContext {
         let state = ContextState(name: name, executor: executor, coordinator: coordinator, below: below, notifications: hub)
         self.state = state
         self.mainActorState = state
+        self.inFlight = state.inFlight
+        parent?.inFlight.hasReaders.value = true
     }
 
     /// The executor the actor runs on: the main actor's, or the context's private queue.

@@ -40,7 +40,12 @@ struct ParentSource: RowSource {
         try parent.performAndWait { try $0.state.currentSnapshots(for: ids) }
     }
     func fetch(_ request: StoreFetchRequest) throws -> [Snapshot] {
-        try parent.performAndWait { try $0.state.serveFetch(request) }
+        // While a root parent writes a save, its state is the store plus that save: read both rather than wait.
+        let board = parent.inFlight
+        if let view = board.current, let rows = try view.serve(request, store: parent.coordinator.store, board: board) {
+            return rows
+        }
+        return try parent.performAndWait { try $0.state.serveFetch(request) }
     }
     func count(_ request: StoreFetchRequest) throws -> Int {
         try parent.performAndWait { try $0.state.serveCount(request) }

@@ -1,0 +1,137 @@
+import Dispatch
+import Foundation
+import Testing
+@testable import ObjectGraph
+
+/// A store whose next save stops inside the write until the test lets it go: a deterministic "the disk is slow".
+final class GatedStore: PersistentStore {
+    let inner: any PersistentStore
+    private let armed = Protected(false)
+    /// Signalled when an armed save has entered the write.
+    let entered = DispatchSemaphore(value: 0)
+    /// Signal it to let the armed save finish.
+    let release = DispatchSemaphore(value: 0)
+
+    init(_ inner: any PersistentStore) { self.inner = inner }
+
+    /// Makes the next save wait for ``release``.
+    func arm() { armed.withLock { $0 = true } }
+
+    var identifier: String { inner.identifier }
+    var location: String { inner.location }
+    func snapshots(for ids: [ObjectID]) throws -> [Snapshot] { try inner.snapshots(for: ids) }
+    func fetch(_ request: StoreFetchRequest) throws -> [Snapshot] { try inner.fetch(request) }
+    func fetchIDs(_ request: StoreFetchRequest) throws -> [ObjectID] { try inner.fetchIDs(request) }
+    func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[String: AttributeValue]] { try inner.fetchDictionaries(request) }
+    func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [ObjectID: [ObjectID]] {
+        try inner.relatedIDs(of: ids, relationship: relationship)
+    }
+    func count(_ request: StoreFetchRequest) throws -> Int { try inner.count(request) }
+    func relatedIDs(of id: ObjectID, relationship: ModelRelationship) throws -> [ObjectID] { try inner.relatedIDs(of: id, relationship: relationship) }
+    func allocatePrimaryKeys(rootEntity: String, count: Int) throws -> [Int64] { try inner.allocatePrimaryKeys(rootEntity: rootEntity, count: count) }
+    func save(_ changes: ChangeSet) throws -> SaveResult {
+        if armed.withLock({ armed in defer { armed = false }; return armed }) {
+            entered.signal()
+            release.wait()
+        }
+        return try inner.save(changes)
+    }
+}
+
+/// While a root context writes a save, its children read the store plus that save without waiting for the root's
+/// queue (the nested stack's main context must not freeze during the writer's disk write).
+@Suite struct InFlightSaveTests {
+    @Test(arguments: StoreKind.allCases)
+    func aChildReadsItsRootsSaveWhileTheStoreWritesIt(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let model = try Model([Book.self])
+        let gated = GatedStore(try kind.coordinator(model, folder).store)
+        let coordinator = PersistentStoreCoordinator(model: model, store: gated)
+        let writer = ObjectContext(coordinator: coordinator, name: "writer")
+        let child = ObjectContext(parent: writer, name: "child")
+        let stored = try await writer.perform { ctx in
+            let names = ["Alpha", "Beta", "Gamma"]
+            let books = try names.map { name in
+                let book = try ctx.insert(Book.self)
+                book.name = name
+                book.author = "Old"
+                return book
+            }
+            try ctx.save()
+            return books.map(\.objectID)
+        }
+        // The child inserts two, updates Alpha, deletes Gamma, and saves into the writer.
+        let inserted = try await child.perform { ctx in
+            let new = try ["Delta", "Epsilon"].map { name in
+                let book = try ctx.insert(Book.self)
+                book.name = name
+                book.author = "New"
+                return book.objectID
+            }
+            try ctx.existingObject(with: stored[0], as: Book.self).author = "New"
+            try ctx.delete(try ctx.existingObject(with: stored[2]))
+            try ctx.save()
+            return new
+        }
+        gated.arm()
+        let save = Task.detached { try await writer.perform { ctx in try ctx.save() } }
+        await Task.detached { gated.entered.wait() }.value
+
+        // The writer's queue is held inside the write; the view answers without it.
+        let view = try #require(writer.inFlight.current)
+        var byAuthor = StoreFetchRequest(entityName: "Book")
+        byAuthor.predicate = try FormatPredicate("author == %@", "New")
+        byAuthor.sortKeys = [SortKey("name")]
+        let served = try #require(try view.serve(byAuthor, store: gated, board: writer.inFlight))
+        #expect(served.map { $0.values[0] } == [.string("Alpha"), .string("Delta"), .string("Epsilon")])
+        // Rows still being inserted come back under the temporary IDs the child knows them by.
+        #expect(served.map(\.objectID) == [stored[0]] + inserted)
+
+        let (names, ids, firstByName) = try await child.perform { ctx in
+            let all = try ctx.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("name")]), as: Book.self)
+            var first = FetchRequest(entityName: "Book", sortKeys: [SortKey("name")])
+            first.fetchLimit = 1
+            first.fetchOffset = 1
+            let second = try ctx.fetch(first, as: Book.self).map(\.name)
+            return (all.map(\.name), all.map(\.objectID), second)
+        }
+        #expect(names == ["Alpha", "Beta", "Delta", "Epsilon"])
+        #expect(ids == [stored[0], stored[1]] + inserted)
+        #expect(firstByName == ["Beta"])
+
+        gated.release.signal()
+        try await save.value
+        #expect(writer.inFlight.current == nil)
+        // After the write, the same objects under their permanent IDs.
+        let after = try await child.perform { ctx in
+            try ctx.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("name")]), as: Book.self).map { ($0.name, $0.objectID.isTemporaryID) }
+        }
+        #expect(after.map(\.0) == ["Alpha", "Beta", "Delta", "Epsilon"])
+        #expect(after.allSatisfy { !$0.1 })
+    }
+
+    @Test func aRelationshipKeyPathIsLeftToTheRootContext() throws {
+        let model = try Fixtures.model()
+        let coordinator = PersistentStoreCoordinator.inMemory(model: model)
+        let book = try model.entity(named: "Book")
+        let temporary = ObjectID.temporary("Book")
+        var changes = ChangeSet()
+        changes.inserted = [ChangeSet.Row(
+            objectID: temporary, version: 0, values: book.defaultValues, toOne: Array(repeating: nil, count: book.toOneCount),
+            changedAttributes: [], changedToOne: [])]
+        changes.presetIDs = [temporary: ObjectID(entityName: "Book", rawKey: 1)]
+        let view = InFlightSave(changes, coordinator: coordinator)
+        let board = InFlightBoard()
+        board.publish(view)
+        var byAttribute = StoreFetchRequest(entityName: "Book")
+        byAttribute.predicate = try FormatPredicate("pages >= 0")
+        #expect(try view.serve(byAttribute, store: coordinator.store, board: board)?.map(\.objectID) == [temporary])
+        // Judging the pending row needs its author: only the root context's graph can answer that.
+        var byRelationship = StoreFetchRequest(entityName: "Book")
+        byRelationship.predicate = try FormatPredicate("author.name == %@", "Someone")
+        #expect(try view.serve(byRelationship, store: coordinator.store, board: board) == nil)
+        // A view that is no longer the board's current one may be stale: it declines too.
+        board.clear()
+        #expect(try view.serve(byAttribute, store: coordinator.store, board: board) == nil)
+    }
+}
