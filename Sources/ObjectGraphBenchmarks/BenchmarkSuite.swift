@@ -345,7 +345,12 @@ final class MainThreadSampler {
     private(set) var maxStall: Double = 0
     private var running = true
 
-    func stop() { running = false }
+    var DEBUGdurations: [Double] = []
+    func stop() {
+        running = false
+        let sorted = DEBUGdurations.sorted()
+        FileHandle.standardError.write(Data("DEBUG queries \(sorted.count) total \(sorted.reduce(0,+)) median \(sorted[sorted.count/2]) max \(sorted.last!) top10 \(sorted.suffix(10))\n".utf8))
+    }
 
     func run(_ query: @MainActor () throws -> Void) async throws {
         let clock = ContinuousClock()
@@ -355,7 +360,9 @@ final class MainThreadSampler {
             let awake = clock.now
             maxStall = max(maxStall, (awake - asleep - .milliseconds(2)).seconds)
             try query()
-            busy += (clock.now - awake).seconds
+            let took = (clock.now - awake).seconds
+            busy += took
+            DEBUGdurations.append(took)
         }
     }
 }

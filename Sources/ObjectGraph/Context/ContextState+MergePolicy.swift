@@ -23,18 +23,10 @@ extension ContextState {
         return finish(try write(&changes), refreshed)
     }
 
-    /// One attempt at writing `changes`, published for this context's children while the store writes it. The
-    /// view needs every insert's permanent key up front, so they are reserved first (a failed write leaves a gap
-    /// in the keys, nothing else).
+    /// One attempt at writing `changes`, published for this context's children while the store writes it (see
+    /// ``republishView()``); the view stays up until the save has been applied here.
     private func write(_ changes: inout ChangeSet) throws -> SaveResult {
-        guard inFlight.hasReaders.value else { return try coordinator.save(changes) }
-        let unkeyed = changes.inserted.map(\.objectID).filter { $0.isTemporaryID && changes.presetIDs[$0] == nil }
-        for (root, group) in Dictionary(grouping: unkeyed, by: { model.entityIfPresent($0.entityName)?.rootName ?? $0.entityName }) {
-            let keys = try coordinator.store.allocatePrimaryKeys(rootEntity: root, count: group.count)
-            for (id, key) in zip(group, keys) { changes.presetIDs[id] = ObjectID(entityName: id.entityName, rawKey: key) }
-        }
-        inFlight.publish(InFlightSave(changes, coordinator: coordinator))
-        defer { inFlight.clear() }
+        try publishWrite(&changes)
         return try coordinator.save(changes)
     }
 

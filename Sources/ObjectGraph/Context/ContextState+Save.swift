@@ -19,12 +19,22 @@ extension ContextState {
         let saved = layers + [own]
         let result: SaveResult
         if isRoot {
-            result = try writeToStore(flatten(saved))
+            do {
+                result = try writeToStore(flatten(saved))
+            } catch {
+                // Nothing was written: publish what is pending again (or withdraw a view showing own changes).
+                republishView()
+                throw error
+            }
         } else {
             result = try below.push(saved)
         }
         apply(result)
         layers = []
+        if isRoot {
+            reservedKeys = [:]
+            republishView()
+        }
         notifications.post(.didSave, ContextChanges(layers: saved, permanentIDs: result.permanentIDs), from: self)
     }
 
@@ -447,6 +457,8 @@ extension ContextState {
         inserted = [:]
         updated = [:]
         deleted = [:]
+        reservedKeys = [:]
+        republishView()
     }
 
     func reset() {
@@ -458,6 +470,8 @@ extension ContextState {
         inserted = [:]
         updated = [:]
         deleted = [:]
+        reservedKeys = [:]
+        republishView()
     }
 
     func refresh(_ object: ManagedObject, mergeChanges: Bool) throws {

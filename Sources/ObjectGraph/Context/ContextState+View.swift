@@ -146,6 +146,7 @@ extension ContextState {
                 if changed { markUpdated(object) }
             }
         }
+        republishView()
         notifications.post(.objectsDidChange, ContextChanges(layers: incoming), from: self, childSaveArrival: true)
     }
 

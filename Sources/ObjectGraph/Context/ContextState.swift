@@ -15,7 +15,11 @@ final class ContextState {
     /// Whether this context writes to the store itself.
     var isRoot: Bool { below is StoreSource }
     /// Children's saved changes, pending here until this context saves, oldest first.
-    var layers: [ChangeSet] = []
+    var layers: [ChangeSet] = [] {
+        didSet { cachedLayerView = nil }
+    }
+    /// ``layers`` merged and indexed for fetches (see ``layerView()``).
+    var cachedLayerView: InFlightSave?
     /// How a root save resolves rows changed in the store since they were read.
     var mergePolicy: MergePolicy = .error
     /// Row versions this root context's own saves produced (a child's older reading of them is no conflict).
@@ -38,6 +42,10 @@ final class ContextState {
     var rowCache: [ObjectID: Snapshot] = [:]
     /// Where this context, as a root, publishes a save while the store writes it (see ``InFlightSave``).
     let inFlight = InFlightBoard()
+    /// Whether ``inFlight`` holds this root's view now.
+    var isViewPublished = false
+    /// Permanent keys reserved for inserts a published view shows, used when they are written.
+    var reservedKeys: [ObjectID: ObjectID] = [:]
     /// Set while save applies delete rules, which may touch objects that are themselves being deleted.
     var isApplyingDeleteRules = false
 
@@ -138,6 +146,7 @@ final class ContextState {
         object.isFaultStorage = false
         materializedCount.add(1, ordering: .relaxed)
         object.isInserted = true
+        withdrawView()
         registered[id] = object
         inserted[id] = object
         insertionOrder.append(object)
@@ -147,6 +156,7 @@ final class ContextState {
 
     func markUpdated(_ object: ManagedObject) {
         guard !object.isInserted, !object.isMarkedUpdated else { return }
+        withdrawView()
         object.isMarkedUpdated = true
         updated[object.objectID] = object
     }
@@ -164,6 +174,7 @@ final class ContextState {
             detach(object, reason: "it was deleted before it was ever saved")
             return
         }
+        withdrawView()
         object.isDeleted = true
         deleted[object.objectID] = object
     }

@@ -1,103 +1,155 @@
 import Foundation
 import PredicateFormat
 
-/// A root context's save while the store writes it, published so that the root's children can keep reading
-/// without waiting for the root's queue (which the write holds for as long as the disk takes).
+/// A root context's pending state, published so that the root's children can read without waiting for its queue
+/// (which a save holds for as long as the disk takes): "the store plus these change sets".
 ///
-/// It is exactly the root's pending state: a root saves every change it holds, so while it writes, "the root's
-/// current state" is "the store plus this change set". Inserted rows carry the permanent keys the root reserved
-/// before writing, so a reader can tell a stored row from its pending version whether or not the write has
-/// committed when the reader reads the store; it hands the rows back under the IDs its children know (temporary
-/// until the coordinator has recorded the permanent ones).
+/// Two kinds are published. Between a child's save arriving and the root's save writing, the view is the root's
+/// layers, inserts under temporary IDs: the store cannot hold them yet, since only the root writes them and it
+/// replaces this view before it does. While the root writes, the view is the change set being written, inserts
+/// under the permanent keys the root reserved before writing, so a reader tells a stored row from its pending
+/// version whether or not the write has committed when the reader reads the store. Either way it hands rows back
+/// under the IDs the root's children know (temporary until the coordinator has recorded the permanent ones).
 ///
-/// A reader serves a fetch only when everything the request asks is attributes of the fetched rows (relationship
-/// key paths need the root's object graph); otherwise, or when the root cleared or replaced the view while the
-/// reader read the store (a later save could have committed after this one), the reader falls back to asking the
-/// root on its queue.
+/// Publishing costs nothing (the change sets are shared, not copied); the first reader of a view merges them into
+/// one table. A reader serves a fetch only when everything the request asks is attributes of the fetched rows
+/// (relationship key paths need the root's object graph), and only if the view is still the published one after it
+/// has read the store (else a later save could have committed meanwhile, and the reader takes the new view).
 final class InFlightSave: Sendable {
-    /// Pending rows (inserted and updated) by permanent ID.
-    let rows: [ObjectID: Snapshot]
-    /// The IDs of ``rows`` by entity name.
-    let rowsByEntity: [String: [ObjectID]]
-    /// Rows being deleted.
-    let deleted: Set<ObjectID>
-    /// The temporary ID each inserted row had.
-    let temporaryIDs: [ObjectID: ObjectID]
+    private let layers: [ChangeSet]
+    private let presetIDs: [ObjectID: ObjectID]
     let coordinator: PersistentStoreCoordinator
     var model: Model { coordinator.model }
+    private let merged = Protected<Contents?>(nil)
     /// Equality indexes built on first use: entity names and attribute → value → IDs.
     private let indexes = Protected<[String: [IndexKey: [ObjectID]]]>([:])
 
-    /// The view of `changes`, which must name a permanent ID for every insert in `presetIDs`.
-    init(_ changes: ChangeSet, coordinator: PersistentStoreCoordinator) {
+    /// The layers merged, later ones winning.
+    struct Contents {
+        /// Pending rows (inserted and updated) by the ID the store will hold them under.
         var rows: [ObjectID: Snapshot] = [:]
+        /// The IDs of ``rows`` by entity name.
         var rowsByEntity: [String: [ObjectID]] = [:]
+        /// Rows being deleted.
+        var deleted: Set<ObjectID> = []
+        /// The temporary ID each inserted row with a reserved key had.
         var temporaryIDs: [ObjectID: ObjectID] = [:]
-        let permanent = { (id: ObjectID) in changes.presetIDs[id] ?? id }
-        for row in changes.inserted + changes.updated {
-            let id = permanent(row.objectID)
-            if id != row.objectID { temporaryIDs[id] = row.objectID }
-            rows[id] = Snapshot(objectID: id, version: row.version, values: row.values, toOne: row.toOne.map { $0.map(permanent) })
-            rowsByEntity[id.entityName, default: []].append(id)
-        }
-        self.rows = rows
-        self.rowsByEntity = rowsByEntity
-        self.deleted = Set(changes.deleted.map { permanent($0.objectID) })
-        self.temporaryIDs = temporaryIDs
+    }
+
+    /// A view of `layers` (oldest first) over the store; `presetIDs` names the key each insert will be written with,
+    /// when the root has reserved them.
+    init(layers: [ChangeSet], presetIDs: [ObjectID: ObjectID] = [:], coordinator: PersistentStoreCoordinator) {
+        self.layers = layers
+        self.presetIDs = presetIDs
         self.coordinator = coordinator
     }
 
-    /// The request's results over the store plus this view, or nil when the request needs more than this view
-    /// answers or the view stopped being current while the store was read.
-    func serve(_ request: StoreFetchRequest, store: any PersistentStore, board: InFlightBoard) throws -> [Snapshot]? {
-        guard let entity = model.entityIfPresent(request.entityName) else { return nil }
+    /// The merged layers, built by the first reader.
+    var contents: Contents {
+        merged.withLock { merged in
+            if let merged { return merged }
+            var contents = Contents()
+            let permanent = { (id: ObjectID) in self.presetIDs[id] ?? id }
+            for layer in layers {
+                for row in layer.inserted + layer.updated {
+                    let id = permanent(row.objectID)
+                    // A later layer cannot bring back what an earlier one deleted (as in the root's flatten).
+                    if contents.deleted.contains(id) { continue }
+                    if id != row.objectID { contents.temporaryIDs[id] = row.objectID }
+                    if contents.rows[id] == nil { contents.rowsByEntity[id.entityName, default: []].append(id) }
+                    contents.rows[id] = Snapshot(objectID: id, version: row.version, values: row.values, toOne: row.toOne.map { $0.map(permanent) })
+                }
+                for (raw, _) in layer.deleted {
+                    let id = permanent(raw)
+                    contents.deleted.insert(id)
+                    if contents.rows.removeValue(forKey: id) != nil {
+                        contents.rowsByEntity[id.entityName]?.removeAll { $0 == id }
+                    }
+                }
+            }
+            merged = contents
+            return contents
+        }
+    }
+
+    /// What a reader gets from a view.
+    enum Answer {
+        /// The results.
+        case rows([Snapshot])
+        /// The request needs the root's object graph (a relationship key path); ask the root.
+        case unanswerable
+        /// The root replaced or withdrew the view while the store was read; take the current one.
+        case stale
+    }
+
+    /// The request's results over the store plus this view.
+    func serve(_ request: StoreFetchRequest, store: any PersistentStore, board: InFlightBoard) throws -> Answer {
+        guard let entity = model.entityIfPresent(request.entityName) else { return .unanswerable }
         let names = request.includesSubentities ? entity.selfAndDescendantNames : [entity.name]
+        let contents = contents
+        let rows = contents.rows
+        let deleted = contents.deleted
         var pending: [Snapshot] = []
         do {
-            for id in candidates(names, request.predicate) {
-                guard let row = rows[id], let source = source(for: row) else { continue }
+            for id in candidates(names, request.predicate, contents) {
+                guard let row = rows[id], let source = source(for: row, contents) else { continue }
                 if try request.predicate?.evaluate(with: source) ?? true { pending.append(row) }
             }
         } catch {
-            return nil
+            return .unanswerable
         }
-        let hiddenCount = names.reduce(0) { $0 + (rowsByEntity[$1]?.count ?? 0) } + deleted.count
+        let hiddenCount = names.reduce(0) { $0 + (contents.rowsByEntity[$1]?.count ?? 0) } + deleted.count
         var storeRequest = request
         storeRequest.limit = request.limit.map { $0 + request.offset + hiddenCount }
         storeRequest.offset = 0
         let stored = try store.fetch(storeRequest).filter { rows[$0.objectID] == nil && !deleted.contains($0.objectID) }
         // A save that began after this one could have committed before the store read: then this view is stale.
-        guard board.current === self else { return nil }
+        guard board.current === self else { return .stale }
         var results = stored + pending
         do {
             try InMemoryOrdering.sort(&results, by: request.sortKeys, value: { snapshot, path in
-                guard path.count == 1, let source = source(for: snapshot) else { throw InFlightSave.Unanswerable() }
+                guard path.count == 1, let source = source(for: snapshot, contents) else { throw InFlightSave.Unanswerable() }
                 return try AttributeValue.read(path, from: source, entity: entity.name)
-            }, tieBreak: { ContextState.storeOrder(self.childID($0.objectID), self.childID($1.objectID)) })
+            }, tieBreak: { ContextState.storeOrder(self.childID($0.objectID, contents), self.childID($1.objectID, contents)) })
         } catch {
-            return nil
+            return .unanswerable
         }
         let start = min(request.offset, results.count)
         let end = request.limit.map { min(start + $0, results.count) } ?? results.count
-        return results[start..<end].map { snapshot in
+        return .rows(results[start..<end].map { snapshot in
+            let childID = { (id: ObjectID) in self.childID(id, contents) }
             let id = childID(snapshot.objectID)
             guard id != snapshot.objectID || snapshot.toOne.contains(where: { $0.map(childID) != $0 }) else { return snapshot }
             return Snapshot(objectID: id, version: snapshot.version, values: snapshot.values, toOne: snapshot.toOne.map { $0.map(childID) })
+        })
+    }
+
+    /// A fetch through the root's published view, trying again while the root replaces views faster than one
+    /// read takes; nil when the root must answer (no view, or the request needs its object graph).
+    static func fetch(_ request: StoreFetchRequest, from board: InFlightBoard, store: any PersistentStore) throws -> [Snapshot]? {
+        for _ in 0..<8 {
+            guard let view = board.current else { return nil }
+            switch try view.serve(request, store: store, board: board) {
+            case .rows(let rows): return rows
+            case .unanswerable: return nil
+            case .stale: continue
+            }
         }
+        return nil
     }
 
     struct Unanswerable: Error {}
 
     /// The ID children know a row by: its temporary ID until the coordinator has recorded the permanent one (the
     /// moment the write commits), so a child never holds one object under two IDs.
-    private func childID(_ id: ObjectID) -> ObjectID {
-        guard let temporary = temporaryIDs[id] else { return id }
+    private func childID(_ id: ObjectID, _ contents: Contents) -> ObjectID {
+        guard let temporary = contents.temporaryIDs[id] else { return id }
         return coordinator.resolve(temporary) == temporary ? temporary : id
     }
 
-    private func source(for snapshot: Snapshot) -> ViewRowSource? {
+    private func source(for snapshot: Snapshot, _ contents: Contents) -> ViewRowSource? {
         model.entityIfPresent(snapshot.objectID.entityName).map {
-            ViewRowSource(snapshot: snapshot, entity: $0, temporaryKey: temporaryIDs[snapshot.objectID]?.rawKey)
+            ViewRowSource(snapshot: snapshot, entity: $0, temporaryKey: contents.temporaryIDs[snapshot.objectID]?.rawKey)
         }
     }
 
@@ -121,7 +173,7 @@ final class InFlightSave: Sendable {
 
     /// The rows a predicate can match: those an `attribute == constant` conjunct allows, looked up in an index,
     /// or every row of the entities.
-    private func candidates(_ names: [String], _ predicate: FormatPredicate?) -> [ObjectID] {
+    func candidates(_ names: [String], _ predicate: FormatPredicate?, _ contents: Contents) -> [ObjectID] {
         let conjuncts: [FormatPredicate]
         switch predicate {
         case .and(let parts)?: conjuncts = parts
@@ -131,17 +183,17 @@ final class InFlightSave: Sendable {
         for case .comparison(let comparison) in conjuncts where comparison.op == .equal && comparison.modifier == .direct && comparison.options.isEmpty {
             switch (comparison.left, comparison.right) {
             case (.keyPath(let path), .constant(let value)), (.constant(let value), .keyPath(let path)):
-                guard path.count == 1, let key = IndexKey(value), let index = index(names, path[0]) else { continue }
+                guard path.count == 1, let key = IndexKey(value), let index = index(names, path[0], contents) else { continue }
                 return index[key] ?? []
             default:
                 continue
             }
         }
-        return names.flatMap { rowsByEntity[$0] ?? [] }
+        return names.flatMap { contents.rowsByEntity[$0] ?? [] }
     }
 
-    private func index(_ names: [String], _ attribute: String) -> [IndexKey: [ObjectID]]? {
-        let name = names.joined(separator: ",") + "." + attribute
+    private func index(_ names: [String], _ attribute: String, _ contents: Contents) -> [IndexKey: [ObjectID]]? {
+        let name = names.sorted().joined(separator: ",") + "." + attribute
         if let built = indexes.withLock({ $0[name] }) { return built }
         var index: [IndexKey: [ObjectID]] = [:]
         for entityName in names {
@@ -150,8 +202,8 @@ final class InFlightSave: Sendable {
             case .string, .bool, .int16, .int32, .int64, .double, .float: break
             default: return nil
             }
-            for id in rowsByEntity[entityName] ?? [] {
-                if let key = rows[id].flatMap({ IndexKey($0.values[position].predicateValue) }) { index[key, default: []].append(id) }
+            for id in contents.rowsByEntity[entityName] ?? [] {
+                if let key = contents.rows[id].flatMap({ IndexKey($0.values[position].predicateValue) }) { index[key, default: []].append(id) }
             }
         }
         indexes.withLock { $0[name] = index }

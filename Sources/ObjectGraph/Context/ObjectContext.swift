@@ -71,7 +71,10 @@ public actor ObjectContext {
         self.state = state
         self.mainActorState = state
         self.inFlight = state.inFlight
-        parent?.inFlight.hasReaders.value = true
+        if let parent, !parent.inFlight.hasReaders.value {
+            parent.inFlight.hasReaders.value = true
+            parent.enqueue { $0.state.republishView() }
+        }
     }
 
     /// The executor the actor runs on: the main actor's, or the context's private queue.

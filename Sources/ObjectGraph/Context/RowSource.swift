@@ -40,11 +40,9 @@ struct ParentSource: RowSource {
         try parent.performAndWait { try $0.state.currentSnapshots(for: ids) }
     }
     func fetch(_ request: StoreFetchRequest) throws -> [Snapshot] {
-        // While a root parent writes a save, its state is the store plus that save: read both rather than wait.
-        let board = parent.inFlight
-        if let view = board.current, let rows = try view.serve(request, store: parent.coordinator.store, board: board) {
-            return rows
-        }
+        // A root parent publishes its state as "the store plus its pending layers" when it can: read both rather
+        // than wait for its queue (which a save to disk holds for long).
+        if let rows = try InFlightSave.fetch(request, from: parent.inFlight, store: parent.coordinator.store) { return rows }
         return try parent.performAndWait { try $0.state.serveFetch(request) }
     }
     func count(_ request: StoreFetchRequest) throws -> Int {

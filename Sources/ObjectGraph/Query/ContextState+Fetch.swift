@@ -70,28 +70,28 @@ extension ContextState {
         let entity = try model.entity(named: request.entityName)
         let names = Set(request.includesSubentities ? entity.selfAndDescendantNames : [entity.name])
         let own = request.includesPendingChanges ? pendingObjects(of: names) : (changed: [], hidden: [])
-        var layerRows: [ObjectID: Snapshot] = [:]
-        var hidden = own.hidden
-        if request.includesPendingChanges {
-            for layer in layers {
-                for name in names {
-                    for id in layer.index.rowsByEntity[name] ?? [] {
-                        hidden.insert(id)
-                        layerRows[id] = layer.snapshot(for: id)
-                    }
+        let hidden = own.hidden
+        // Children's layers: the rows the predicate can match (an equality on an attribute is looked up in an
+        // index rather than judged row by row), and how many rows the layers hide or replace.
+        var layerContents: InFlightSave.Contents?
+        var layerCandidates: [Snapshot] = []
+        var layerHiddenCount = 0
+        if request.includesPendingChanges && !layers.isEmpty {
+            let view = layerView()
+            let contents = view.contents
+            layerHiddenCount = names.reduce(0) { $0 + (contents.rowsByEntity[$1]?.count ?? 0) }
+                + contents.deleted.count { names.contains($0.entityName) }
+            if layerHiddenCount > 0 {
+                layerContents = contents
+                for id in view.candidates(names.sorted(), request.predicate, contents) {
+                    // Where this context holds the object itself, the object (already updated by the layer) stands for it.
+                    if let object = registered[id], !object.isFaultStorage { continue }
+                    if let row = contents.rows[id] { layerCandidates.append(row) }
                 }
-                for id in layer.index.deleted.keys where names.contains(id.entityName) {
-                    hidden.insert(id)
-                    layerRows[id] = nil
-                }
-            }
-            // Where this context holds the object itself, the object (already updated by the layer) stands for it.
-            for id in Array(layerRows.keys) {
-                if let object = registered[id], !object.isFaultStorage { layerRows[id] = nil }
             }
         }
         var storeRequest = request.storeRequest()
-        if own.changed.isEmpty && hidden.isEmpty && layerRows.isEmpty {
+        if own.changed.isEmpty && hidden.isEmpty && layerContents == nil {
             storeRequest.limit = request.fetchLimit
             storeRequest.offset = request.fetchOffset
             if !loadValues, below is StoreSource {
@@ -100,8 +100,10 @@ extension ContextState {
             return try below.fetch(storeRequest).map { .snapshot($0) }
         }
         // Each hidden row can push at most one row below out of the requested slice: read that many more.
-        storeRequest.limit = request.fetchLimit.map { $0 + request.fetchOffset + hidden.count }
-        var candidates: [FetchCandidate] = try below.fetch(storeRequest).filter { !hidden.contains($0.objectID) }.map { .snapshot($0) }
+        storeRequest.limit = request.fetchLimit.map { $0 + request.fetchOffset + hidden.count + layerHiddenCount }
+        var candidates: [FetchCandidate] = try below.fetch(storeRequest).filter { row in
+            !hidden.contains(row.objectID) && layerContents.map { $0.rows[row.objectID] == nil && !$0.deleted.contains(row.objectID) } ?? true
+        }.map { .snapshot($0) }
         func matches(_ source: any KeyValueSource) throws -> Bool {
             guard let predicate = request.predicate else { return true }
             do {
@@ -111,7 +113,7 @@ extension ContextState {
             }
         }
         for object in own.changed where try matches(object) { candidates.append(.object(object)) }
-        for snapshot in layerRows.values where try matches(SnapshotSource(snapshot: snapshot, state: self)) {
+        for snapshot in layerCandidates where try matches(SnapshotSource(snapshot: snapshot, state: self)) {
             candidates.append(.snapshot(snapshot))
         }
         try InMemoryOrdering.sort(&candidates, by: request.sortKeys, value: { candidate, path in
