@@ -115,7 +115,7 @@ final class GatedStore: PersistentStore {
         gated.release.signal()
         try await save.value
         // The writer has nothing pending now: its view is the store alone.
-        #expect(writer.inFlight.current?.contents.rows.isEmpty == true)
+        #expect(writer.inFlight.current?.contents.changes.isEmpty == true)
         // After the write, the same objects under their permanent IDs.
         let after = try await child.perform { ctx in
             try ctx.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("name")]), as: Book.self).map { ($0.name, $0.objectID.isTemporaryID) }

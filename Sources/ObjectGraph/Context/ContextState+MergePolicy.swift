@@ -12,12 +12,15 @@ extension ContextState {
                 return finish(try write(&changes), refreshed)
             } catch ObjectGraphError.conflict(let conflicts) {
                 changes = try resolve(conflicts, in: changes, refreshed: &refreshed)
+                changes.index = ChangeSetIndex()
             } catch ObjectGraphError.uniquenessViolation(let entity, let keys, let detail) where !keys.isEmpty {
                 let resolved = try resolveUniqueness(entity: entity, keys: keys, in: changes, refreshed: &refreshed)
                 guard resolved.inserted.count < changes.inserted.count else {
                     throw ObjectGraphError.uniquenessViolation(entity: entity, keys: keys, detail: detail)
                 }
                 changes = resolved
+                // Rows moved: the index (positions) no longer holds; a published view re-indexes.
+                changes.index = ChangeSetIndex()
             }
         }
         return finish(try write(&changes), refreshed)

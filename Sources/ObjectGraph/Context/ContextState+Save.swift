@@ -16,6 +16,9 @@ extension ContextState {
         guard failures.isEmpty else { throw ObjectGraphError.validation(failures) }
         var own = try makeChangeSet()
         own.buildIndex()
+        // A child's change set becomes a layer its parent's fetches read by attribute value: index it here, on
+        // this queue, rather than on the parent's (which may be the main thread).
+        if !isRoot { own.buildEqualityIndexes(model: model) }
         let saved = layers + [own]
         let result: SaveResult
         if isRoot {
@@ -46,6 +49,7 @@ extension ContextState {
             // of this tree already wrote, at version 1.
             max(version, 1, registered[id]?.committed?.version ?? 0, savedVersions[id] ?? 0)
         }
+        let sets = sets.filter { !$0.isEmpty }
         if sets.count == 1 { return flattenOne(normalized(sets[0]), current: current) }
         var order: [ObjectID] = []
         var inserts: [ObjectID: ChangeSet.Row] = [:]
@@ -102,9 +106,10 @@ extension ContextState {
     /// update; a deleted owner's to-many rewrites go with it.
     private func flattenOne(_ set: ChangeSet, current: (ObjectID, Int64) -> Int64) -> ChangeSet {
         var flat = set
-        flat.index = ChangeSetIndex()
         flat.presetIDs = [:]
         if !set.deleted.isEmpty {
+            // Filtering moves rows: the index (positions) no longer holds.
+            flat.index = ChangeSetIndex()
             let inserts = Set(set.inserted.map(\.objectID))
             let deletes = Set(set.deleted.map(\.objectID))
             flat.inserted = set.inserted.filter { !deletes.contains($0.objectID) }
@@ -315,6 +320,9 @@ extension ContextState {
         let permanent = coordinator.permanentIDs(for: mentioned)
         // The usual case (nothing in the set was saved yet): nothing to rewrite.
         guard !permanent.isEmpty else { return set }
+        var set = set
+        // IDs change: the index no longer holds.
+        set.index = ChangeSetIndex()
         func fix(_ id: ObjectID) -> ObjectID { permanent[id] ?? id }
         func fixRow(_ row: ChangeSet.Row) -> ChangeSet.Row {
             var row = row

@@ -17,56 +17,62 @@ import PredicateFormat
 /// has read the store (else a later save could have committed meanwhile, and the reader takes the new view).
 final class InFlightSave: Sendable {
     private let layers: [ChangeSet]
-    private let presetIDs: [ObjectID: ObjectID]
     let coordinator: PersistentStoreCoordinator
     var model: Model { coordinator.model }
+    /// The permanent key of each insert, when the root has reserved them (the view of a write).
+    private let presetIDs: [ObjectID: ObjectID]
+    /// The temporary ID of each insert with a reserved key.
+    private let temporaryIDs: [ObjectID: ObjectID]
     private let merged = Protected<Contents?>(nil)
-    /// Equality indexes built on first use: entity names and attribute → value → IDs.
-    private let indexes = Protected<[String: [IndexKey: [ObjectID]]]>([:])
 
-    /// The layers merged, later ones winning.
-    struct Contents {
-        /// Pending rows (inserted and updated) by the ID the store will hold them under.
-        var rows: [ObjectID: Snapshot] = [:]
-        /// The IDs of ``rows`` by entity name.
-        var rowsByEntity: [String: [ObjectID]] = [:]
-        /// Rows being deleted.
-        var deleted: Set<ObjectID> = []
-        /// The temporary ID each inserted row with a reserved key had.
-        var temporaryIDs: [ObjectID: ObjectID] = [:]
+    /// The pending rows as one indexed change set, IDs as the layers name them (temporary for inserts).
+    struct Contents: Sendable {
+        let changes: ChangeSet
+        let temporaryIDs: [ObjectID: ObjectID]
+
+        /// The IDs of pending rows of `entityName`.
+        func rowIDs(of entityName: String) -> [ObjectID] { changes.index.rowsByEntity[entityName] ?? [] }
+
+        /// The pending row named `id` (as the layers name it).
+        func row(_ id: ObjectID) -> Snapshot? { changes.snapshot(for: id) }
+
+        /// Whether the stored row `id` is replaced or deleted by a pending change (inserts match by reserved key,
+        /// in case the write has committed).
+        func replaces(_ id: ObjectID) -> Bool {
+            changes.index.rows[id] != nil || changes.index.deleted[id] != nil || temporaryIDs[id] != nil
+        }
+
+        /// How many stored rows of `names` the pending changes may replace or delete.
+        func hiddenCount(_ names: some Collection<String>) -> Int {
+            names.reduce(0) { $0 + rowIDs(of: $1).count } + changes.index.deleted.keys.count { names.contains($0.entityName) }
+        }
     }
 
     /// A view of `layers` (oldest first) over the store; `presetIDs` names the key each insert will be written with,
-    /// when the root has reserved them.
+    /// when the root has reserved them. Call it on the root's queue: it reverses `presetIDs` there, so readers
+    /// never do.
     init(layers: [ChangeSet], presetIDs: [ObjectID: ObjectID] = [:], coordinator: PersistentStoreCoordinator) {
-        self.layers = layers
+        self.layers = layers.filter { !$0.isEmpty }
         self.presetIDs = presetIDs
+        var temporaryIDs: [ObjectID: ObjectID] = [:]
+        temporaryIDs.reserveCapacity(presetIDs.count)
+        for (temporary, permanent) in presetIDs where temporary.isTemporaryID { temporaryIDs[permanent] = temporary }
+        self.temporaryIDs = temporaryIDs
         self.coordinator = coordinator
     }
 
-    /// The merged layers, built by the first reader.
+    /// The pending rows: a single layer indexed by the child that saved it is used as it is; several are merged
+    /// (and indexed) by the first reader.
     var contents: Contents {
         merged.withLock { merged in
             if let merged { return merged }
-            var contents = Contents()
-            let permanent = { (id: ObjectID) in self.presetIDs[id] ?? id }
-            for layer in layers {
-                for row in layer.inserted + layer.updated {
-                    let id = permanent(row.objectID)
-                    // A later layer cannot bring back what an earlier one deleted (as in the root's flatten).
-                    if contents.deleted.contains(id) { continue }
-                    if id != row.objectID { contents.temporaryIDs[id] = row.objectID }
-                    if contents.rows[id] == nil { contents.rowsByEntity[id.entityName, default: []].append(id) }
-                    contents.rows[id] = Snapshot(objectID: id, version: row.version, values: row.values, toOne: row.toOne.map { $0.map(permanent) })
-                }
-                for (raw, _) in layer.deleted {
-                    let id = permanent(raw)
-                    contents.deleted.insert(id)
-                    if contents.rows.removeValue(forKey: id) != nil {
-                        contents.rowsByEntity[id.entityName]?.removeAll { $0 == id }
-                    }
-                }
+            let changes: ChangeSet
+            if layers.count == 1, layers[0].index.equality != nil {
+                changes = layers[0]
+            } else {
+                changes = ChangeSet.merging(layers, model: model)
             }
+            let contents = Contents(changes: changes, temporaryIDs: temporaryIDs)
             merged = contents
             return contents
         }
@@ -87,37 +93,33 @@ final class InFlightSave: Sendable {
         guard let entity = model.entityIfPresent(request.entityName) else { return .unanswerable }
         let names = request.includesSubentities ? entity.selfAndDescendantNames : [entity.name]
         let contents = contents
-        let rows = contents.rows
-        let deleted = contents.deleted
         var pending: [Snapshot] = []
         do {
-            for id in candidates(names, request.predicate, contents) {
-                guard let row = rows[id], let source = source(for: row, contents) else { continue }
+            for id in contents.candidates(names, request.predicate) {
+                guard let row = contents.row(id), let source = source(for: row) else { continue }
                 if try request.predicate?.evaluate(with: source) ?? true { pending.append(row) }
             }
         } catch {
             return .unanswerable
         }
-        let hiddenCount = names.reduce(0) { $0 + (contents.rowsByEntity[$1]?.count ?? 0) } + deleted.count
         var storeRequest = request
-        storeRequest.limit = request.limit.map { $0 + request.offset + hiddenCount }
+        storeRequest.limit = request.limit.map { $0 + request.offset + contents.hiddenCount(names) }
         storeRequest.offset = 0
-        let stored = try store.fetch(storeRequest).filter { rows[$0.objectID] == nil && !deleted.contains($0.objectID) }
+        let stored = try store.fetch(storeRequest).filter { !contents.replaces($0.objectID) }
         // A save that began after this one could have committed before the store read: then this view is stale.
         guard board.current === self else { return .stale }
         var results = stored + pending
         do {
             try InMemoryOrdering.sort(&results, by: request.sortKeys, value: { snapshot, path in
-                guard path.count == 1, let source = source(for: snapshot, contents) else { throw InFlightSave.Unanswerable() }
+                guard path.count == 1, let source = source(for: snapshot) else { throw InFlightSave.Unanswerable() }
                 return try AttributeValue.read(path, from: source, entity: entity.name)
-            }, tieBreak: { ContextState.storeOrder(self.childID($0.objectID, contents), self.childID($1.objectID, contents)) })
+            }, tieBreak: { ContextState.storeOrder(self.childID($0.objectID), self.childID($1.objectID)) })
         } catch {
             return .unanswerable
         }
         let start = min(request.offset, results.count)
         let end = request.limit.map { min(start + $0, results.count) } ?? results.count
         return .rows(results[start..<end].map { snapshot in
-            let childID = { (id: ObjectID) in self.childID(id, contents) }
             let id = childID(snapshot.objectID)
             guard id != snapshot.objectID || snapshot.toOne.contains(where: { $0.map(childID) != $0 }) else { return snapshot }
             return Snapshot(objectID: id, version: snapshot.version, values: snapshot.values, toOne: snapshot.toOne.map { $0.map(childID) })
@@ -140,89 +142,74 @@ final class InFlightSave: Sendable {
 
     struct Unanswerable: Error {}
 
-    /// The ID children know a row by: its temporary ID until the coordinator has recorded the permanent one (the
-    /// moment the write commits), so a child never holds one object under two IDs.
-    private func childID(_ id: ObjectID, _ contents: Contents) -> ObjectID {
-        guard let temporary = contents.temporaryIDs[id] else { return id }
-        return coordinator.resolve(temporary) == temporary ? temporary : id
+    /// The ID children know a row by: an insert's temporary ID until the coordinator has recorded its permanent
+    /// one (the moment the write commits), so a child never holds one object under two IDs.
+    private func childID(_ id: ObjectID) -> ObjectID {
+        guard id.isTemporaryID, presetIDs[id] != nil else { return id }
+        return coordinator.resolve(id)
     }
 
-    private func source(for snapshot: Snapshot, _ contents: Contents) -> ViewRowSource? {
+    private func source(for snapshot: Snapshot) -> ViewRowSource? {
         model.entityIfPresent(snapshot.objectID.entityName).map {
-            ViewRowSource(snapshot: snapshot, entity: $0, temporaryKey: contents.temporaryIDs[snapshot.objectID]?.rawKey)
+            ViewRowSource(snapshot: snapshot, entity: $0, permanentKey: presetIDs[snapshot.objectID]?.rawKey)
         }
     }
+}
 
-    // MARK: Equality indexes
-
-    /// What an equality can be looked up by: numbers by value (so 10, 10.0 and true/1 meet), strings exactly.
-    enum IndexKey: Hashable {
-        case number(Double)
-        case string(String)
-
-        init?(_ value: PredicateValue) {
-            switch value {
-            case .int(let int): self = .number(Double(int))
-            case .double(let double): self = .number(double)
-            case .bool(let bool): self = .number(bool ? 1 : 0)
-            case .string(let string): self = .string(string)
-            default: return nil
-            }
-        }
-    }
-
-    /// The rows a predicate can match: those an `attribute == constant` conjunct allows, looked up in an index,
-    /// or every row of the entities.
-    func candidates(_ names: [String], _ predicate: FormatPredicate?, _ contents: Contents) -> [ObjectID] {
+extension InFlightSave.Contents {
+    /// The pending rows a predicate can match: those an `attribute == constant` conjunct allows, looked up in the
+    /// equality index, or every pending row of the entities.
+    func candidates(_ names: [String], _ predicate: FormatPredicate?) -> [ObjectID] {
         let conjuncts: [FormatPredicate]
         switch predicate {
         case .and(let parts)?: conjuncts = parts
         case let single?: conjuncts = [single]
         case nil: conjuncts = []
         }
-        for case .comparison(let comparison) in conjuncts where comparison.op == .equal && comparison.modifier == .direct && comparison.options.isEmpty {
-            switch (comparison.left, comparison.right) {
-            case (.keyPath(let path), .constant(let value)), (.constant(let value), .keyPath(let path)):
-                guard path.count == 1, let key = IndexKey(value), let index = index(names, path[0], contents) else { continue }
-                return index[key] ?? []
-            default:
-                continue
+        if let equality = changes.index.equality {
+            for case .comparison(let comparison) in conjuncts where comparison.op == .equal && comparison.modifier == .direct && comparison.options.isEmpty {
+                switch (comparison.left, comparison.right) {
+                case (.keyPath(let path), .constant(let value)), (.constant(let value), .keyPath(let path)):
+                    guard path.count == 1, let key = EqualityKey(AttributeValue(value)), indexed(names, path[0]) else { continue }
+                    return names.flatMap { equality[$0 + "." + path[0]]?[key] ?? [] }
+                default:
+                    continue
+                }
             }
         }
-        return names.flatMap { contents.rowsByEntity[$0] ?? [] }
+        return names.flatMap { rowIDs(of: $0) }
     }
 
-    private func index(_ names: [String], _ attribute: String, _ contents: Contents) -> [IndexKey: [ObjectID]]? {
-        let name = names.sorted().joined(separator: ",") + "." + attribute
-        if let built = indexes.withLock({ $0[name] }) { return built }
-        var index: [IndexKey: [ObjectID]] = [:]
-        for entityName in names {
-            guard let entity = model.entityIfPresent(entityName), let position = entity.attributeIndex[attribute] else { return nil }
-            switch entity.attributes[position].type {
-            case .string, .bool, .int16, .int32, .int64, .double, .float: break
-            default: return nil
-            }
-            for id in contents.rowsByEntity[entityName] ?? [] {
-                if let key = contents.rows[id].flatMap({ IndexKey($0.values[position].predicateValue) }) { index[key, default: []].append(id) }
-            }
-        }
-        indexes.withLock { $0[name] = index }
-        return index
+    /// Whether the index answers for every entity of `names` with pending rows: it has entries for an entity only
+    /// where the entity has the attribute, of an indexed type, with values; otherwise every row is judged.
+    private func indexed(_ names: [String], _ attribute: String) -> Bool {
+        names.allSatisfy { name in rowIDs(of: name).isEmpty || changes.index.equality?[name + "." + attribute] != nil }
     }
 }
 
 /// Where a root context publishes its in-flight save, for its children to read from any thread.
 final class InFlightBoard: Sendable {
-    private let save = Protected<InFlightSave?>(nil)
+    /// The published view, and the one before it. Keeping the previous one means a reader that took it just before
+    /// the root replaced it is not the one to free its rows (tens of milliseconds for a large import, and the reader
+    /// may be the main thread); the root frees them, outside the lock, when it publishes the view after next.
+    private let save = Protected<(current: InFlightSave?, previous: InFlightSave?)>((nil, nil))
     /// Whether the context has children; a root without any publishes nothing (it would cost a pass per save).
     let hasReaders = AtomicFlag(false)
 
     /// The save being written, if any.
-    var current: InFlightSave? { save.withLock { $0 } }
+    var current: InFlightSave? { save.withLock { $0.current } }
 
-    func publish(_ view: InFlightSave) { save.withLock { $0 = view } }
+    func publish(_ view: InFlightSave) { replace(with: view) }
 
-    func clear() { save.withLock { $0 = nil } }
+    func clear() { replace(with: nil) }
+
+    private func replace(with view: InFlightSave?) {
+        let retired = save.withLock { state in
+            defer { state = (view, state.current) }
+            return state.previous
+        }
+        withExtendedLifetime(retired) {}
+    }
 }
 
 /// A pending or stored row's attributes, for judging it without the context that owns it; a relationship key
@@ -230,13 +217,13 @@ final class InFlightBoard: Sendable {
 struct ViewRowSource: IdentifiableSource {
     let snapshot: Snapshot
     let entity: ModelEntity
-    /// For an inserted row: the key of the temporary ID its children know it by.
-    var temporaryKey: Int64?
+    /// For an insert with a reserved key: that key (the row may be compared with its stored self).
+    var permanentKey: Int64?
 
     var sourceIdentity: PredicateValue { .int(snapshot.objectID.rawKey) }
 
     func matchesIdentity(_ value: PredicateValue) throws(FormatPredicateError) -> Bool {
-        value == .int(snapshot.objectID.rawKey) || temporaryKey.map { value == .int($0) } == true
+        value == .int(snapshot.objectID.rawKey) || permanentKey.map { value == .int($0) } == true
     }
 
     func predicateValue(forKey key: String) throws(FormatPredicateError) -> EvaluatedValue {

@@ -77,16 +77,14 @@ extension ContextState {
         var layerCandidates: [Snapshot] = []
         var layerHiddenCount = 0
         if request.includesPendingChanges && !layers.isEmpty {
-            let view = layerView()
-            let contents = view.contents
-            layerHiddenCount = names.reduce(0) { $0 + (contents.rowsByEntity[$1]?.count ?? 0) }
-                + contents.deleted.count { names.contains($0.entityName) }
+            let contents = layerView().contents
+            layerHiddenCount = contents.hiddenCount(names)
             if layerHiddenCount > 0 {
                 layerContents = contents
-                for id in view.candidates(names.sorted(), request.predicate, contents) {
+                for id in contents.candidates(names.sorted(), request.predicate) {
                     // Where this context holds the object itself, the object (already updated by the layer) stands for it.
                     if let object = registered[id], !object.isFaultStorage { continue }
-                    if let row = contents.rows[id] { layerCandidates.append(row) }
+                    if let row = contents.row(id) { layerCandidates.append(row) }
                 }
             }
         }
@@ -102,7 +100,7 @@ extension ContextState {
         // Each hidden row can push at most one row below out of the requested slice: read that many more.
         storeRequest.limit = request.fetchLimit.map { $0 + request.fetchOffset + hidden.count + layerHiddenCount }
         var candidates: [FetchCandidate] = try below.fetch(storeRequest).filter { row in
-            !hidden.contains(row.objectID) && layerContents.map { $0.rows[row.objectID] == nil && !$0.deleted.contains(row.objectID) } ?? true
+            !hidden.contains(row.objectID) && layerContents?.replaces(row.objectID) != true
         }.map { .snapshot($0) }
         func matches(_ source: any KeyValueSource) throws -> Bool {
             guard let predicate = request.predicate else { return true }

@@ -9,6 +9,33 @@ public struct ChangeSetIndex: Sendable {
     var rowsByEntity: [String: [ObjectID]] = [:]
     /// The contents of changed to-many relationships, by owner and relationship name.
     var toMany: [ObjectID: [String: [ObjectID]]] = [:]
+    /// Inserted and updated rows by attribute value, per `Entity.attribute`, for `attribute == value` fetches over a
+    /// pending layer; nil until ``ChangeSet/buildEqualityIndexes(model:)`` (only sets that become layers need it).
+    var equality: [String: [EqualityKey: [ObjectID]]]?
+}
+
+/// What an attribute equality is looked up by: numbers by value (so 10, 10.0 and true meet, as they do when the
+/// predicate is evaluated), strings exactly. Other types are not indexed; their fetches judge every row.
+enum EqualityKey: Hashable, Sendable {
+    case number(Double)
+    case string(String)
+
+    init?(_ value: AttributeValue) {
+        switch value {
+        case .int(let int): self = .number(Double(int))
+        case .double(let double): self = .number(double)
+        case .bool(let bool): self = .number(bool ? 1 : 0)
+        case .string(let string): self = .string(string)
+        default: return nil
+        }
+    }
+
+    static func isIndexable(_ type: AttributeType) -> Bool {
+        switch type {
+        case .string, .bool, .int16, .int32, .int64, .double, .float: true
+        default: false
+        }
+    }
 }
 
 extension ChangeSet {
@@ -26,6 +53,60 @@ extension ChangeSet {
         for (id, version) in deleted { index.deleted[id] = version }
         for contents in toMany { index.toMany[contents.objectID, default: [:]][contents.relationship] = contents.destinations }
         self.index = index
+    }
+
+    /// Builds the equality indexes of ``index``; call it on the queue that made the change set, before handing it
+    /// to a parent, so readers of the parent's layers never build them.
+    mutating func buildEqualityIndexes(model: Model) {
+        var equality: [String: [EqualityKey: [ObjectID]]] = [:]
+        var names: [String: [(position: Int, name: String)]] = [:]
+        func add(_ row: Row) {
+            if names[row.objectID.entityName] == nil {
+                let entity = model.entityIfPresent(row.objectID.entityName)
+                names[row.objectID.entityName] = entity.map { entity in
+                    entity.attributes.indices.filter { EqualityKey.isIndexable(entity.attributes[$0].type) }
+                        .map { ($0, entity.name + "." + entity.attributes[$0].name) }
+                } ?? []
+            }
+            for (position, name) in names[row.objectID.entityName]! {
+                if let key = EqualityKey(row.values[position]) { equality[name, default: [:]][key, default: []].append(row.objectID) }
+            }
+        }
+        for row in inserted { add(row) }
+        for row in updated { add(row) }
+        index.equality = equality
+    }
+
+    /// `layers` (oldest first) as one indexed change set, later changes winning; a later layer cannot bring back
+    /// what an earlier one deleted (as in a root's flatten). Versions and to-many contents are not merged: this is
+    /// for reading rows, not for writing them.
+    static func merging(_ layers: [ChangeSet], model: Model) -> ChangeSet {
+        var rows: [ObjectID: (row: Row, inserted: Bool)] = [:]
+        var order: [ObjectID] = []
+        var deleted: [ObjectID: Int64] = [:]
+        for layer in layers {
+            for (row, isInsert) in layer.inserted.map({ ($0, true) }) + layer.updated.map({ ($0, false) }) where deleted[row.objectID] == nil {
+                if let existing = rows[row.objectID] {
+                    rows[row.objectID] = (row, existing.inserted)
+                } else {
+                    rows[row.objectID] = (row, isInsert)
+                    order.append(row.objectID)
+                }
+            }
+            for (id, version) in layer.deleted {
+                rows[id] = nil
+                deleted[id] = version
+            }
+        }
+        var merged = ChangeSet()
+        for id in order {
+            guard let (row, isInsert) = rows[id] else { continue }
+            if isInsert { merged.inserted.append(row) } else { merged.updated.append(row) }
+        }
+        merged.deleted = deleted.map { ($0.key, $0.value) }
+        merged.buildIndex()
+        merged.buildEqualityIndexes(model: model)
+        return merged
     }
 
     /// The row this change set holds for `id`, as a snapshot.

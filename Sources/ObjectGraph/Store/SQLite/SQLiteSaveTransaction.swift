@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PredicateFormat
 
 /// One save, inside one write transaction: keys for new rows, inserts, updates with version checks, deletes, and
 /// to-many rewrites. Any error rolls the whole transaction back.
@@ -55,9 +56,9 @@ struct SQLiteSaveTransaction {
         if let prepared = insertStatements[entityName] { return prepared }
         let (entity, table) = try store.layout(for: entityName)
         guard let columns = table.entities[entity.name] else { throw ObjectGraphError.unknownEntity(entity.name) }
-        let names = ["id", "_entity", "_version"] + columns.insertColumns.map(quoted)
+        let names = ["id", "_entity", "_version"] + columns.insertColumns.map(sqlQuoted)
         let marks = Array(repeating: "?", count: names.count).joined(separator: ",")
-        let prepared = (try db.cachedStatement(sql: "INSERT INTO \(quoted(table.name)) (\(names.joined(separator: ","))) VALUES (\(marks))"), names.count)
+        let prepared = (try db.cachedStatement(sql: "INSERT INTO \(sqlQuoted(table.name)) (\(names.joined(separator: ","))) VALUES (\(marks))"), names.count)
         insertStatements[entityName] = prepared
         return prepared
     }
@@ -83,16 +84,16 @@ struct SQLiteSaveTransaction {
         var assignments: [String] = []
         var values: [DatabaseValue] = []
         for index in row.changedAttributes {
-            assignments.append("\(quoted(entity.attributes[index].name)) = ?")
+            assignments.append("\(sqlQuoted(entity.attributes[index].name)) = ?")
             values.append(SQLiteValueCoding.encode(row.values[index]))
         }
         for slot in row.changedToOne {
-            assignments.append("\(quoted(columns.insertColumns[entity.attributes.count + slot])) = ?")
+            assignments.append("\(sqlQuoted(columns.insertColumns[entity.attributes.count + slot])) = ?")
             values.append(key(row.toOne[slot]))
         }
         assignments.append("_version = _version + 1")
         let statement = try db.cachedStatement(
-            sql: "UPDATE \(quoted(table.name)) SET \(assignments.joined(separator: ", ")) WHERE id = ? AND _version = ?")
+            sql: "UPDATE \(sqlQuoted(table.name)) SET \(assignments.joined(separator: ", ")) WHERE id = ? AND _version = ?")
         values += [row.objectID.rawKey.databaseValue, row.version.databaseValue]
         do {
             try statement.run(binding: values, in: db)
@@ -108,7 +109,7 @@ struct SQLiteSaveTransaction {
 
     private mutating func delete(_ id: ObjectID, version: Int64) throws {
         let (entity, table) = try store.layout(for: id.entityName)
-        let statement = try db.cachedStatement(sql: "DELETE FROM \(quoted(table.name)) WHERE id = ? AND _version = ?")
+        let statement = try db.cachedStatement(sql: "DELETE FROM \(sqlQuoted(table.name)) WHERE id = ? AND _version = ?")
         try statement.execute(arguments: [id.rawKey, version])
         guard db.changesCount == 1 else {
             conflicts.append(try conflict(id, table: table, expected: version, row: nil, entity: entity))
@@ -124,14 +125,14 @@ struct SQLiteSaveTransaction {
         }
         switch relationship.storage {
         case .joinTable(let table, true):
-            try db.execute(sql: "DELETE FROM \(quoted(table)) WHERE source = ?", arguments: [owner.rawKey])
-            let statement = try db.cachedStatement(sql: "INSERT INTO \(quoted(table)) (source, target, position) VALUES (?, ?, ?)")
+            try db.execute(sql: "DELETE FROM \(sqlQuoted(table)) WHERE source = ?", arguments: [owner.rawKey])
+            let statement = try db.cachedStatement(sql: "INSERT INTO \(sqlQuoted(table)) (source, target, position) VALUES (?, ?, ?)")
             for (position, destination) in contents.destinations.enumerated() {
                 try statement.execute(arguments: [owner.rawKey, permanent(destination).rawKey, relationship.isOrdered ? position : nil])
             }
         case .inverseForeignKey(_, let orderColumn?):
             let destination = try store.model.entity(named: relationship.destinationEntityName)
-            let statement = try db.cachedStatement(sql: "UPDATE \(quoted(destination.rootName)) SET \(quoted(orderColumn)) = ? WHERE id = ?")
+            let statement = try db.cachedStatement(sql: "UPDATE \(sqlQuoted(destination.rootName)) SET \(sqlQuoted(orderColumn)) = ? WHERE id = ?")
             for (position, member) in contents.destinations.enumerated() {
                 try statement.execute(arguments: [position, permanent(member).rawKey])
             }
@@ -141,7 +142,7 @@ struct SQLiteSaveTransaction {
     }
 
     private func conflict(_ id: ObjectID, table: TableLayout, expected: Int64, row: ChangeSet.Row?, entity: ModelEntity) throws -> SaveConflict {
-        let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(quoted(table.name)) AS t0 WHERE t0.id = ?"
+        let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(sqlQuoted(table.name)) AS t0 WHERE t0.id = ?"
         var stored: Snapshot?
         try store.step(db, sql, [id.rawKey.databaseValue], cached: true) { stored = try store.readSnapshot($0, table: table) }
         return SaveConflict.make(row, id: id, expected: expected, stored: stored, entity: entity)

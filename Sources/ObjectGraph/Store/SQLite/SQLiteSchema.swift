@@ -1,12 +1,6 @@
 import Foundation
 import GRDB
-
-/// Quotes an SQL identifier, so that entity and property names can never be read as SQL.
-func quoted(_ identifier: String) -> String {
-    // Model names rarely hold a quote; skipping Foundation's replacement keeps building SQL cheap.
-    guard identifier.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + identifier + "\"" }
-    return "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-}
+import PredicateFormat
 
 /// The table of one inheritance tree and how each entity's values map to its columns.
 ///
@@ -71,7 +65,7 @@ struct TableLayout: Sendable {
             }
         }
         self.columns = columns
-        var select = ["t0.id", "t0._entity", "t0._version"] + columns.map { "t0." + quoted($0.name) }
+        var select = ["t0.id", "t0._entity", "t0._version"] + columns.map { "t0." + sqlQuoted($0.name) }
         var entities: [String: EntityColumns] = [:]
         for entity in tree {
             var toOne: [Int] = []
@@ -86,7 +80,7 @@ struct TableLayout: Sendable {
                 let destination = model.entityIfPresent(relationship.destinationEntityName)
                 if let destination, destination.selfAndDescendantNames.count > 1 {
                     toOneEntity.append(select.count)
-                    select.append("(SELECT d._entity FROM \(quoted(destination.rootName)) AS d WHERE d.id = t0.\(quoted(column)))")
+                    select.append("(SELECT d._entity FROM \(sqlQuoted(destination.rootName)) AS d WHERE d.id = t0.\(sqlQuoted(column)))")
                 } else {
                     toOneEntity.append(nil)
                 }
@@ -118,15 +112,15 @@ struct TableLayout: Sendable {
             "_version INTEGER NOT NULL DEFAULT 1",
         ]
         for column in columns {
-            var definition = "\(quoted(column.name)) \(column.sqlType)"
+            var definition = "\(sqlQuoted(column.name)) \(column.sqlType)"
             if let references = column.references {
-                definition += " REFERENCES \(quoted(references))(id) ON DELETE SET NULL DEFERRABLE INITIALLY DEFERRED"
+                definition += " REFERENCES \(sqlQuoted(references))(id) ON DELETE SET NULL DEFERRABLE INITIALLY DEFERRED"
             }
             definitions.append(definition)
         }
-        var statements = ["CREATE TABLE \(quoted(name)) (\(definitions.joined(separator: ", ")))"]
+        var statements = ["CREATE TABLE \(sqlQuoted(name)) (\(definitions.joined(separator: ", ")))"]
         for column in columns where column.references != nil {
-            statements.append("CREATE INDEX \(quoted("\(name)_\(column.name)")) ON \(quoted(name))(\(quoted(column.name)))")
+            statements.append("CREATE INDEX \(sqlQuoted("\(name)_\(column.name)")) ON \(sqlQuoted(name))(\(sqlQuoted(column.name)))")
         }
         // No index on _entity: it has a handful of values, and without statistics SQLite would prefer it to the
         // attribute indexes that actually narrow a fetch.
@@ -137,19 +131,19 @@ struct TableLayout: Sendable {
             for attribute in description.attributes where attribute.isIndexed {
                 let indexName = "\(name)_\(attribute.name)_index"
                 if seen.insert(indexName).inserted {
-                    statements.append("CREATE INDEX \(quoted(indexName)) ON \(quoted(name))(\(quoted(attribute.name)))")
+                    statements.append("CREATE INDEX \(sqlQuoted(indexName)) ON \(sqlQuoted(name))(\(sqlQuoted(attribute.name)))")
                 }
             }
             for keys in description.indexes {
                 let indexName = "\(name)_\(keys.joined(separator: "_"))_index"
                 if seen.insert(indexName).inserted {
-                    statements.append("CREATE INDEX \(quoted(indexName)) ON \(quoted(name))(\(keys.map(quoted).joined(separator: ", ")))")
+                    statements.append("CREATE INDEX \(sqlQuoted(indexName)) ON \(sqlQuoted(name))(\(keys.map(sqlQuoted).joined(separator: ", ")))")
                 }
             }
             for keys in description.uniquenessConstraints {
                 let indexName = "\(name)_\(keys.joined(separator: "_"))_unique"
                 if seen.insert(indexName).inserted {
-                    statements.append("CREATE UNIQUE INDEX \(quoted(indexName)) ON \(quoted(name))(\(keys.map(quoted).joined(separator: ", ")))")
+                    statements.append("CREATE UNIQUE INDEX \(sqlQuoted(indexName)) ON \(sqlQuoted(name))(\(keys.map(sqlQuoted).joined(separator: ", ")))")
                 }
             }
         }

@@ -97,7 +97,7 @@ extension SQLiteStore {
                 for start in stride(from: 0, to: group.count, by: 500) {
                     let chunk = group[start..<min(start + 500, group.count)]
                     let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-                    let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(quoted(root)) AS t0 WHERE t0.id IN (\(marks))"
+                    let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(sqlQuoted(root)) AS t0 WHERE t0.id IN (\(marks))"
                     try step(db, sql, chunk.map(\.rawKey.databaseValue), cached: false) { row in
                         let snapshot = try readSnapshot(row, table: table)
                         // The key may hold a row of another entity of the tree than the one asked for.
@@ -134,7 +134,7 @@ extension SQLiteStore {
         }
         arguments += compiled.arguments
         conditions.append(compiled.condition)
-        var sql = "SELECT \(columns(table)) FROM \(quoted(table.name)) AS t0 \(compiled.joins.joined(separator: " ")) WHERE \(conditions.joined(separator: " AND "))"
+        var sql = "SELECT \(columns(table)) FROM \(sqlQuoted(table.name)) AS t0 \(compiled.joins.joined(separator: " ")) WHERE \(conditions.joined(separator: " AND "))"
         if ordered {
             var order: [String] = []
             for (key, term) in zip(request.sortKeys, compiled.terms) {
@@ -152,9 +152,32 @@ extension SQLiteStore {
         return (sql, arguments, Array(compiled.terms.dropFirst(sortPaths.count)))
     }
 
+    /// The SQL of an object fetch. An app repeats the same few fetches (a screen's query, a lookup on each
+    /// keystroke), so the compiled SQL is kept by what decides it: everything but the slice, which is bound.
+    func fetchSQL(_ request: StoreFetchRequest) throws -> (sql: String, arguments: [DatabaseValue]) {
+        let key = FetchSQLKey(
+            entityName: request.entityName, includesSubentities: request.includesSubentities, predicate: request.predicate,
+            sortKeys: request.sortKeys)
+        var (sql, arguments) = try fetchSQLCache.withLock { $0[key] } ?? {
+            var unsliced = request
+            (unsliced.limit, unsliced.offset) = (nil, 0)
+            let (sql, arguments, _) = try selectSQL(unsliced, columns: { $0.selectList.joined(separator: ", ") }, ordered: true, sliced: false)
+            fetchSQLCache.withLock { cache in
+                if cache.count >= 256 { cache = [:] }
+                cache[key] = (sql, arguments)
+            }
+            return (sql, arguments)
+        }()
+        if request.limit != nil || request.offset > 0 {
+            sql += " LIMIT ? OFFSET ?"
+            arguments += [(request.limit ?? -1).databaseValue, request.offset.databaseValue]
+        }
+        return (sql, arguments)
+    }
+
     public func fetch(_ request: StoreFetchRequest) throws -> [Snapshot] {
         let (_, table) = try layout(for: request.entityName)
-        let (sql, arguments, _) = try selectSQL(request, columns: { $0.selectList.joined(separator: ", ") }, ordered: true, sliced: true)
+        let (sql, arguments) = try fetchSQL(request)
         return try readStore(singleStatement: true) { db in
             var result: [Snapshot] = []
             try step(db, sql, arguments, cached: true) { row in result.append(try readSnapshot(row, table: table)) }
@@ -198,7 +221,7 @@ extension SQLiteStore {
         let owners = ids.filter { !$0.isTemporaryID }
         guard !owners.isEmpty else { return [:] }
         let destination = try model.entity(named: relationship.destinationEntityName)
-        let root = quoted(destination.rootName)
+        let root = sqlQuoted(destination.rootName)
         let byKey = Dictionary(owners.map { ($0.rawKey, $0) }) { first, _ in first }
         return try readStore { db in
             var result: [ObjectID: [ObjectID]] = [:]
@@ -209,12 +232,12 @@ extension SQLiteStore {
                 switch relationship.storage {
                 case .foreignKey(let column):
                     let source = try model.entity(named: chunk.first!.entityName)
-                    sql = "SELECT s.id, d.id, d._entity FROM \(quoted(source.rootName)) AS s JOIN \(root) AS d ON d.id = s.\(quoted(column)) WHERE s.id IN (\(marks))"
+                    sql = "SELECT s.id, d.id, d._entity FROM \(sqlQuoted(source.rootName)) AS s JOIN \(root) AS d ON d.id = s.\(sqlQuoted(column)) WHERE s.id IN (\(marks))"
                 case .inverseForeignKey(let column, let orderColumn):
-                    sql = "SELECT \(quoted(column)), id, _entity FROM \(root) WHERE \(quoted(column)) IN (\(marks)) ORDER BY \(quoted(column)), \(orderColumn.map(quoted) ?? "id"), id"
+                    sql = "SELECT \(sqlQuoted(column)), id, _entity FROM \(root) WHERE \(sqlQuoted(column)) IN (\(marks)) ORDER BY \(sqlQuoted(column)), \(orderColumn.map(sqlQuoted) ?? "id"), id"
                 case .joinTable(let table, let isSourceSide):
                     let (mine, theirs) = isSourceSide ? ("source", "target") : ("target", "source")
-                    sql = "SELECT j.\(mine), d.id, d._entity FROM \(quoted(table)) AS j JOIN \(root) AS d ON d.id = j.\(theirs) WHERE j.\(mine) IN (\(marks)) ORDER BY j.\(mine), j.position, d.id"
+                    sql = "SELECT j.\(mine), d.id, d._entity FROM \(sqlQuoted(table)) AS j JOIN \(root) AS d ON d.id = j.\(theirs) WHERE j.\(mine) IN (\(marks)) ORDER BY j.\(mine), j.position, d.id"
                 }
                 let cursor = try rows(db, sql, chunk.map(\.rawKey.databaseValue))
                 while let row = try cursor.next() {
@@ -257,7 +280,7 @@ extension SQLiteStore {
             case .min?: (expression, type) = ("MIN(\(term))", attributeType)
             case .max?: (expression, type) = ("MAX(\(term))", attributeType)
             }
-            items.append("\(expression) AS \(quoted(property.name))")
+            items.append("\(expression) AS \(sqlQuoted(property.name))")
             kinds.append((property.name, { value in type.map { SQLiteValueCoding.decode(value, as: $0) } ?? SQLiteValueCoding.decodeUntyped(value) }))
         }
         let groupTerms = Array(terms[termIndex...])
@@ -280,7 +303,7 @@ extension SQLiteStore {
         sql = "SELECT * FROM (\(sql)) AS t0 WHERE \(outer.isEmpty ? "1" : outer.joined(separator: " AND "))"
         let names = Set(request.properties.map(\.name))
         let order = request.fetch.sortKeys.filter { names.contains($0.keyPathText) }
-            .map { "t0.\(quoted($0.keyPathText)) \($0.ascending ? "ASC" : "DESC")" }
+            .map { "t0.\(sqlQuoted($0.keyPathText)) \($0.ascending ? "ASC" : "DESC")" }
         if let missing = request.fetch.sortKeys.first(where: { !names.contains($0.keyPathText) }) {
             throw ObjectGraphError.invalidFetch(entity: entity.name, reason: "dictionary results sort by their own keys; '\(missing.keyPathText)' is not one")
         }
@@ -300,6 +323,14 @@ extension SQLiteStore {
             return result
         }
     }
+}
+
+/// What decides the SQL of an object fetch (its slice is bound, not written).
+struct FetchSQLKey: Hashable, Sendable {
+    let entityName: String
+    let includesSubentities: Bool
+    let predicate: FormatPredicate?
+    let sortKeys: [SortKey]
 }
 
 /// The columns of a grouped result, for compiling a having condition over them.

@@ -16,6 +16,8 @@ public final class SQLiteStore: PersistentStore {
     let pool: DatabasePool
     let tables: [String: TableLayout]
     let statementCount = Atomic<Int>(0)
+    /// The SQL of recent object fetches, by what decides it (see ``fetchSQL(_:)``).
+    let fetchSQLCache = Protected<[FetchSQLKey: (sql: String, arguments: [DatabaseValue])]>([:])
 
     static let metadataTable = "objectgraph_metadata"
     static let sequenceTable = "objectgraph_sequence"
@@ -90,13 +92,13 @@ public final class SQLiteStore: PersistentStore {
         }
         for table in joinTables() {
             try db.execute(sql: """
-                CREATE TABLE \(quoted(table.name)) (
-                  source INTEGER NOT NULL REFERENCES \(quoted(table.sourceRoot))(id) ON DELETE CASCADE,
-                  target INTEGER NOT NULL REFERENCES \(quoted(table.targetRoot))(id) ON DELETE CASCADE,
+                CREATE TABLE \(sqlQuoted(table.name)) (
+                  source INTEGER NOT NULL REFERENCES \(sqlQuoted(table.sourceRoot))(id) ON DELETE CASCADE,
+                  target INTEGER NOT NULL REFERENCES \(sqlQuoted(table.targetRoot))(id) ON DELETE CASCADE,
                   position INTEGER,
                   PRIMARY KEY (source, target))
                 """)
-            try db.execute(sql: "CREATE INDEX \(quoted(table.name + "_target")) ON \(quoted(table.name))(target)")
+            try db.execute(sql: "CREATE INDEX \(sqlQuoted(table.name + "_target")) ON \(sqlQuoted(table.name))(target)")
         }
         return identifier
 
