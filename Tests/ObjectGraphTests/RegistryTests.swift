@@ -74,3 +74,29 @@ import Testing
         #expect(output.contains("accessed off the queue of its context 'importer'"), "\(output)")
     }
 }
+
+/// Parsed predicates and compiled fetch SQL are kept for repeated requests; a kept one must never stand for a
+/// request that differs in what SQLite compares, such as the bytes of a string.
+@Suite struct RequestCacheTests {
+    @Test func canonicallyEqualStringsWithDifferentBytesAreDifferentRequests() async throws {
+        let precomposed = "Caf\u{E9}"
+        let decomposed = "Cafe\u{301}"
+        #expect(precomposed == decomposed)
+        let folder = try TemporaryFolder()
+        let context = ObjectContext(coordinator: try StoreKind.sqlite.coordinator(try Model([Book.self]), folder), name: "cache")
+        let (first, second, again) = try await context.perform { ctx in
+            try ctx.insert(Book.self).name = precomposed
+            try ctx.insert(Book.self).name = decomposed
+            try ctx.save()
+            var found: [[String]] = []
+            for value in [precomposed, decomposed, precomposed] {
+                found.append(try ctx.fetch(FetchRequest(entityName: "Book", format: "name == %@", value), as: Book.self).map(\.name))
+            }
+            return (found[0], found[1], found[2])
+        }
+        // Each finds the row with its own bytes (SQLite compares bytes), however often it is asked.
+        #expect(first.map { Array($0.utf8) } == [Array(precomposed.utf8)])
+        #expect(second.map { Array($0.utf8) } == [Array(decomposed.utf8)])
+        #expect(again.map { Array($0.utf8) } == [Array(precomposed.utf8)])
+    }
+}

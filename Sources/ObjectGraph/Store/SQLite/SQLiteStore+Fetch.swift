@@ -157,7 +157,7 @@ extension SQLiteStore {
     func fetchSQL(_ request: StoreFetchRequest) throws -> (sql: String, arguments: [DatabaseValue]) {
         let key = FetchSQLKey(
             entityName: request.entityName, includesSubentities: request.includesSubentities, predicate: request.predicate,
-            sortKeys: request.sortKeys)
+            predicateText: request.predicate?.description ?? "", sortKeys: request.sortKeys)
         var (sql, arguments) = try fetchSQLCache.withLock { $0[key] } ?? {
             var unsliced = request
             (unsliced.limit, unsliced.offset) = (nil, 0)
@@ -330,7 +330,21 @@ struct FetchSQLKey: Hashable, Sendable {
     let entityName: String
     let includesSubentities: Bool
     let predicate: FormatPredicate?
+    /// The predicate printed, compared by its UTF-8 bytes: Swift's string equality treats "é" precomposed and
+    /// decomposed as equal, but they are different SQLite values, so one compiled argument must not stand for both.
+    let predicateText: String
     let sortKeys: [SortKey]
+
+    static func == (lhs: FetchSQLKey, rhs: FetchSQLKey) -> Bool {
+        lhs.entityName == rhs.entityName && lhs.includesSubentities == rhs.includesSubentities && lhs.sortKeys == rhs.sortKeys
+            && lhs.predicate == rhs.predicate && lhs.predicateText.utf8.elementsEqual(rhs.predicateText.utf8)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(entityName)
+        hasher.combine(predicate)
+        hasher.combine(sortKeys)
+    }
 }
 
 /// The columns of a grouped result, for compiling a having condition over them.
