@@ -64,7 +64,7 @@ public final class Model: Sendable {
     /// The entity a class represents: the one built with it, else the entity of the class's name.
     func entity(for type: ManagedObject.Type) throws -> ModelEntity {
         if let entity = entitiesByClass[ObjectIdentifier(type)] { return entity }
-        return try entity(named: String(describing: type))
+        return try entity(named: (type as? any ManagedEntity.Type)?.entityName ?? String(describing: type))
     }
 
     /// The entity named `name`, or nil.

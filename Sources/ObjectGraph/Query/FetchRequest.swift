@@ -81,9 +81,19 @@ public struct FetchRequest: Sendable {
 }
 
 extension ManagedEntity {
+    /// The name of the entity this class represents (its class name), looked up once per class: describing a type
+    /// costs more than the rest of a small fetch.
+    static var entityName: String {
+        let key = ObjectIdentifier(Self.self)
+        if let name = entityNames.withLock({ $0[key] }) { return name }
+        let name = String(describing: Self.self)
+        entityNames.withLock { $0[key] = name }
+        return name
+    }
+
     /// A request for every object of this class's entity.
     public static func fetchRequest() -> FetchRequest {
-        FetchRequest(entityName: String(describing: Self.self))
+        FetchRequest(entityName: entityName)
     }
 
     /// A request for the objects matching a typed `#Predicate`.
@@ -92,9 +102,12 @@ extension ManagedEntity {
     /// let request = try Book.fetchRequest(#Predicate { $0.pages > 100 })
     /// ```
     public static func fetchRequest(_ predicate: Predicate<Self>) throws -> FetchRequest {
-        FetchRequest(entityName: String(describing: Self.self), predicate: try FormatPredicate(predicate, keyPathNames: entityKeyPathName))
+        FetchRequest(entityName: entityName, predicate: try FormatPredicate(predicate, keyPathNames: entityKeyPathName))
     }
 }
+
+/// Entity names of macro classes, by class.
+private let entityNames = Protected<[ObjectIdentifier: String]>([:])
 
 /// The persisted property a key path of any macro entity names.
 func entityKeyPathName(_ keyPath: AnyKeyPath) -> String? {

@@ -39,6 +39,16 @@ enum ArgumentConversion {
     }
 
     static func constant(_ value: Any?) -> PredicateValue? {
+        // The common arguments, directly: unwrapping looks through optionals with a Mirror, which costs more than
+        // the rest of a small fetch. A cast sees through `Optional.some`, so only nil and other types go on.
+        switch value {
+        case let v as Bool: return .bool(v)
+        case let v as Int: return .int(Int64(v))
+        case let v as Int64: return .int(v)
+        case let v as String: return .string(v)
+        case let v as Double: return .double(v)
+        default: break
+        }
         guard let value = unwrap(value) else { return .null }
         if let bool = value as? Bool { return .bool(bool) }
         if let integer = integer(value) { return .int(integer) }

@@ -155,16 +155,21 @@ extension SQLiteStore {
     /// The SQL of an object fetch. An app repeats the same few fetches (a screen's query, a lookup on each
     /// keystroke), so the compiled SQL is kept by what decides it: everything but the slice, which is bound.
     func fetchSQL(_ request: StoreFetchRequest) throws -> (sql: String, arguments: [DatabaseValue]) {
-        let key = FetchSQLKey(
+        // Swift's string equality treats "é" precomposed and decomposed as equal, but they are different SQLite
+        // values: a predicate with text outside ASCII is compiled every time rather than risk one standing for the
+        // other.
+        let key = request.predicate?.hasNonASCIIText == true ? nil : FetchSQLKey(
             entityName: request.entityName, includesSubentities: request.includesSubentities, predicate: request.predicate,
-            predicateText: request.predicate?.description ?? "", sortKeys: request.sortKeys)
-        var (sql, arguments) = try fetchSQLCache.withLock { $0[key] } ?? {
+            sortKeys: request.sortKeys)
+        var (sql, arguments) = try key.flatMap { key in fetchSQLCache.withLock { $0[key] } } ?? {
             var unsliced = request
             (unsliced.limit, unsliced.offset) = (nil, 0)
             let (sql, arguments, _) = try selectSQL(unsliced, columns: { $0.selectList.joined(separator: ", ") }, ordered: true, sliced: false)
-            fetchSQLCache.withLock { cache in
-                if cache.count >= 256 { cache = [:] }
-                cache[key] = (sql, arguments)
+            if let key {
+                fetchSQLCache.withLock { cache in
+                    if cache.count >= 256 { cache = [:] }
+                    cache[key] = (sql, arguments)
+                }
             }
             return (sql, arguments)
         }()
@@ -330,20 +335,31 @@ struct FetchSQLKey: Hashable, Sendable {
     let entityName: String
     let includesSubentities: Bool
     let predicate: FormatPredicate?
-    /// The predicate printed, compared by its UTF-8 bytes: Swift's string equality treats "é" precomposed and
-    /// decomposed as equal, but they are different SQLite values, so one compiled argument must not stand for both.
-    let predicateText: String
     let sortKeys: [SortKey]
+}
 
-    static func == (lhs: FetchSQLKey, rhs: FetchSQLKey) -> Bool {
-        lhs.entityName == rhs.entityName && lhs.includesSubentities == rhs.includesSubentities && lhs.sortKeys == rhs.sortKeys
-            && lhs.predicate == rhs.predicate && lhs.predicateText.utf8.elementsEqual(rhs.predicateText.utf8)
+extension FormatPredicate {
+    /// Whether a string constant holds a character outside ASCII (where Swift's equality and SQLite's differ).
+    var hasNonASCIIText: Bool {
+        switch self {
+        case .constant: false
+        case .not(let inner): inner.hasNonASCIIText
+        case .and(let parts), .or(let parts): parts.contains { $0.hasNonASCIIText }
+        case .comparison(let comparison): comparison.left.hasNonASCIIText || comparison.right.hasNonASCIIText
+        }
     }
+}
 
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(entityName)
-        hasher.combine(predicate)
-        hasher.combine(sortKeys)
+extension FormatExpression {
+    var hasNonASCIIText: Bool {
+        switch self {
+        case .constant(.string(let text)): !text.utf8.allSatisfy { $0 < 0x80 }
+        case .constant, .evaluatedObject, .keyPath, .variable: false
+        case .member(let base, _): base.hasNonASCIIText
+        case .aggregate(let items): items.contains { $0.hasNonASCIIText }
+        case .collection(_, let collection, _): collection.hasNonASCIIText
+        case .subquery(let collection, _, let predicate): collection.hasNonASCIIText || predicate.hasNonASCIIText
+        }
     }
 }
 
