@@ -101,6 +101,11 @@ final class ContextState {
         // context adopts, so one row never has two objects here.
         if snapshot.objectID.isTemporaryID, case let resolved = coordinator.resolve(snapshot.objectID), resolved != snapshot.objectID {
             adoptPermanentIDsIfNeeded()
+            // Recorded but not adopted yet (the save is still recording its IDs): the object keeps its temporary ID.
+            if let object = registered[snapshot.objectID] {
+                if object.isFaultStorage { fill(object, from: snapshot) }
+                return object
+            }
             return try register(Snapshot(objectID: resolved, version: snapshot.version, values: snapshot.values, toOne: snapshot.toOne))
         }
         if let object = registered[snapshot.objectID] {

@@ -6,13 +6,14 @@ import PredicateFormat
 ///
 /// Two kinds are published. Between a child's save arriving and the root's save writing, the view is the root's
 /// layers, inserts under temporary IDs: the store cannot hold them yet, since only the root writes them and it
-/// replaces this view before it does. While the root writes, the view is the change set being written, inserts
-/// under the permanent keys the root reserved before writing, so a reader tells a stored row from its pending
-/// version whether or not the write has committed when the reader reads the store. Either way it hands rows back
-/// under the IDs the root's children know (temporary until the coordinator has recorded the permanent ones).
+/// replaces this view before it does. While the root writes, the view is the change set being written, with the
+/// permanent keys the root reserved for its inserts before writing, so a reader tells a stored row from its pending
+/// version whether or not the write has committed when the reader reads the store. Either way pending rows come
+/// back under the IDs the layers name them by (temporary for inserts); a child that has since adopted the
+/// permanent IDs maps them when it registers the rows.
 ///
-/// Publishing costs nothing (the change sets are shared, not copied); the first reader of a view merges them into
-/// one table. A reader serves a fetch only when everything the request asks is attributes of the fetched rows
+/// Publishing costs nothing (the change sets are shared, not copied); a single layer is read as it is (its child
+/// indexed it, equality indexes included), several are merged by the first reader. A reader serves a fetch only when everything the request asks is attributes of the fetched rows
 /// (relationship key paths need the root's object graph), and only if the view is still the published one after it
 /// has read the store (else a later save could have committed meanwhile, and the reader takes the new view).
 final class InFlightSave: Sendable {
@@ -21,7 +22,7 @@ final class InFlightSave: Sendable {
     var model: Model { coordinator.model }
     /// The permanent key of each insert, when the root has reserved them (the view of a write).
     private let presetIDs: [ObjectID: ObjectID]
-    /// The temporary ID of each insert with a reserved key.
+    /// The temporary ID of each insert with a reserved key, by that key.
     private let temporaryIDs: [ObjectID: ObjectID]
     private let merged = Protected<Contents?>(nil)
 
@@ -113,17 +114,13 @@ final class InFlightSave: Sendable {
             try InMemoryOrdering.sort(&results, by: request.sortKeys, value: { snapshot, path in
                 guard path.count == 1, let source = source(for: snapshot) else { throw InFlightSave.Unanswerable() }
                 return try AttributeValue.read(path, from: source, entity: entity.name)
-            }, tieBreak: { ContextState.storeOrder(self.childID($0.objectID), self.childID($1.objectID)) })
+            }, tieBreak: { ContextState.storeOrder($0.objectID, $1.objectID) })
         } catch {
             return .unanswerable
         }
         let start = min(request.offset, results.count)
         let end = request.limit.map { min(start + $0, results.count) } ?? results.count
-        return .rows(results[start..<end].map { snapshot in
-            let id = childID(snapshot.objectID)
-            guard id != snapshot.objectID || snapshot.toOne.contains(where: { $0.map(childID) != $0 }) else { return snapshot }
-            return Snapshot(objectID: id, version: snapshot.version, values: snapshot.values, toOne: snapshot.toOne.map { $0.map(childID) })
-        })
+        return .rows(Array(results[start..<end]))
     }
 
     /// A fetch through the root's published view, trying again while the root replaces views faster than one
@@ -141,13 +138,6 @@ final class InFlightSave: Sendable {
     }
 
     struct Unanswerable: Error {}
-
-    /// The ID children know a row by: an insert's temporary ID until the coordinator has recorded its permanent
-    /// one (the moment the write commits), so a child never holds one object under two IDs.
-    private func childID(_ id: ObjectID) -> ObjectID {
-        guard id.isTemporaryID, presetIDs[id] != nil else { return id }
-        return coordinator.resolve(id)
-    }
 
     private func source(for snapshot: Snapshot) -> ViewRowSource? {
         model.entityIfPresent(snapshot.objectID.entityName).map {

@@ -71,10 +71,15 @@ public final class PersistentStoreCoordinator: Sendable {
     }
 
     private func remember(_ mapping: [ObjectID: ObjectID]) {
-        forwarding.withLock { table in
-            for (temporary, permanent) in mapping {
-                table.toPermanent[temporary] = permanent
-                table.toTemporary[permanent] = temporary
+        // In slices, so a reader resolving an ID (on the main thread, say) never waits for a whole large import to
+        // be recorded. Contexts adopt the new IDs only once the save count moves, after the last slice.
+        let pairs = Array(mapping)
+        for start in stride(from: 0, to: pairs.count, by: 2048) {
+            forwarding.withLock { table in
+                for (temporary, permanent) in pairs[start..<min(start + 2048, pairs.count)] {
+                    table.toPermanent[temporary] = permanent
+                    table.toTemporary[permanent] = temporary
+                }
             }
         }
         saves.add(1, ordering: .releasing)
