@@ -363,6 +363,7 @@ final class MainThreadSampler {
             let took = (clock.now - awake).seconds
             busy += took
             DEBUGdurations.append(took)
+            if took > 0.01 { FileHandle.standardError.write(Data("DEBUG \(String(format: "%.3f", Date().timeIntervalSince1970.truncatingRemainder(dividingBy: 100))) slow query \(took)\n".utf8)) }
         }
     }
 }

@@ -100,3 +100,30 @@ import Testing
         #expect(again.map { Array($0.utf8) } == [Array(precomposed.utf8)])
     }
 }
+
+/// The coordinator's memory of permanent IDs: every save's mapping stays resolvable both ways however the
+/// segments holding them are merged.
+@Suite struct IDForwardingTests {
+    @Test func everyRecordedMappingResolvesBothWaysAcrossMerges() {
+        let forwarding = IDForwarding()
+        var expected: [ObjectID: ObjectID] = [:]
+        var key: Int64 = 0
+        // Saves of varied sizes, enough to merge segments many times.
+        for save in 0..<200 {
+            var mapping: [ObjectID: ObjectID] = [:]
+            for _ in 0..<(save % 7 == 0 ? 500 : save % 5 + 1) {
+                key += 1
+                let temporary = ObjectID.temporary("Tag")
+                mapping[temporary] = ObjectID(entityName: "Tag", rawKey: key)
+            }
+            forwarding.record(mapping)
+            expected.merge(mapping) { _, new in new }
+        }
+        for (temporary, permanent) in expected {
+            #expect(forwarding.permanent(for: temporary) == permanent)
+            #expect(forwarding.temporary(for: permanent) == temporary)
+        }
+        let sample = Array(expected.keys.prefix(50)) + [ObjectID.temporary("Tag")]
+        #expect(forwarding.permanentIDs(for: sample) == expected.filter { sample.contains($0.key) })
+    }
+}

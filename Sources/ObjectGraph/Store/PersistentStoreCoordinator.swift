@@ -13,7 +13,7 @@ public final class PersistentStoreCoordinator: Sendable {
     public let model: Model
     /// The store rows are read from and written to.
     public let store: any PersistentStore
-    private let forwarding = Protected<(toPermanent: [ObjectID: ObjectID], toTemporary: [ObjectID: ObjectID])>(([:], [:]))
+    private let forwarding = IDForwarding()
     private let saves = Atomic<Int>(0)
     /// Did-save notifications of every root context on this coordinator.
     let hub = NotificationHub()
@@ -41,24 +41,18 @@ public final class PersistentStoreCoordinator: Sendable {
     /// The permanent ID a temporary one became, or the ID itself.
     func resolve(_ id: ObjectID) -> ObjectID {
         guard id.isTemporaryID else { return id }
-        return forwarding.withLock { $0.toPermanent[id] } ?? id
+        return forwarding.permanent(for: id) ?? id
     }
 
-    /// The permanent IDs that those of `ids` which were saved became, under one lock (the rest are absent).
+    /// The permanent IDs that those of `ids` which were saved became (the rest are absent).
     func permanentIDs(for ids: some Sequence<ObjectID>) -> [ObjectID: ObjectID] {
-        forwarding.withLock { table in
-            var found: [ObjectID: ObjectID] = [:]
-            for id in ids where id.isTemporaryID {
-                if let permanent = table.toPermanent[id] { found[id] = permanent }
-            }
-            return found
-        }
+        forwarding.permanentIDs(for: ids)
     }
 
     /// The temporary ID a permanent one had, if it was assigned in this process.
     func temporaryID(for id: ObjectID) -> ObjectID? {
         guard !id.isTemporaryID else { return nil }
-        return forwarding.withLock { $0.toTemporary[id] }
+        return forwarding.temporary(for: id)
     }
 
     /// How many saves assigned permanent IDs so far: contexts compare it to know when to adopt new ones.
@@ -71,17 +65,7 @@ public final class PersistentStoreCoordinator: Sendable {
     }
 
     private func remember(_ mapping: [ObjectID: ObjectID]) {
-        // In slices, so a reader resolving an ID (on the main thread, say) never waits for a whole large import to
-        // be recorded. Contexts adopt the new IDs only once the save count moves, after the last slice.
-        let pairs = Array(mapping)
-        for start in stride(from: 0, to: pairs.count, by: 2048) {
-            forwarding.withLock { table in
-                for (temporary, permanent) in pairs[start..<min(start + 2048, pairs.count)] {
-                    table.toPermanent[temporary] = permanent
-                    table.toTemporary[permanent] = temporary
-                }
-            }
-        }
+        forwarding.record(mapping)
         saves.add(1, ordering: .releasing)
     }
 
