@@ -345,12 +345,7 @@ final class MainThreadSampler {
     private(set) var maxStall: Double = 0
     private var running = true
 
-    var DEBUGdurations: [Double] = []
-    func stop() {
-        running = false
-        let sorted = DEBUGdurations.sorted()
-        FileHandle.standardError.write(Data("DEBUG queries \(sorted.count) total \(sorted.reduce(0,+)) median \(sorted[sorted.count/2]) max \(sorted.last!) top10 \(sorted.suffix(10))\n".utf8))
-    }
+    func stop() { running = false }
 
     func run(_ query: @MainActor () throws -> Void) async throws {
         let clock = ContinuousClock()
@@ -360,10 +355,7 @@ final class MainThreadSampler {
             let awake = clock.now
             maxStall = max(maxStall, (awake - asleep - .milliseconds(2)).seconds)
             try query()
-            let took = (clock.now - awake).seconds
-            busy += took
-            DEBUGdurations.append(took)
-            if took > 0.01 { FileHandle.standardError.write(Data("DEBUG \(String(format: "%.3f", Date().timeIntervalSince1970.truncatingRemainder(dividingBy: 100))) slow query \(took)\n".utf8)) }
+            busy += (clock.now - awake).seconds
         }
     }
 }

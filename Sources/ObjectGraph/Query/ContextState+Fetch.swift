@@ -53,6 +53,12 @@ extension ContextState {
         return try below.fetchDictionaries(dictionaryRequest)
     }
 
+    /// The request's results as IDs, in order, sliced: no object is made (a million IDs for batched results must
+    /// not become a million faults on the way).
+    func fetchIDs(_ request: FetchRequest) throws -> [ObjectID] {
+        try fetchCandidates(request, loadValues: false).map { coordinator.resolve($0.objectID) }
+    }
+
     /// The request's results as objects, in order, sliced.
     func fetchObjects(_ request: FetchRequest, loadValues: Bool) throws -> [ManagedObject] {
         try fetchCandidates(request, loadValues: loadValues).map { candidate in

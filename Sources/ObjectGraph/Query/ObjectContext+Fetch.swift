@@ -16,7 +16,7 @@ extension ObjectContext {
     /// The IDs of the objects a request selects, without loading their values from the store.
     public func fetchObjectIDs(_ request: FetchRequest) throws -> [ObjectID] {
         state.checkExecutor()
-        return try state.fetchObjects(request, loadValues: false).map(\.objectID)
+        return try state.fetchIDs(request)
     }
 
     /// The number of objects a request would return; counted by the store without reading rows when nothing is
@@ -46,7 +46,7 @@ extension ObjectContext {
     /// batch of them loaded.
     public func fetchResults(_ request: FetchRequest) throws -> FetchedResults<ManagedObject> {
         state.checkExecutor()
-        let ids = try state.fetchObjects(request, loadValues: false).map(\.objectID)
+        let ids = try state.fetchIDs(request)
         return FetchedResults(ids: ids, batchSize: request.fetchBatchSize == 0 ? 100 : request.fetchBatchSize,
                               prefetching: request.relationshipKeyPathsForPrefetching, state: state)
     }

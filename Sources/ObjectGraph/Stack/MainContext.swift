@@ -41,7 +41,7 @@ public struct MainContext {
     }
 
     /// The IDs a request selects.
-    public func fetchObjectIDs(_ request: FetchRequest) throws -> [ObjectID] { try state.fetchObjects(request, loadValues: false).map(\.objectID) }
+    public func fetchObjectIDs(_ request: FetchRequest) throws -> [ObjectID] { try state.fetchIDs(request) }
 
     /// The number of objects a request would return.
     public func count(for request: FetchRequest) throws -> Int { try state.count(request) }
