@@ -127,3 +127,31 @@ import Testing
         #expect(forwarding.permanentIDs(for: sample) == expected.filter { sample.contains($0.key) })
     }
 }
+
+/// Objects hold their context's bookkeeping strongly; the context's end detaches them, on its own executor.
+@Suite struct ContextLifetimeTests {
+    @MainActor @Test func anObjectOutlivingItsContextSaysSoAndNothingLeaks() async throws {
+        let coordinator = PersistentStoreCoordinator.inMemory(model: try Model([Book.self]))
+        var context: ObjectContext? = ObjectContext(coordinator: coordinator, concurrencyType: .mainQueue, name: "short-lived")
+        let book: Book
+        weak var state: ContextState?
+        do {
+            let main = MainContext(context!)
+            book = try main.insert(Book.self)
+            book.name = "Unsaved"
+            state = book.state
+        }
+        #expect(state != nil)
+        // The unsaved insert holds the book and the book holds the bookkeeping: only the context's end cuts that.
+        context = nil
+        // Released on the main actor, the context's isolated deinit has run by now.
+        #expect(book.state == nil)
+        #expect(state == nil)
+        do {
+            _ = try book.value(forKey: "name")
+            Issue.record("a detached object answered")
+        } catch {
+            #expect("\(error)".contains("its context was deallocated"), "\(error)")
+        }
+    }
+}

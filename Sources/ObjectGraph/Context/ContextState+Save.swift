@@ -469,6 +469,20 @@ extension ContextState {
         republishView()
     }
 
+    /// The end of the context: every object detached (see ``ObjectContext``'s deinit), nothing pending.
+    func tearDown() {
+        for object in registered.objects + Array(inserted.values) + Array(updated.values) + Array(deleted.values) where object.state === self {
+            detach(object, reason: "its context was deallocated")
+        }
+        registered.removeAll()
+        insertionOrder = []
+        inserted = [:]
+        updated = [:]
+        deleted = [:]
+        layers = []
+        rowCache = [:]
+    }
+
     func reset() {
         for object in registered.objects { detach(object, reason: "its context was reset") }
         registered.removeAll()

@@ -37,9 +37,10 @@ public actor ObjectContext {
     nonisolated let executor: ContextExecutor
     nonisolated let hub: NotificationHub
     let state: ContextState
-    // nonisolated(unsafe): the same bookkeeping, for `MainContext` only. Sound because `MainContext` is @MainActor
-    // and exists only for main-queue contexts, whose executor is the main actor's; every use runs on that one
-    // thread, and ContextState.checkExecutor() traps otherwise.
+    // nonisolated(unsafe): the same bookkeeping, for `MainContext` and `deinit` only. Sound because `MainContext` is
+    // @MainActor and exists only for main-queue contexts, whose executor is the main actor's; every use runs on that
+    // one thread, and ContextState.checkExecutor() traps otherwise. `deinit` uses it only where nothing else can
+    // run on the context's executor (see there).
     nonisolated(unsafe) let mainActorState: ContextState
     /// The save this (root) context is writing, readable by its children from any thread.
     nonisolated let inFlight: InFlightBoard
@@ -74,6 +75,25 @@ public actor ObjectContext {
         if let parent, !parent.inFlight.hasReaders.value {
             parent.inFlight.hasReaders.value = true
             parent.enqueue { $0.state.republishView() }
+        }
+    }
+
+    /// Detaches every object: objects hold the bookkeeping strongly (see ``ManagedObject``), and unsaved changes
+    /// would otherwise keep it and them alive in a cycle. An object the app still holds throws "its context was
+    /// deallocated" from then on. It runs at once, so the store closes when the last context on it goes.
+    deinit {
+        switch executor {
+        case .queue:
+            // Nothing can be running on a private queue for this context: every job and `performAndWait` holds the
+            // context, and its objects are usable only inside them.
+            mainActorState.tearDown()
+        case .main where executor.isCurrent:
+            mainActorState.tearDown()
+        case .main:
+            // Main-actor code may be using this context's objects right now (through `MainContext`): detach them
+            // there.
+            let handoff = TeardownHandoff(state: mainActorState)
+            DispatchQueue.main.async { handoff.state.tearDown() }
         }
     }
 
@@ -205,4 +225,13 @@ public actor ObjectContext {
         state.checkExecutor()
         try state.refresh(object, mergeChanges: mergeChanges)
     }
+}
+
+/// Carries a main-queue context's bookkeeping from its deinit (on some other thread) to the main queue.
+// @unchecked Sendable: sound because the deinit that makes it holds the last reference the context had, and the
+// main-queue block that receives it is then the only code touching `state` off the main actor's own uses, which run
+// on that same queue.
+private final class TeardownHandoff: @unchecked Sendable {
+    let state: ContextState
+    init(state: ContextState) { self.state = state }
 }
