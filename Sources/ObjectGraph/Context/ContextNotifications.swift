@@ -1,4 +1,3 @@
-
 /// The kinds of context notifications, as Core Data's.
 public enum ContextNotificationKind: Sendable, Hashable {
     /// Objects changed in the context (a child's save arrived, a merge, a rollback, a reset).
@@ -15,14 +14,9 @@ public struct ContextChanges: Sendable {
     let layers: [ChangeSet]
     /// The permanent IDs the save produced (root saves).
     public let permanentIDs: [ObjectID: ObjectID]
-    private let temporaryIDs: [ObjectID: ObjectID]
-
     init(layers: [ChangeSet] = [], permanentIDs: [ObjectID: ObjectID] = [:]) {
         self.layers = layers
         self.permanentIDs = permanentIDs
-        var reverse: [ObjectID: ObjectID] = [:]
-        for (temporary, permanent) in permanentIDs { reverse[permanent] = temporary }
-        self.temporaryIDs = reverse
     }
 
     private func resolve(_ id: ObjectID) -> ObjectID { permanentIDs[id] ?? id }
@@ -34,9 +28,14 @@ public struct ContextChanges: Sendable {
     /// Objects deleted.
     public var deletedObjectIDs: [ObjectID] { layers.flatMap(\.deletedIDs) }
 
-    /// Whether `id` is inserted, updated or deleted here: constant time per layer, nothing flattened.
-    func change(for id: ObjectID) -> (updated: Snapshot?, deleted: Bool, inserted: Bool) {
-        let ids = [id] + (temporaryIDs[id].map { [$0] } ?? [])
+    /// Whether anything was inserted (without listing the IDs, which for a large import costs milliseconds).
+    var hasInsertions: Bool { layers.contains { !$0.inserted.isEmpty } }
+
+    /// Whether `id` is inserted, updated or deleted here: constant time per layer, nothing flattened. The layers may
+    /// name an inserted object by its temporary ID: `temporaryID` gives it (the coordinator's memory, which the saving
+    /// thread recorded, so a merge on the main thread never reverses a large import's IDs itself).
+    func change(for id: ObjectID, temporaryID: (ObjectID) -> ObjectID?) -> (updated: Snapshot?, deleted: Bool, inserted: Bool) {
+        let ids = [id] + (permanentIDs.isEmpty ? [] : temporaryID(id).map { [$0] } ?? [])
         for layer in layers.reversed() {
             for candidate in ids {
                 if layer.index.deleted[candidate] != nil { return (nil, true, false) }

@@ -79,7 +79,7 @@ extension ContextState {
             candidates = registered.objects
         }
         for object in candidates {
-            let change = changes.change(for: object.objectID)
+            let change = changes.change(for: object.objectID, temporaryID: coordinator.temporaryID(for:))
             if change.deleted {
                 registered[object.objectID] = nil
                 inserted[object.objectID] = nil
@@ -116,7 +116,7 @@ extension ContextState {
             touched.append(object.objectID)
         }
         // Loaded to-many contents may now miss inserted objects or hold deleted ones: reload them lazily.
-        if !changes.insertedObjectIDs.isEmpty || !deletedHere.isEmpty {
+        if changes.hasInsertions || !deletedHere.isEmpty {
             for object in registered.objects where !object.toMany.isEmpty && !object.hasChanges {
                 object.toMany = [:]
                 object.committedToMany = [:]
