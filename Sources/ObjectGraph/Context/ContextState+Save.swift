@@ -198,13 +198,16 @@ extension ContextState {
         func fail(_ key: String?, _ reason: String) {
             failures.append(ValidationFailure(entity: object.entity.name, objectID: object.objectID, key: key, reason: reason))
         }
-        for index in object.entity.validatedAttributes {
-            let attribute = object.entity.attributes[index]
+        let entity = object.entity
+        for (index, kind) in zip(entity.validatedAttributes, entity.validationKinds) {
             let value = object.values[index]
             if value.isNull {
-                if !attribute.isOptional { fail(attribute.name, "is required but has no value") }
+                if !kind.isOptional { fail(entity.attributes[index].name, "is required but has no value") }
                 continue
             }
+            // A required attribute with a value and no other rule (the common case) needs nothing more.
+            guard kind.hasRange || kind.hasLength || kind.hasPattern else { continue }
+            let attribute = entity.attributes[index]
             if let number = value.numericValue {
                 if let min = attribute.minValue, number < min { fail(attribute.name, "\(value) is below the minimum \(min)") }
                 if let max = attribute.maxValue, number > max { fail(attribute.name, "\(value) is above the maximum \(max)") }

@@ -32,6 +32,9 @@ public final class ModelEntity: Sendable {
     let defaultValues: [AttributeValue]
     /// The attributes that have a rule to check at save (required, ranges, lengths, patterns).
     let validatedAttributes: [Int]
+    /// Which kinds of rule each of ``validatedAttributes`` has, so that saving many objects checks a required
+    /// attribute without copying its description.
+    let validationKinds: [(isOptional: Bool, hasRange: Bool, hasLength: Bool, hasPattern: Bool)]
     /// Whether any relationship has a rule to check at save (required, counts).
     let hasRelationshipRules: Bool
 
@@ -70,6 +73,10 @@ public final class ModelEntity: Sendable {
         self.validatedAttributes = attributes.indices.filter { index in
             let a = attributes[index]
             return !a.isOptional || a.minValue != nil || a.maxValue != nil || a.minLength != nil || a.maxLength != nil || a.pattern != nil
+        }
+        self.validationKinds = validatedAttributes.map { index in
+            let a = attributes[index]
+            return (a.isOptional, a.minValue != nil || a.maxValue != nil, a.minLength != nil || a.maxLength != nil, a.pattern != nil)
         }
         self.hasRelationshipRules = relationships.contains { r in
             !r.description.isOptional || r.description.minCount != nil || r.description.maxCount != nil
