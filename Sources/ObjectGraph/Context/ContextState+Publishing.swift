@@ -44,16 +44,11 @@ extension ContextState {
             && deleted.keys.allSatisfy { id in layers.contains { $0.index.deleted[id] != nil } }
     }
 
-    /// Gives every insert of `changes` the permanent key it will be written with, reserving keys for new ones: a
-    /// published view names rows by the keys the store will hold.
-    func reserveKeys(for changes: inout ChangeSet) throws {
-        let unkeyed = changes.inserted.map(\.objectID).filter { $0.isTemporaryID && changes.presetIDs[$0] == nil && reservedKeys[$0] == nil }
-        for (root, group) in Dictionary(grouping: unkeyed, by: { model.entityIfPresent($0.entityName)?.rootName ?? $0.entityName }) {
-            let keys = try coordinator.store.allocatePrimaryKeys(rootEntity: root, count: group.count)
-            for (id, key) in zip(group, keys) { reservedKeys[id] = ObjectID(entityName: id.entityName, rawKey: key) }
-        }
-        for row in changes.inserted where changes.presetIDs[row.objectID] == nil {
-            if let key = reservedKeys[row.objectID] { changes.presetIDs[row.objectID] = key }
-        }
+    /// Gives every insert of `changes` the permanent key it will be written with (a failed write leaves a gap in the
+    /// keys, nothing else): a published view names rows by the keys the store will hold.
+    private func reserveKeys(for changes: inout ChangeSet) throws {
+        let unkeyed = changes.inserted.map(\.objectID).filter { $0.isTemporaryID && changes.presetIDs[$0] == nil }
+        guard !unkeyed.isEmpty else { return }
+        changes.presetIDs.merge(try coordinator.reservePermanentIDs(for: unkeyed)) { preset, _ in preset }
     }
 }

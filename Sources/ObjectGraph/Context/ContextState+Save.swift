@@ -34,10 +34,7 @@ extension ContextState {
         }
         apply(result)
         layers = []
-        if isRoot {
-            reservedKeys = [:]
-            republishView()
-        }
+        if isRoot { republishView() }
         notifications.post(.didSave, ContextChanges(layers: saved, permanentIDs: result.permanentIDs), from: self)
     }
 
@@ -468,7 +465,6 @@ extension ContextState {
         inserted = [:]
         updated = [:]
         deleted = [:]
-        reservedKeys = [:]
         republishView()
     }
 
@@ -495,7 +491,6 @@ extension ContextState {
         inserted = [:]
         updated = [:]
         deleted = [:]
-        reservedKeys = [:]
         republishView()
     }
 

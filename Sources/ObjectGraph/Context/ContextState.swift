@@ -44,8 +44,6 @@ final class ContextState {
     let inFlight = InFlightBoard()
     /// Whether ``inFlight`` holds this root's view now.
     var isViewPublished = false
-    /// Permanent keys reserved for inserts a published view shows, used when they are written.
-    var reservedKeys: [ObjectID: ObjectID] = [:]
     /// Set while save applies delete rules, which may touch objects that are themselves being deleted.
     var isApplyingDeleteRules = false
 

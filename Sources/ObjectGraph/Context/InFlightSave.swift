@@ -13,9 +13,10 @@ import PredicateFormat
 /// permanent IDs maps them when it registers the rows.
 ///
 /// Publishing costs nothing (the change sets are shared, not copied); a single layer is read as it is (its child
-/// indexed it, equality indexes included), several are merged by the first reader. A reader serves a fetch only when everything the request asks is attributes of the fetched rows
-/// (relationship key paths need the root's object graph), and only if the view is still the published one after it
-/// has read the store (else a later save could have committed meanwhile, and the reader takes the new view).
+/// indexed it, equality indexes included), several are merged by the first reader. A reader serves a fetch only
+/// when everything the request asks is attributes of the fetched rows (relationship key paths need the root's object
+/// graph), and only if the view is still the published one after it has read the store (else a later save could
+/// have committed meanwhile, and the reader takes the new view).
 final class InFlightSave: Sendable {
     private let layers: [ChangeSet]
     let coordinator: PersistentStoreCoordinator

@@ -17,7 +17,11 @@ final class IDForwarding: Sendable {
 
     /// The permanent ID `id` became, if it was saved.
     func permanent(for id: ObjectID) -> ObjectID? {
-        for segment in current.reversed() {
+        Self.permanent(for: id, in: current)
+    }
+
+    private static func permanent(for id: ObjectID, in segments: [Segment]) -> ObjectID? {
+        for segment in segments.reversed() {
             if let permanent = segment.toPermanent[id] { return permanent }
         }
         return nil
@@ -36,12 +40,7 @@ final class IDForwarding: Sendable {
         let segments = current
         var found: [ObjectID: ObjectID] = [:]
         for id in ids where id.isTemporaryID {
-            for segment in segments.reversed() {
-                if let permanent = segment.toPermanent[id] {
-                    found[id] = permanent
-                    break
-                }
-            }
+            if let permanent = Self.permanent(for: id, in: segments) { found[id] = permanent }
         }
         return found
     }

@@ -78,12 +78,18 @@ public final class PersistentStoreCoordinator: Sendable {
     }
 
     func obtainPermanentIDs(for ids: [ObjectID]) throws -> [ObjectID: ObjectID] {
+        let mapping = try reservePermanentIDs(for: ids)
+        remember(mapping)
+        return mapping
+    }
+
+    /// New primary keys for `ids`, allocated in the store but not recorded: a save that writes them records them.
+    func reservePermanentIDs(for ids: [ObjectID]) throws -> [ObjectID: ObjectID] {
         var mapping: [ObjectID: ObjectID] = [:]
-        for (root, group) in Dictionary(grouping: ids, by: { (try? model.entity(named: $0.entityName).rootName) ?? $0.entityName }) {
+        for (root, group) in Dictionary(grouping: ids, by: { model.entityIfPresent($0.entityName)?.rootName ?? $0.entityName }) {
             let keys = try store.allocatePrimaryKeys(rootEntity: root, count: group.count)
             for (id, key) in zip(group, keys) { mapping[id] = ObjectID(entityName: id.entityName, rawKey: key) }
         }
-        remember(mapping)
         return mapping
     }
 
