@@ -46,6 +46,8 @@ final class ContextState {
     var isViewPublished = false
     /// Set while save applies delete rules, which may touch objects that are themselves being deleted.
     var isApplyingDeleteRules = false
+    /// See ``entity(named:)``.
+    private var lastEntity: ModelEntity?
 
     init(name: String, executor: ContextExecutor, coordinator: PersistentStoreCoordinator, below: any RowSource, notifications: NotificationHub) {
         self.name = name
@@ -106,16 +108,23 @@ final class ContextState {
             }
             return try register(Snapshot(objectID: resolved, version: snapshot.version, values: snapshot.values, toOne: snapshot.toOne))
         }
-        if let object = registered[snapshot.objectID] {
-            if object.isFaultStorage { fill(object, from: snapshot) }
+        let entity = try entity(named: snapshot.objectID.entityName)
+        let (object, _) = registered.object(for: snapshot.objectID) {
+            let object = entity.objectType.init(entity: entity, objectID: snapshot.objectID)
+            object.state = self
             return object
         }
-        let entity = try model.entity(named: snapshot.objectID.entityName)
-        let object = entity.objectType.init(entity: entity, objectID: snapshot.objectID)
-        object.state = self
-        fill(object, from: snapshot)
-        registered[snapshot.objectID] = object
+        if object.isFaultStorage { fill(object, from: snapshot) }
         return object
+    }
+
+    /// The model's entity `name`; the last one found is kept, since consecutive rows are mostly of one entity.
+    @inline(__always)
+    func entity(named name: String) throws -> ModelEntity {
+        if let last = lastEntity, last.name == name { return last }
+        let entity = try model.entity(named: name)
+        lastEntity = entity
+        return entity
     }
 
     func fill(_ object: ManagedObject, from snapshot: Snapshot) {

@@ -23,6 +23,23 @@ struct ObjectRegistry {
         entries[id] = nil
     }
 
+    /// The object registered for `id`, or the one `make` creates, registered: one lookup either way (a large fetch
+    /// registers every row it reads).
+    mutating func object(for id: ObjectID, orRegister make: () -> ManagedObject) -> (object: ManagedObject, isNew: Bool) {
+        var created: ManagedObject?
+        // The default is evaluated only when `id` is absent, and the modifying access stores it: a single probe.
+        let entry = Self.touch(&entries[id, default: {
+            let object = make()
+            created = object
+            return Unmanaged.passUnretained(object)
+        }()])
+        if let created { return (created, true) }
+        return (entry.takeUnretainedValue(), false)
+    }
+
+    @inline(__always)
+    private static func touch(_ entry: inout Unmanaged<ManagedObject>) -> Unmanaged<ManagedObject> { entry }
+
     /// The number of registered objects.
     var count: Int { entries.count }
 

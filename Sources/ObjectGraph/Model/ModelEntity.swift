@@ -21,6 +21,10 @@ public final class ModelEntity: Sendable {
     public let uniquenessConstraints: [[String]]
 
     let attributeIndex: [String: Int]
+    /// Each attribute's name and type, by position: what per-value paths (typed accessors, setters) read, without
+    /// copying a whole ``AttributeDescription`` (and retaining its strings) for every value.
+    let attributeNames: [String]
+    let attributeTypes: [AttributeType]
     let relationshipIndex: [String: Int]
     /// The position of each to-one relationship in an object's to-one slots (nil for to-many).
     let toOneSlot: [Int?]
@@ -54,6 +58,8 @@ public final class ModelEntity: Sendable {
         var attributeIndex: [String: Int] = [:]
         for (index, attribute) in attributes.enumerated() { attributeIndex[attribute.name] = index }
         self.attributeIndex = attributeIndex
+        self.attributeNames = attributes.map(\.name)
+        self.attributeTypes = attributes.map(\.type)
         var relationshipIndex: [String: Int] = [:]
         var toOneSlot: [Int?] = []
         var slots = 0

@@ -40,7 +40,8 @@ extension ManagedObject {
     /// The index of attribute `key`: `position` when it names that attribute, else the name lookup.
     @inline(__always)
     func attributeIndex(_ key: String, at position: Int) throws -> Int {
-        if position >= 0, position < entity.attributes.count, entity.attributes[position].name == key { return position }
+        let names = entity.attributeNames
+        if position >= 0, position < names.count, names[position] == key { return position }
         return try attributeIndex(key)
     }
 

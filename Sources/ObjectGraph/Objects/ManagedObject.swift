@@ -196,15 +196,20 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     func setAttributeValue(_ newValue: AttributeValue, at index: Int) throws {
-        let attribute = entity.attributes[index]
-        let value = attribute.type.coerce(newValue)
-        guard attribute.type.accepts(value) else {
+        let type = entity.attributeTypes[index]
+        let value = type.coerce(newValue)
+        guard type.accepts(value) else {
             throw ObjectGraphError.typeMismatch(
-                entity: entity.name, key: attribute.name, expected: attribute.type.name, got: "\(value.kindName) \(value)")
+                entity: entity.name, key: entity.attributeNames[index], expected: type.name, got: "\(value.kindName) \(value)")
         }
         let state = try fulfilledState()
         guard !isDeleted || state.isApplyingDeleteRules else {
             throw ObjectGraphError.objectInaccessible(entity: entity.name, objectID: objectID, reason: "it is deleted")
+        }
+        // An inserted object is written whole: no comparison, no change tracking.
+        if isInserted {
+            values[index] = value
+            return
         }
         if values[index] == value { return }
         values[index] = value

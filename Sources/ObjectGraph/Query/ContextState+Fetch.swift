@@ -61,7 +61,9 @@ extension ContextState {
 
     /// The request's results as objects, in order, sliced.
     func fetchObjects(_ request: FetchRequest, loadValues: Bool) throws -> [ManagedObject] {
-        try fetchCandidates(request, loadValues: loadValues).map { candidate in
+        let candidates = try fetchCandidates(request, loadValues: loadValues)
+        registered.reserveCapacity(registered.count + candidates.count)
+        return try candidates.map { candidate in
             switch candidate {
             case .object(let object): return object
             case .snapshot(let snapshot): return loadValues ? try register(snapshot) : try object(with: snapshot.objectID)

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import PredicateFormat
 
 /// One save, inside one write transaction: keys for new rows, inserts, updates with version checks, deletes, and
@@ -9,7 +10,9 @@ struct SQLiteSaveTransaction {
     let db: Database
     var result = SaveResult()
     /// One prepared INSERT per entity for the whole transaction.
-    private var insertStatements: [String: (Statement, Int)] = [:]
+    private var insertStatements: [String: Statement] = [:]
+    /// The last one used: consecutive inserts are mostly of one entity, and this spares hashing its name per row.
+    private var lastInsertStatement: (entityName: String, statement: Statement)?
 
     init(store: SQLiteStore, db: Database) {
         self.store = store
@@ -52,26 +55,41 @@ struct SQLiteSaveTransaction {
         }
     }
 
-    private mutating func insertStatement(_ entityName: String) throws -> (Statement, Int) {
-        if let prepared = insertStatements[entityName] { return prepared }
+    private mutating func insertStatement(_ entityName: String) throws -> Statement {
+        if let last = lastInsertStatement, last.entityName == entityName { return last.statement }
+        if let prepared = insertStatements[entityName] {
+            lastInsertStatement = (entityName, prepared)
+            return prepared
+        }
         let (entity, table) = try store.layout(for: entityName)
         guard let columns = table.entities[entity.name] else { throw ObjectGraphError.unknownEntity(entity.name) }
         let names = ["id", "_entity", "_version"] + columns.insertColumns.map(sqlQuoted)
         let marks = Array(repeating: "?", count: names.count).joined(separator: ",")
-        let prepared = (try db.cachedStatement(sql: "INSERT INTO \(sqlQuoted(table.name)) (\(names.joined(separator: ","))) VALUES (\(marks))"), names.count)
+        let prepared = try db.cachedStatement(sql: "INSERT INTO \(sqlQuoted(table.name)) (\(names.joined(separator: ","))) VALUES (\(marks))")
         insertStatements[entityName] = prepared
+        lastInsertStatement = (entityName, prepared)
         return prepared
     }
 
     private mutating func insert(_ row: ChangeSet.Row) throws {
-        let (statement, columnCount) = try insertStatement(row.objectID.entityName)
+        let statement = try insertStatement(row.objectID.entityName)
         let id = permanent(row.objectID)
-        var values: [DatabaseValue] = [id.rawKey.databaseValue, row.objectID.entityName.databaseValue, 1.databaseValue]
-        values.reserveCapacity(columnCount)
-        for value in row.values { values.append(SQLiteValueCoding.encode(value)) }
-        for destination in row.toOne { values.append(key(destination)) }
         do {
-            try statement.run(binding: values, in: db)
+            // Bound one by one: an array of database values per row cost more than SQLite's insert.
+            sqlite3_reset(statement.sqliteStatement)
+            try statement.bind(id.rawKey, at: 1, in: db)
+            try statement.bind(row.objectID.entityName.databaseValue, at: 2, in: db)
+            try statement.bind(1, at: 3, in: db)
+            var index: Int32 = 4
+            for value in row.values {
+                try statement.bind(value, at: index, in: db)
+                index += 1
+            }
+            for destination in row.toOne {
+                try statement.bind(key(destination), at: index, in: db)
+                index += 1
+            }
+            try statement.step(in: db)
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE || error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
             throw uniqueness(try store.model.entity(named: row.objectID.entityName), error)
         }

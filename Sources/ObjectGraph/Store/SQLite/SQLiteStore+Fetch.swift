@@ -65,7 +65,7 @@ extension SQLiteStore {
         var values: [AttributeValue] = []
         values.reserveCapacity(columns.attributes.count)
         for (position, type) in zip(columns.attributes, columns.attributeTypes) {
-            values.append(SQLiteValueCoding.decode(DatabaseValue(sqliteStatement: statement, index: Int32(position)), as: type))
+            values.append(Self.readValue(statement, at: Int32(position), as: type))
         }
         var toOne: [ObjectID?] = []
         toOne.reserveCapacity(columns.toOne.count)
@@ -82,6 +82,19 @@ extension SQLiteStore {
         return Snapshot(
             objectID: ObjectID(entityName: entityName, rawKey: sqlite3_column_int64(statement, 0)),
             version: sqlite3_column_int64(statement, 2), values: values, toOne: toOne)
+    }
+
+    /// One column of the current row as an attribute value. Integers and reals in numeric attributes (most of what
+    /// rows hold) are read with SQLite's column functions; everything else goes through GRDB's value and
+    /// ``SQLiteValueCoding``, which holds the rules for every other pairing.
+    @inline(__always)
+    static func readValue(_ statement: OpaquePointer, at position: Int32, as type: AttributeType) -> AttributeValue {
+        switch (sqlite3_column_type(statement, position), type) {
+        case (SQLITE_NULL, _): .null
+        case (SQLITE_INTEGER, .int64), (SQLITE_INTEGER, .int32), (SQLITE_INTEGER, .int16): .int(sqlite3_column_int64(statement, position))
+        case (SQLITE_FLOAT, .double), (SQLITE_FLOAT, .float): .double(sqlite3_column_double(statement, position))
+        default: SQLiteValueCoding.decode(DatabaseValue(sqliteStatement: statement, index: position), as: type)
+        }
     }
 
     public func snapshots(for ids: [ObjectID]) throws -> [Snapshot] {

@@ -11,23 +11,50 @@ extension Statement {
     /// - Throws: `DatabaseError` with SQLite's extended result code (so a uniqueness violation is recognizable)
     ///   and message.
     func run(binding values: [DatabaseValue], in db: Database) throws {
+        sqlite3_reset(sqliteStatement)
+        for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1), in: db) }
+        try step(in: db)
+    }
+
+    /// Binds one value to parameter `index` (1-based).
+    func bind(_ value: DatabaseValue, at index: Int32, in db: Database) throws {
         let raw = sqliteStatement
-        sqlite3_reset(raw)
-        for (offset, value) in values.enumerated() {
-            let index = Int32(offset + 1)
-            let code: Int32
-            switch value.storage {
-            case .null: code = sqlite3_bind_null(raw, index)
-            case .int64(let int): code = sqlite3_bind_int64(raw, index, int)
-            case .double(let double): code = sqlite3_bind_double(raw, index, double)
-            case .string(let string): code = sqlite3_bind_text(raw, index, string, -1, SQLITE_TRANSIENT)
-            case .blob(let data):
-                code = data.withUnsafeBytes { bytes in
-                    sqlite3_bind_blob(raw, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), SQLITE_TRANSIENT)
-                }
+        let code: Int32
+        switch value.storage {
+        case .null: code = sqlite3_bind_null(raw, index)
+        case .int64(let int): code = sqlite3_bind_int64(raw, index, int)
+        case .double(let double): code = sqlite3_bind_double(raw, index, double)
+        case .string(let string): code = sqlite3_bind_text(raw, index, string, -1, SQLITE_TRANSIENT)
+        case .blob(let data):
+            code = data.withUnsafeBytes { bytes in
+                sqlite3_bind_blob(raw, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), SQLITE_TRANSIENT)
             }
-            guard code == SQLITE_OK else { throw Self.error(db, sql: sql) }
         }
+        guard code == SQLITE_OK else { throw Self.error(db, sql: sql) }
+    }
+
+    /// Binds an attribute value to parameter `index`: the kinds a row is mostly made of directly, the others in
+    /// their stored form (``SQLiteValueCoding/encode(_:)``), so an insert builds no array of database values.
+    func bind(_ value: AttributeValue, at index: Int32, in db: Database) throws {
+        let raw = sqliteStatement
+        let code: Int32
+        switch value {
+        case .null: code = sqlite3_bind_null(raw, index)
+        case .int(let int): code = sqlite3_bind_int64(raw, index, int)
+        case .double(let double): code = sqlite3_bind_double(raw, index, double)
+        default: return try bind(SQLiteValueCoding.encode(value), at: index, in: db)
+        }
+        guard code == SQLITE_OK else { throw Self.error(db, sql: sql) }
+    }
+
+    /// Binds an integer to parameter `index`.
+    func bind(_ value: Int64, at index: Int32, in db: Database) throws {
+        guard sqlite3_bind_int64(sqliteStatement, index, value) == SQLITE_OK else { throw Self.error(db, sql: sql) }
+    }
+
+    /// Runs the bound statement to completion and resets it.
+    func step(in db: Database) throws {
+        let raw = sqliteStatement
         let code = sqlite3_step(raw)
         sqlite3_reset(raw)
         guard code == SQLITE_DONE || code == SQLITE_ROW else { throw Self.error(db, sql: sql) }
