@@ -17,6 +17,7 @@ final class QueueExecutor: SerialExecutor {
         queue = DispatchQueue(label: label)
     }
 
+    @inline(__always)
     static var currentThread: UInt {
         #if canImport(Darwin)
         UInt(bitPattern: pthread_self())
@@ -50,6 +51,7 @@ final class QueueExecutor: SerialExecutor {
 
     /// Whether the calling thread is running this executor's queue (directly or inside ``sync(_:)``). Relaxed
     /// ordering is enough: a thread only ever compares the record with its own ID, and it sees its own writes.
+    @inline(__always)
     var isCurrent: Bool { owner.load(ordering: .relaxed) == Self.currentThread }
 
     func checkIsolated() {
@@ -73,6 +75,7 @@ enum ContextExecutor: Sendable {
         return key
     }()
 
+    @inline(__always)
     var isCurrent: Bool {
         switch self {
         case .main: Thread.isMainThread || DispatchQueue.getSpecific(key: Self.mainQueueKey) == true
@@ -93,7 +96,8 @@ enum ContextExecutor: Sendable {
 public enum ConcurrencyChecks {
     private static let flag = AtomicFlag(true)
 
-    /// Whether object accessors and context calls verify that they run on their context's executor.
+    /// Whether object accessors and context calls verify that they run on their context's executor. Each context
+    /// reads it once, when it is created (so the check costs no global load per access): set it before.
     public static var isEnabled: Bool {
         get { flag.value }
         set { flag.value = newValue }

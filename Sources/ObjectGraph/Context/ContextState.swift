@@ -49,17 +49,26 @@ final class ContextState {
     /// See ``entity(named:)``.
     private var lastEntity: ModelEntity?
 
+    /// Whether calls must run on ``executor``: ``ConcurrencyChecks/isEnabled`` as it was when the context was made
+    /// (set once at start-up, as documented), read here so that every object access does not load a global.
+    let checksConfinement: Bool
+
     init(name: String, executor: ContextExecutor, coordinator: PersistentStoreCoordinator, below: any RowSource, notifications: NotificationHub) {
         self.name = name
         self.executor = executor
+        self.checksConfinement = ConcurrencyChecks.isEnabled
         self.coordinator = coordinator
         self.below = below
         self.notifications = notifications
         self.adoptedSaveCount = coordinator.saveCount
     }
 
+    /// Whether the caller may use this context: it runs on its executor, or checks are off.
+    @inline(__always)
+    var isAccessible: Bool { !checksConfinement || executor.isCurrent }
+
     func checkExecutor() {
-        if ConcurrencyChecks.isEnabled && !executor.isCurrent {
+        if !isAccessible {
             fatalError("ObjectGraph concurrency violation: context '\(name)' was used off its queue. "
                 + "Call it inside perform { } or performAndWait { }.")
         }

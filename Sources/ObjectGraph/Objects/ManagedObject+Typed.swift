@@ -47,6 +47,11 @@ extension ManagedObject {
 
     /// The stored value of attribute `key`, loading a fault; traps where ``value(forKey:)`` would throw.
     public func _attributeValue(_ key: String, at position: Int) -> AttributeValue {
+        // The usual case first, in one pass: a loaded object on its context's queue, at the macro's position.
+        if !isFaultStorage, let state, state.isAccessible {
+            let names = entity.attributeNames
+            if position >= 0, position < names.count, names[position] == key { return values[position] }
+        }
         do {
             let index = try attributeIndex(key, at: position)
             _ = try fulfilledState()

@@ -95,7 +95,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         // also runs there, detaches the rest first.
         guard let state else { return }
         if !isFaultStorage { state.materializedCount.subtract(1, ordering: .relaxed) }
-        if ConcurrencyChecks.isEnabled && !state.executor.isCurrent { concurrencyViolation(context: state.name) }
+        if !state.isAccessible { concurrencyViolation(context: state.name) }
         state.registered.remove(storedObjectID, ifItIs: self)
     }
 
@@ -140,9 +140,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         guard let state else {
             throw ObjectGraphError.objectInaccessible(entity: entity.name, objectID: objectID, reason: detachReason)
         }
-        if ConcurrencyChecks.isEnabled && !state.executor.isCurrent {
-            concurrencyViolation(context: state.name)
-        }
+        if !state.isAccessible { concurrencyViolation(context: state.name) }
         return state
     }
 

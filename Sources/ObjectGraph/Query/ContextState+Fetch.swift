@@ -13,6 +13,29 @@ enum FetchCandidate {
     }
 }
 
+/// A fetch's results before they become objects: the rows below as they came, when nothing pending here changes
+/// the answer (the common case, kept apart so that a large fetch makes no intermediate array), or candidates judged,
+/// ordered and sliced here.
+enum FetchCandidates {
+    case rows([Snapshot])
+    case mixed([FetchCandidate])
+
+    var count: Int {
+        switch self {
+        case .rows(let rows): rows.count
+        case .mixed(let candidates): candidates.count
+        }
+    }
+
+    /// The results in order, transformed.
+    func map<T>(_ transform: (FetchCandidate) throws -> T) rethrows -> [T] {
+        switch self {
+        case .rows(let rows): try rows.map { try transform(.snapshot($0)) }
+        case .mixed(let candidates): try candidates.map(transform)
+        }
+    }
+}
+
 /// The fetch machinery of a context: store reads, the pending-changes overlay, prefetching.
 extension ContextState {
     /// The objects of `names` with unsaved changes here: what a fetch must judge in memory.
@@ -63,6 +86,12 @@ extension ContextState {
     func fetchObjects(_ request: FetchRequest, loadValues: Bool) throws -> [ManagedObject] {
         let candidates = try fetchCandidates(request, loadValues: loadValues)
         registered.reserveCapacity(registered.count + candidates.count)
+        if case .rows(let rows) = candidates {
+            var objects: [ManagedObject] = []
+            objects.reserveCapacity(rows.count)
+            for row in rows { objects.append(loadValues ? try register(row) : try object(with: row.objectID)) }
+            return objects
+        }
         return try candidates.map { candidate in
             switch candidate {
             case .object(let object): return object
@@ -73,7 +102,7 @@ extension ContextState {
 
     /// The request's results: rows from below (the store does the work when nothing is pending here), and objects
     /// and layer rows with unsaved changes, judged and ordered in memory exactly as the store would.
-    func fetchCandidates(_ request: FetchRequest, loadValues: Bool = true) throws -> [FetchCandidate] {
+    func fetchCandidates(_ request: FetchRequest, loadValues: Bool = true) throws -> FetchCandidates {
         try request.validate()
         let entity = try model.entity(named: request.entityName)
         let names = Set(request.includesSubentities ? entity.selfAndDescendantNames : [entity.name])
@@ -101,9 +130,9 @@ extension ContextState {
             storeRequest.limit = request.fetchLimit
             storeRequest.offset = request.fetchOffset
             if !loadValues, below is StoreSource {
-                return try coordinator.store.fetchIDs(storeRequest).map { .snapshot(Snapshot(objectID: $0, version: 0, values: [], toOne: [])) }
+                return .rows(try coordinator.store.fetchIDs(storeRequest).map { Snapshot(objectID: $0, version: 0, values: [], toOne: []) })
             }
-            return try below.fetch(storeRequest).map { .snapshot($0) }
+            return .rows(try below.fetch(storeRequest))
         }
         // Each hidden row can push at most one row below out of the requested slice: read that many more.
         storeRequest.limit = request.fetchLimit.map { $0 + request.fetchOffset + hidden.count + layerHiddenCount }
@@ -130,7 +159,7 @@ extension ContextState {
         }, tieBreak: { Self.storeOrder($0.objectID, $1.objectID) })
         let start = min(request.fetchOffset, candidates.count)
         let end = request.fetchLimit.map { min(start + $0, candidates.count) } ?? candidates.count
-        return Array(candidates[start..<end])
+        return .mixed(Array(candidates[start..<end]))
     }
 
     /// The number of results: counted below without reading rows when nothing is pending here.
