@@ -1,6 +1,12 @@
 import Foundation
 
 extension ContextState {
+    /// The objects inserted here and still pending, in insertion order: ``inserted`` read without a hash per object,
+    /// in the order the objects were made (which is also their order in memory).
+    var pendingInserts: LazyFilterSequence<[ManagedObject]> {
+        insertionOrder.lazy.filter { $0.isInserted && $0.state === self }
+    }
+
     var hasChanges: Bool {
         !inserted.isEmpty || !deleted.isEmpty || !layers.isEmpty || updated.values.contains { !$0.changedKeys().isEmpty }
     }
@@ -185,7 +191,7 @@ extension ContextState {
     /// Every rule every changed object breaks, together.
     func validate() -> [ValidationFailure] {
         var failures: [ValidationFailure] = []
-        for object in inserted.values where !object.isDeleted { failures += validate(object) }
+        for object in pendingInserts where !object.isDeleted { failures += validate(object) }
         for object in updated.values where !object.isDeleted { failures += validate(object) }
         return failures.sorted { ($0.objectID, $0.key ?? "") < ($1.objectID, $1.key ?? "") }
     }
@@ -270,9 +276,9 @@ extension ContextState {
         var changes = ChangeSet()
         changes.inserted.reserveCapacity(inserted.count)
         // In insertion order, so new rows' keys follow the order objects were inserted in (fetch ties rely on it).
-        for object in insertionOrder where inserted[object.objectID] === object {
+        for object in pendingInserts {
             changes.inserted.append(ChangeSet.Row(
-                objectID: object.objectID, version: 0, values: object.values, toOne: object.toOne,
+                objectID: object.storedObjectID, version: 0, values: object.values, toOne: object.toOne,
                 changedAttributes: [], changedToOne: []))
             appendToMany(of: object, to: &changes)
         }
@@ -362,28 +368,35 @@ extension ContextState {
             detach(object, reason: "its deletion was saved")
         }
         let mapping = result.permanentIDs
-        for object in inserted.values {
-            // The stored ID: reading `objectID` would first adopt every permanent ID of the tree, one pass over
-            // the registry, only to have this loop find nothing left to do.
+        func commit(_ object: ManagedObject) {
+            if !result.refreshed.isEmpty, let merged = result.refreshed[object.storedObjectID] {
+                object.values = merged.values
+                object.toOne = merged.toOne
+            }
+            // Inserted rows are at version 1 and not listed in `versions` (see ``SaveResult``).
+            let listed = result.versions.isEmpty ? nil : result.versions[object.storedObjectID]
+            let version = listed ?? object.committed?.version ?? 1
+            object.committed = Snapshot(objectID: object.storedObjectID, version: version, values: object.values, toOne: object.toOne)
+            object.committedToMany = object.toMany
+            object.isMarkedUpdated = false
+        }
+        // The stored ID throughout: reading `objectID` would first adopt every permanent ID of the tree, one pass
+        // over the registry, only to have these loops find nothing left to do.
+        for object in pendingInserts {
             if let permanent = mapping[object.storedObjectID] {
                 registered[object.storedObjectID] = nil
                 object.objectID = permanent
                 registered[permanent] = object
             }
+        }
+        if !mapping.isEmpty && model.hasRelationships { remapReferences(mapping) }
+        // Committed after the remapping: the snapshots hold the permanent IDs of to-one destinations.
+        for object in pendingInserts {
             object.isInserted = false
+            if !object.isDeleted { commit(object) }
         }
         insertionOrder = []
-        if !mapping.isEmpty { remapReferences(mapping) }
-        for object in Array(inserted.values) + Array(updated.values) where !object.isDeleted {
-            if let merged = result.refreshed[object.objectID] {
-                object.values = merged.values
-                object.toOne = merged.toOne
-            }
-            let version = result.versions[object.objectID] ?? object.committed?.version ?? 1
-            object.committed = Snapshot(objectID: object.objectID, version: version, values: object.values, toOne: object.toOne)
-            object.committedToMany = object.toMany
-            object.isMarkedUpdated = false
-        }
+        for object in updated.values where !object.isDeleted { commit(object) }
         inserted = [:]
         updated = [:]
         deleted = [:]

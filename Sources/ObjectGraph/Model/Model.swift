@@ -17,6 +17,8 @@ public final class Model: Sendable {
     public let versionHash: String
     /// The declarations the model was built from, sorted by name (its canonical form).
     public let entityDescriptions: [EntityDescription]
+    /// Whether any entity has a relationship (when none has, a save has no references to rewrite).
+    let hasRelationships: Bool
     private let entitiesByName: [String: ModelEntity]
     /// Entities by the class that represents them (classes that represent one entity only).
     private let entitiesByClass: [ObjectIdentifier: ModelEntity]
@@ -48,6 +50,7 @@ public final class Model: Sendable {
             ))
         }
         self.entities = built
+        self.hasRelationships = built.contains { !$0.relationships.isEmpty }
         self.entitiesByName = Dictionary(uniqueKeysWithValues: built.map { ($0.name, $0) })
         let byClass = Dictionary(grouping: built.filter { $0.objectType != ManagedObject.self }) { ObjectIdentifier($0.objectType) }
         self.entitiesByClass = byClass.compactMapValues { $0.count == 1 ? $0[0] : nil }

@@ -42,14 +42,26 @@ extension ChangeSet {
     /// Builds ``index``; call it on the queue that made the change set.
     mutating func buildIndex() {
         var index = ChangeSetIndex()
+        index.rows.reserveCapacity(inserted.count + updated.count)
+        // Rows come in runs of one entity (a save lists objects as they were inserted or changed): collect a run,
+        // then file it under its entity, rather than hashing the entity's name for every row.
+        var run: (entityName: String, ids: [ObjectID])?
+        func file(_ id: ObjectID) {
+            if run?.entityName != id.entityName {
+                if let run { index.rowsByEntity[run.entityName, default: []].append(contentsOf: run.ids) }
+                run = (id.entityName, [])
+            }
+            run!.ids.append(id)
+        }
         for (position, row) in inserted.enumerated() {
             index.rows[row.objectID] = (true, position)
-            index.rowsByEntity[row.objectID.entityName, default: []].append(row.objectID)
+            file(row.objectID)
         }
         for (position, row) in updated.enumerated() {
             index.rows[row.objectID] = (false, position)
-            index.rowsByEntity[row.objectID.entityName, default: []].append(row.objectID)
+            file(row.objectID)
         }
+        if let run { index.rowsByEntity[run.entityName, default: []].append(contentsOf: run.ids) }
         for (id, version) in deleted { index.deleted[id] = version }
         for contents in toMany { index.toMany[contents.objectID, default: [:]][contents.relationship] = contents.destinations }
         self.index = index

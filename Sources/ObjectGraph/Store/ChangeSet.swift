@@ -53,7 +53,8 @@ public struct ChangeSet: Sendable {
 public struct SaveResult: Sendable {
     /// The permanent ID each temporary ID became.
     public var permanentIDs: [ObjectID: ObjectID] = [:]
-    /// The new version of every inserted or updated row, by (permanent) ID.
+    /// The new version of every updated row, by ID. Inserted rows are at version 1 and not listed (a large save
+    /// would otherwise build and read a table entry per new row for nothing).
     public var versions: [ObjectID: Int64] = [:]
     /// Rows whose stored values differ from what the context wrote, after a merge policy resolved a conflict.
     public var refreshed: [ObjectID: Snapshot] = [:]

@@ -166,7 +166,6 @@ public final class InMemoryStore: PersistentStore {
             let id = permanent(row.objectID)!
             state.rows[entity.rootName, default: [:]][id.rawKey] = StoredRow(
                 entityName: entity.name, version: 1, values: row.values, toOne: row.toOne.map(permanent))
-            result.versions[id] = 1
             touched.insert(entity.rootName)
         }
         for row in changes.updated {

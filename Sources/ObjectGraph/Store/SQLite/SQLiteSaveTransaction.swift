@@ -24,8 +24,8 @@ struct SQLiteSaveTransaction {
 
     mutating func run(_ changes: ChangeSet) throws -> SaveResult {
         result.permanentIDs = changes.presetIDs
-        try assignKeys(changes.inserted.map(\.objectID).filter { changes.presetIDs[$0] == nil })
-        for row in changes.inserted { try insert(row) }
+        let keys = try assignKeys(changes.inserted, preset: changes.presetIDs)
+        for (row, key) in zip(changes.inserted, keys) { try insert(row, key: key) }
         for row in changes.updated { try update(row) }
         for (id, version) in changes.deleted { try delete(id, version: version) }
         guard conflicts.isEmpty else { throw ObjectGraphError.conflict(conflicts) }
@@ -40,19 +40,44 @@ struct SQLiteSaveTransaction {
         return permanent(id).rawKey.databaseValue
     }
 
-    private mutating func assignKeys(_ ids: [ObjectID]) throws {
-        let temporary = ids.filter(\.isTemporaryID)
-        let groups = Dictionary(grouping: temporary) { id in store.model.entityIfPresent(id.entityName)?.rootName ?? id.entityName }
-        for (root, group) in groups {
+    /// The primary key of every inserted row, in order: a preset or already permanent ID keeps its key; temporary
+    /// ones take the next keys of their tree's sequence (one update per tree), recorded in the result.
+    private mutating func assignKeys(_ rows: [ChangeSet.Row], preset: [ObjectID: ObjectID]) throws -> [Int64] {
+        var keys = [Int64](repeating: 0, count: rows.count)
+        // Positions needing a key, by tree, in row order. Rows come in runs of one entity: the root is looked up
+        // once per run rather than by hashing the entity's name for every row.
+        var groups: [(root: String, positions: [Int])] = []
+        var run: (entityName: String, group: Int)?
+        for (position, row) in rows.enumerated() {
+            let id = row.objectID
+            if let settled = preset.isEmpty ? nil : preset[id] {
+                keys[position] = settled.rawKey
+            } else if !id.isTemporaryID {
+                keys[position] = id.rawKey
+            } else {
+                if run?.entityName != id.entityName {
+                    let root = store.model.entityIfPresent(id.entityName)?.rootName ?? id.entityName
+                    let group = groups.firstIndex { $0.root == root } ?? groups.count
+                    if group == groups.count { groups.append((root, [])) }
+                    run = (id.entityName, group)
+                }
+                groups[run!.group].positions.append(position)
+            }
+        }
+        result.permanentIDs.reserveCapacity(result.permanentIDs.count + groups.reduce(0) { $0 + $1.positions.count })
+        for (root, positions) in groups {
             let sequence = SQLiteStore.sequenceTable
-            try db.execute(sql: "UPDATE \(sequence) SET max_key = max_key + ? WHERE entity = ?", arguments: [group.count, root])
+            try db.execute(sql: "UPDATE \(sequence) SET max_key = max_key + ? WHERE entity = ?", arguments: [positions.count, root])
             let last = try Int64.fetchOne(db, sql: "SELECT max_key FROM \(sequence) WHERE entity = ?", arguments: [root]) ?? 0
-            var next = last - Int64(group.count) + 1
-            for id in group {
+            var next = last - Int64(positions.count) + 1
+            for position in positions {
+                let id = rows[position].objectID
+                keys[position] = next
                 result.permanentIDs[id] = ObjectID(entityName: id.entityName, rawKey: next)
                 next += 1
             }
         }
+        return keys
     }
 
     private mutating func insertStatement(_ entityName: String) throws -> Statement {
@@ -71,13 +96,12 @@ struct SQLiteSaveTransaction {
         return prepared
     }
 
-    private mutating func insert(_ row: ChangeSet.Row) throws {
+    private mutating func insert(_ row: ChangeSet.Row, key: Int64) throws {
         let statement = try insertStatement(row.objectID.entityName)
-        let id = permanent(row.objectID)
         do {
             // Bound one by one: an array of database values per row cost more than SQLite's insert.
             sqlite3_reset(statement.sqliteStatement)
-            try statement.bind(id.rawKey, at: 1, in: db)
+            try statement.bind(key, at: 1, in: db)
             try statement.bind(row.objectID.entityName.databaseValue, at: 2, in: db)
             try statement.bind(1, at: 3, in: db)
             var index: Int32 = 4
@@ -86,14 +110,13 @@ struct SQLiteSaveTransaction {
                 index += 1
             }
             for destination in row.toOne {
-                try statement.bind(key(destination), at: index, in: db)
+                try statement.bind(self.key(destination), at: index, in: db)
                 index += 1
             }
             try statement.step(in: db)
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE || error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
             throw uniqueness(try store.model.entity(named: row.objectID.entityName), error)
         }
-        result.versions[id] = 1
     }
 
     private mutating func update(_ row: ChangeSet.Row) throws {
