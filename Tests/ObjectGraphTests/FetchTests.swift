@@ -281,4 +281,41 @@ func titles(_ objects: [ManagedObject]) throws -> [String] {
             #expect(peak <= 2_000, "\(peak) objects were loaded at once")
         }
     }
+
+    /// Single-statement reads take the store's own read-only connections instead of a pool reader: they must see
+    /// every save committed before them (no connection keeps an old snapshot), also saves made through another
+    /// coordinator on the same file, and more concurrent reads than connections kept idle must all succeed.
+    @Test func singleStatementReadsSeeEverySaveAndRunConcurrently() async throws {
+        let folder = try TemporaryFolder()
+        let model = try Fixtures.model()
+        let writer = ObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL), name: "writer")
+        let readerCoordinator = try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL)
+        let reader = ObjectContext(coordinator: readerCoordinator, name: "reader")
+        for round in 1...5 {
+            try await writer.perform { ctx in
+                let tag = try ctx.insert("Tag")
+                try tag.setValue("round \(round)", forKey: "label")
+                try ctx.save()
+            }
+            let seen = try await reader.perform { ctx in
+                try ctx.fetch(try FetchRequest(entityName: "Tag", format: "label == %@", "round \(round)")).count
+                    + (try ctx.fetch(FetchRequest(entityName: "Tag")).count) * 100
+            }
+            #expect(seen == 1 + round * 100, "round \(round)")
+        }
+        let counts = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<12 {
+                group.addTask {
+                    let context = ObjectContext(coordinator: readerCoordinator, name: "concurrent \(index)")
+                    return try await context.perform { ctx in
+                        var found = 0
+                        for round in 1...5 { found += try ctx.fetch(try FetchRequest(entityName: "Tag", format: "label == %@", "round \(round)")).count }
+                        return found
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(counts == Array(repeating: 5, count: 12))
+    }
 }

@@ -10,6 +10,18 @@ final class IDForwarding: Sendable {
     struct Segment: Sendable {
         var toPermanent: [ObjectID: ObjectID] = [:]
         var toTemporary: [ObjectID: ObjectID] = [:]
+        /// The span of the temporary keys in `toPermanent`. Temporary keys are handed out in sequence, so the IDs
+        /// of objects inserted after a save fall outside its span: asking whether a fresh import's IDs were saved
+        /// (every save asks it of its rows) is then a comparison per segment, not a hash probe.
+        var temporaryKeys: ClosedRange<Int64>?
+
+        /// Whether the segment can hold `id`.
+        func mayHold(_ id: ObjectID) -> Bool { temporaryKeys?.contains(id.rawKey) == true }
+
+        mutating func widen(to keys: ClosedRange<Int64>?) {
+            guard let keys else { return }
+            temporaryKeys = temporaryKeys.map { min($0.lowerBound, keys.lowerBound)...max($0.upperBound, keys.upperBound) } ?? keys
+        }
     }
 
     private let segments = Protected<[Segment]>([])
@@ -21,7 +33,7 @@ final class IDForwarding: Sendable {
     }
 
     private static func permanent(for id: ObjectID, in segments: [Segment]) -> ObjectID? {
-        for segment in segments.reversed() {
+        for segment in segments.reversed() where segment.mayHold(id) {
             if let permanent = segment.toPermanent[id] { return permanent }
         }
         return nil
@@ -50,7 +62,13 @@ final class IDForwarding: Sendable {
         var segment = Segment()
         segment.toPermanent = mapping
         segment.toTemporary.reserveCapacity(mapping.count)
-        for (temporary, permanent) in mapping { segment.toTemporary[permanent] = temporary }
+        var lowest = Int64.max, highest = Int64.min
+        for (temporary, permanent) in mapping {
+            segment.toTemporary[permanent] = temporary
+            lowest = min(lowest, temporary.rawKey)
+            highest = max(highest, temporary.rawKey)
+        }
+        if lowest <= highest { segment.temporaryKeys = lowest...highest }
         let count = segments.withLock { segments in
             segments.append(segment)
             return segments.count
@@ -79,6 +97,7 @@ final class IDForwarding: Sendable {
         for segment in snapshot[start...] {
             merged.toPermanent.merge(segment.toPermanent) { _, new in new }
             merged.toTemporary.merge(segment.toTemporary) { _, new in new }
+            merged.widen(to: segment.temporaryKeys)
         }
         // Only this merge removes segments (others only append), so `start..<snapshot.count` are still those merged.
         let replaced = segments.withLock { segments in

@@ -21,10 +21,10 @@ extension SQLiteStore {
 
     /// Runs `body` on a reader. Several statements share one read transaction (one snapshot of the store); a
     /// single statement needs none (SQLite reads each statement from one snapshot), which spares a small fetch
-    /// the cost of opening and closing a transaction.
+    /// the cost of opening and closing a transaction, and takes one of the store's ``StatementReaders``.
     func readStore<T>(singleStatement: Bool = false, _ body: (Database) throws -> T) throws -> T {
         do {
-            return singleStatement ? try pool.unsafeRead(body) : try pool.read(body)
+            return singleStatement ? try statementReaders.read(body) : try pool.read(body)
         } catch let error as DatabaseError {
             throw ObjectGraphError.storeUnavailable(path: location, reason: error.message ?? "\(error)")
         }
@@ -38,7 +38,7 @@ extension SQLiteStore {
     func step(_ db: Database, _ sql: String, _ arguments: [DatabaseValue], cached: Bool, _ body: (OpaquePointer) throws -> Void) throws {
         statementCount.add(1, ordering: .relaxed)
         let statement = cached ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
-        try statement.setArguments(StatementArguments(arguments))
+        try statement.bind(arguments, in: db)
         let raw = statement.sqliteStatement
         defer { sqlite3_reset(raw) }
         while true {

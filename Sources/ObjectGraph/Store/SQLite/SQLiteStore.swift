@@ -14,6 +14,8 @@ public final class SQLiteStore: PersistentStore {
     public let location: String
     let model: Model
     let pool: DatabasePool
+    /// Connections for single-statement reads (see ``StatementReaders``).
+    let statementReaders: StatementReaders
     let tables: [String: TableLayout]
     let statementCount = Atomic<Int>(0)
     /// The SQL of recent object fetches, by what decides it (see ``fetchSQL(_:)``).
@@ -44,6 +46,7 @@ public final class SQLiteStore: PersistentStore {
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
             identifier = try pool.write { db in try Self.prepareSchema(db, model: model, tables: tables, path: path) }
+            statementReaders = StatementReaders(path: path)
         } catch let error as ObjectGraphError {
             throw error
         } catch let error as DatabaseError {

@@ -11,9 +11,22 @@ extension Statement {
     /// - Throws: `DatabaseError` with SQLite's extended result code (so a uniqueness violation is recognizable)
     ///   and message.
     func run(binding values: [DatabaseValue], in db: Database) throws {
-        sqlite3_reset(sqliteStatement)
-        for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1), in: db) }
+        try bind(values, in: db)
         try step(in: db)
+    }
+
+    /// Resets the statement and binds `values` to its parameters, which must be as many (a statement keeps
+    /// bindings from its last use, so a missing value would silently reuse an old one).
+    ///
+    /// - Throws: `DatabaseError` (`SQLITE_MISUSE`) naming both counts when they differ.
+    func bind(_ values: [DatabaseValue], in db: Database) throws {
+        let raw = sqliteStatement
+        sqlite3_reset(raw)
+        let expected = Int(sqlite3_bind_parameter_count(raw))
+        guard values.count == expected else {
+            throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "\(values.count) values for \(expected) parameters", sql: sql)
+        }
+        for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1), in: db) }
     }
 
     /// Binds one value to parameter `index` (1-based).

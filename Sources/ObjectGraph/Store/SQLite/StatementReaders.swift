@@ -1,0 +1,38 @@
+import GRDB
+import PredicateFormat
+import Synchronization
+
+/// Read-only connections for reads of one statement, lent one at a time.
+///
+/// GRDB's `DatabasePool` lends a reader for every read through a pool of semaphores and locks, and asks SQLite for
+/// the schema version each time (to refresh its schema cache): together about three fifths of a one-object fetch,
+/// which is what a screen's query costs the main thread while an import runs. A store's schema never changes once
+/// it is open, and SQLite reads one statement from one snapshot by itself, so such reads take a plain read-only
+/// connection from a short list instead; reads of several statements still take a pool reader and a transaction.
+final class StatementReaders: Sendable {
+    private let idle = Mutex<[DatabaseQueue]>([])
+    private let path: String
+    private let configuration: Configuration
+    /// How many idle connections are kept; more concurrent reads open more, closed when done.
+    private let limit = 4
+
+    init(path: String) {
+        self.path = path
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.label = "ObjectGraph.SQLiteStore.reader"
+        configuration.prepareDatabase { db in PredicateSQLFunctions.register(in: db) }
+        self.configuration = configuration
+    }
+
+    /// Runs `body` on an idle connection (opening one when none is idle), outside any transaction.
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        let reader = try idle.withLock { $0.popLast() } ?? DatabaseQueue(path: path, configuration: configuration)
+        defer {
+            idle.withLock { idle in
+                if idle.count < limit { idle.append(reader) }
+            }
+        }
+        return try reader.unsafeRead(body)
+    }
+}
