@@ -38,8 +38,8 @@ public struct ContextChanges: Sendable {
         let ids = [id] + (permanentIDs.isEmpty ? [] : temporaryID(id).map { [$0] } ?? [])
         for layer in layers.reversed() {
             for candidate in ids {
-                if layer.index.deleted[candidate] != nil { return (nil, true, false) }
-                if let place = layer.index.rows[candidate] { return (layer.snapshot(for: candidate), false, place.inserted) }
+                if layer.deletes(candidate) { return (nil, true, false) }
+                if let place = layer.place(of: candidate) { return (layer.snapshot(for: candidate), false, place.inserted) }
             }
         }
         return (nil, false, false)
@@ -86,6 +86,12 @@ final class NotificationHub: Sendable {
             state.callbacks[token] = (kind, callback)
             return token
         }
+    }
+
+    /// Whether anyone hears notifications of `kind` from this hub (did-saves also through the hub it forwards to).
+    func hasSubscribers(for kind: ContextNotificationKind) -> Bool {
+        if subscribers.withLock({ $0.callbacks.values.contains { $0.0 == nil || $0.0 == kind } }) { return true }
+        return kind == .didSave && forward?.hasSubscribers(for: kind) == true
     }
 
     func remove(_ token: Int) {

@@ -21,11 +21,14 @@ extension ContextState {
         let failures = validate()
         guard failures.isEmpty else { throw ObjectGraphError.validation(failures) }
         var own = try makeChangeSet()
-        own.buildIndex()
         // A child's change set becomes a layer its parent's fetches read by attribute value: index it here, on
-        // this queue, rather than on the parent's (which may be the main thread).
-        if !isRoot { own.buildEqualityIndexes(model: model) }
-        let saved = layers + [own]
+        // this queue, rather than on the parent's (which may be the main thread). A root's is read only by those
+        // who hear its did-save: it is indexed below, if anyone listens.
+        if !isRoot {
+            own.buildIndex()
+            own.buildEqualityIndexes(model: model)
+        }
+        var saved = layers + [own]
         let result: SaveResult
         if isRoot {
             do {
@@ -41,6 +44,7 @@ extension ContextState {
         apply(result)
         layers = []
         if isRoot { republishView() }
+        if isRoot && notifications.hasSubscribers(for: .didSave) { saved[saved.count - 1].buildIndex() }
         notifications.post(.didSave, ContextChanges(layers: saved, permanentIDs: result.permanentIDs), from: self)
     }
 

@@ -28,13 +28,18 @@ final class ContextState {
     let notifications: NotificationHub
     /// The coordinator save count this context last took permanent IDs from.
     var adoptedSaveCount = 0
-    var registered = ObjectRegistry()
-    var inserted: [ObjectID: ManagedObject] = [:]
+    /// `@exclusivity(unchecked)` here and on the change tables below, which every insert, fetched row and save
+    /// modifies (the run-time exclusivity check cost as much as the modification): sound because only this
+    /// module's code touches them, on this context's executor, and nothing it runs while modifying one reaches the
+    /// same table (an object released by a change table's modification removes itself from ``registered``,
+    /// another property, and registering runs only the object's initializer).
+    @exclusivity(unchecked) var registered = ObjectRegistry()
+    @exclusivity(unchecked) var inserted: [ObjectID: ManagedObject] = [:]
     /// Inserted objects in the order they were inserted (some may since have left `inserted`).
-    var insertionOrder: [ManagedObject] = []
+    @exclusivity(unchecked) var insertionOrder: [ManagedObject] = []
     /// Compiled validation patterns, by pattern.
     var patterns: [String: NSRegularExpression] = [:]
-    var updated: [ObjectID: ManagedObject] = [:]
+    @exclusivity(unchecked) var updated: [ObjectID: ManagedObject] = [:]
     var deleted: [ObjectID: ManagedObject] = [:]
     /// How many live objects of this context hold loaded values (for tests and benchmarks of batching).
     let materializedCount = Atomic<Int>(0)

@@ -69,13 +69,19 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Whether the attribute values are not loaded yet.
     var isFaultStorage: Bool
     /// Current attribute values (meaningless while a fault).
-    var values: [AttributeValue]
+    ///
+    /// `@exclusivity(unchecked)` here and on ``toOne`` and ``committed``: Swift checks at run time that no two
+    /// accesses to a class's stored property overlap, which cost a tenth of a large insert (every setter modifies
+    /// `values`). It is sound to skip: these properties are internal, touched only by this module's code on the
+    /// context's executor (confinement is checked on every access), and none of that code reaches the same
+    /// property again while modifying it (a replaced value's release runs no code of ours).
+    @exclusivity(unchecked) var values: [AttributeValue]
     /// Current to-one destinations (meaningless while a fault).
-    var toOne: [ObjectID?]
+    @exclusivity(unchecked) var toOne: [ObjectID?]
     /// Loaded to-many relationships, by relationship index.
     var toMany: [Int: RelatedIDs] = [:]
     /// The values as last stored or fetched; nil for an inserted object.
-    var committed: Snapshot?
+    @exclusivity(unchecked) var committed: Snapshot?
     /// To-many contents as last loaded or saved, by relationship index.
     var committedToMany: [Int: RelatedIDs] = [:]
     /// Whether the object sits in its context's updated set.

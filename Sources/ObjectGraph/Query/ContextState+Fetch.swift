@@ -60,6 +60,12 @@ extension ContextState {
         return objects
     }
 
+    /// Objects of a macro entity class (objects of other classes, from sub-entities, are left out).
+    func fetch<T: ManagedEntity>(_ request: FetchRequest, as type: T.Type) throws -> [T] {
+        // Comparing the class first spares the general dynamic cast for the usual object of exactly `T`.
+        try fetch(request).compactMap { Swift.type(of: $0) == T.self ? unsafeDowncast($0, to: T.self) : $0 as? T }
+    }
+
     /// Dictionary results: what is saved below, grouped and filtered.
     func fetchDictionaries(_ request: FetchRequest) throws -> [[String: AttributeValue]] {
         try request.validate()

@@ -53,8 +53,8 @@ extension ObjectContext {
 
     /// The objects a request selects, as a macro entity class.
     public func fetch<T: ManagedEntity>(_ request: FetchRequest, as type: T.Type) throws -> [T] {
-        // Comparing the class first spares the general dynamic cast for the usual object of exactly `T`.
-        try fetch(request).compactMap { Swift.type(of: $0) == T.self ? unsafeDowncast($0, to: T.self) : $0 as? T }
+        state.checkExecutor()
+        return try state.fetch(request, as: type)
     }
 
     /// The objects a request selects as a macro entity class, loaded a batch at a time.

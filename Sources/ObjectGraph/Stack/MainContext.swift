@@ -32,7 +32,7 @@ public struct MainContext {
 
     /// The objects a request selects, as a macro entity class.
     public func fetch<T: ManagedEntity>(_ request: FetchRequest, as type: T.Type) throws -> [T] {
-        try state.fetch(request).compactMap { $0 as? T }
+        try state.fetch(request, as: type)
     }
 
     /// Every object of a macro entity class matching a format, in the order of `sortedBy`.

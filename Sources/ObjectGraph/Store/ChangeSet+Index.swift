@@ -12,6 +12,9 @@ public struct ChangeSetIndex: Sendable {
     /// Inserted and updated rows by attribute value, per `Entity.attribute`, for `attribute == value` fetches over a
     /// pending layer; nil until ``ChangeSet/buildEqualityIndexes(model:)`` (only sets that become layers need it).
     var equality: [String: [EqualityKey: [ObjectID]]]?
+    /// Whether ``ChangeSet/buildIndex()`` filled the tables. A root context indexes its own change set only for
+    /// whoever hears its did-save (nothing else reads it), so lookups also answer from an unindexed set.
+    var isBuilt = false
 }
 
 /// What an attribute equality is looked up by: numbers by value (so 10, 10.0 and true meet, as they do when the
@@ -49,6 +52,7 @@ extension ChangeSet {
         func file(_ id: ObjectID) {
             if run?.entityName != id.entityName {
                 if let run { index.rowsByEntity[run.entityName, default: []].append(contentsOf: run.ids) }
+        index.isBuilt = true
                 run = (id.entityName, [])
             }
             run!.ids.append(id)
@@ -121,9 +125,22 @@ extension ChangeSet {
         return merged
     }
 
+    /// Where the row of `id` is: by the index, or by a search when the set is not indexed (see
+    /// ``ChangeSetIndex/isBuilt``).
+    func place(of id: ObjectID) -> (inserted: Bool, position: Int)? {
+        if index.isBuilt { return index.rows[id] }
+        if let position = inserted.firstIndex(where: { $0.objectID == id }) { return (true, position) }
+        return updated.firstIndex { $0.objectID == id }.map { (false, $0) }
+    }
+
+    /// Whether the set deletes `id`.
+    func deletes(_ id: ObjectID) -> Bool {
+        index.isBuilt ? index.deleted[id] != nil : deleted.contains { $0.objectID == id }
+    }
+
     /// The row this change set holds for `id`, as a snapshot.
     func snapshot(for id: ObjectID) -> Snapshot? {
-        guard let place = index.rows[id] else { return nil }
+        guard let place = place(of: id) else { return nil }
         let row = place.inserted ? inserted[place.position] : updated[place.position]
         return Snapshot(objectID: row.objectID, version: row.version, values: row.values, toOne: row.toOne)
     }

@@ -66,14 +66,23 @@ struct ParseKey: Hashable, Sendable {
     }
 
     func hash(into hasher: inout Hasher) {
-        hasher.combine(format.utf8.count)
-        for byte in format.utf8 { hasher.combine(byte) }
+        Self.combineBytes(of: format, into: &hasher)
         for argument in arguments {
             if case .string(let string) = argument {
-                for byte in string.utf8 { hasher.combine(byte) }
+                Self.combineBytes(of: string, into: &hasher)
             } else {
                 hasher.combine(argument)
             }
+        }
+    }
+
+    /// Feeds a string's UTF-8 bytes (the identity `==` uses) to `hasher`, in one call where the string is stored
+    /// contiguously: hashing byte by byte was a tenth of a small cached fetch.
+    private static func combineBytes(of string: String, into hasher: inout Hasher) {
+        hasher.combine(string.utf8.count)
+        let done: Void? = string.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        if done == nil {
+            for byte in string.utf8 { hasher.combine(byte) }
         }
     }
 }

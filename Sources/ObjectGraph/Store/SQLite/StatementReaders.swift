@@ -1,6 +1,5 @@
 import GRDB
 import PredicateFormat
-import Synchronization
 
 /// Read-only connections for reads of one statement, lent one at a time.
 ///
@@ -10,7 +9,7 @@ import Synchronization
 /// it is open, and SQLite reads one statement from one snapshot by itself, so such reads take a plain read-only
 /// connection from a short list instead; reads of several statements still take a pool reader and a transaction.
 final class StatementReaders: Sendable {
-    private let idle = Mutex<[DatabaseQueue]>([])
+    private let idle = Protected<[DatabaseQueue]>([])
     private let path: String
     private let configuration: Configuration
     /// How many idle connections are kept; more concurrent reads open more, closed when done.
