@@ -103,6 +103,54 @@ import Testing
 
 /// The coordinator's memory of permanent IDs: every save's mapping stays resolvable both ways however the
 /// segments holding them are merged.
+/// The registry's own hash table against a `Dictionary` doing the same operations: every ID leads to what the
+/// dictionary holds, through growth, tombstones, removal by remembered slot, keys shared across entities (each
+/// table numbers its rows) and temporary (negative) keys.
+@Suite struct ObjectRegistryTableTests {
+    @Test func randomOperationsAgreeWithADictionary() throws {
+        let model = try Fixtures.model()
+        let entities = [try model.entity(named: "Tag"), try model.entity(named: "Author")]
+        var registry = ObjectRegistry()
+        var reference: [ObjectID: ManagedObject] = [:]
+        var generator = FetchConsistencyTests.SplitMix(seed: 42)
+        for step in 0..<40_000 {
+            let entity = entities[generator.below(2)]
+            // Few distinct keys, so operations meet the same IDs again; a stride of 1,024 mimics sparse rows.
+            let raw = Int64(generator.below(600)) - 100
+            let id = ObjectID(entityName: entity.name, rawKey: raw == 0 ? 1 : raw * (step % 3 == 0 ? 1_024 : 1))
+            switch generator.below(10) {
+            case 0...3:
+                let object = entity.objectType.init(entity: entity, objectID: id)
+                registry[id] = object
+                reference[id] = object
+            case 4...5:
+                registry[id] = nil
+                reference[id] = nil
+            case 6...7:
+                if let object = reference[id] {
+                    registry.remove(id, ifItIs: object)
+                    reference[id] = nil
+                }
+            case 8:
+                let (object, isNew) = registry.object(for: id) { entity.objectType.init(entity: entity, objectID: id) }
+                #expect(isNew == (reference[id] == nil))
+                if let existing = reference[id] { #expect(existing === object) }
+                reference[id] = object
+            default:
+                if step % 5_000 == 0 { registry.reserveCapacity(reference.count * 3) }
+                // A stale remove: an object that is not (or no longer) the one registered changes nothing.
+                registry.remove(id, ifItIs: entity.objectType.init(entity: entity, objectID: id))
+            }
+            #expect(registry[id] === reference[id])
+        }
+        #expect(registry.count == reference.count)
+        for (id, object) in reference { #expect(registry[id] === object) }
+        #expect(Set(registry.objects.map(ObjectIdentifier.init)) == Set(reference.values.map(ObjectIdentifier.init)))
+        registry.removeAll()
+        #expect(registry.count == 0 && reference.keys.allSatisfy { registry[$0] == nil })
+    }
+}
+
 @Suite struct IDForwardingTests {
     @Test func everyRecordedMappingResolvesBothWaysAcrossMerges() {
         let forwarding = IDForwarding()

@@ -8,45 +8,144 @@
 /// every object that has died until it is swept. Instead each object removes its own entry when it is deallocated
 /// (``ManagedObject``'s `deinit`, which runs on its context's executor because objects never leave it), and every
 /// path that detaches an object from its context removes the entry first, so an entry never outlives its object.
+///
+/// The table is its own open-addressing hash table rather than a `Dictionary`: every fetched row registers an object
+/// and every object's end removes one, and a `Dictionary` hashed each ID with a seeded SipHash and shifted entries
+/// back on every removal (a fifth of a large fetch's cost went to it). Here keys hash by one multiplication, each
+/// object remembers its slot so that removing it probes nothing, and removals leave tombstones that the next
+/// resize clears. Keys are row keys and process-wide counters, not input an attacker chooses.
 struct ObjectRegistry {
-    private var entries: [ObjectID: Unmanaged<ManagedObject>] = [:]
+    private struct Slot {
+        var key: Int64 = 0
+        var object: Unmanaged<ManagedObject>?
+        /// An emptied slot that lookups must probe past.
+        var isTombstone = false
+    }
+
+    private var slots: [Slot] = []
+    /// The number of live entries.
+    private(set) var count = 0
+    /// Live entries plus tombstones: what decides a resize.
+    private var used = 0
+    private var shift = 64
+
+    /// The first slot to probe for `key` (Fibonacci hashing: the top bits of the key times 2⁶⁴/φ).
+    @inline(__always)
+    private func home(_ key: Int64) -> Int {
+        Int(truncatingIfNeeded: (UInt64(bitPattern: key) &* 0x9E37_79B9_7F4A_7C15) >> UInt64(shift))
+    }
+
+    /// The slot holding `id`, if any.
+    private func find(_ id: ObjectID) -> Int? {
+        guard !slots.isEmpty else { return nil }
+        let mask = slots.count - 1
+        var index = home(id.rawKey)
+        while true {
+            let slot = slots[index]
+            if let object = slot.object {
+                // Keys repeat across inheritance trees (each table numbers its rows): the entity decides.
+                if slot.key == id.rawKey, object.takeUnretainedValue().storedObjectID == id { return index }
+            } else if !slot.isTombstone {
+                return nil
+            }
+            index = (index + 1) & mask
+        }
+    }
 
     subscript(id: ObjectID) -> ManagedObject? {
-        get { entries[id]?.takeUnretainedValue() }
-        set { entries[id] = newValue.map { Unmanaged.passUnretained($0) } }
+        get { find(id).map { slots[$0].object!.takeUnretainedValue() } }
+        set {
+            if let index = find(id) {
+                if let newValue {
+                    slots[index].object = Unmanaged.passUnretained(newValue)
+                    newValue.registrySlot = index
+                } else {
+                    clear(index)
+                }
+            } else if let newValue {
+                insert(newValue, for: id)
+            }
+        }
     }
 
-    /// Removes the entry for `id` if it is `object`'s (another object may have been registered under the ID since).
-    /// Compares addresses only, so it is safe to call from `object`'s `deinit`.
-    mutating func remove(_ id: ObjectID, ifItIs object: ManagedObject) {
-        guard let entry = entries[id], entry.toOpaque() == Unmanaged.passUnretained(object).toOpaque() else { return }
-        entries[id] = nil
-    }
-
-    /// The object registered for `id`, or the one `make` creates, registered: one lookup either way (a large fetch
-    /// registers every row it reads).
+    /// The object registered for `id`, or the one `make` creates, registered: one probe sequence either way (a
+    /// large fetch registers every row it reads).
     mutating func object(for id: ObjectID, orRegister make: () -> ManagedObject) -> (object: ManagedObject, isNew: Bool) {
-        var created: ManagedObject?
-        // The default is evaluated only when `id` is absent, and the modifying access stores it: a single probe.
-        let entry = Self.touch(&entries[id, default: {
-            let object = make()
-            created = object
-            return Unmanaged.passUnretained(object)
-        }()])
-        if let created { return (created, true) }
-        return (entry.takeUnretainedValue(), false)
+        if let index = find(id) { return (slots[index].object!.takeUnretainedValue(), false) }
+        let object = make()
+        insert(object, for: id)
+        return (object, true)
     }
 
-    @inline(__always)
-    private static func touch(_ entry: inout Unmanaged<ManagedObject>) -> Unmanaged<ManagedObject> { entry }
-
-    /// The number of registered objects.
-    var count: Int { entries.count }
+    /// Removes `object`'s entry, found by the slot it remembers (nothing is hashed); nothing happens when the slot
+    /// holds another object or none (the object was unregistered, or another took its ID since). Compares
+    /// addresses only, so it is safe to call from `object`'s `deinit`.
+    mutating func remove(_ id: ObjectID, ifItIs object: ManagedObject) {
+        let index = object.registrySlot
+        guard index >= 0, index < slots.count,
+              slots[index].object?.toOpaque() == Unmanaged.passUnretained(object).toOpaque() else { return }
+        clear(index)
+    }
 
     /// Every registered object.
-    var objects: [ManagedObject] { entries.values.map { $0.takeUnretainedValue() } }
+    var objects: [ManagedObject] {
+        var result: [ManagedObject] = []
+        result.reserveCapacity(count)
+        for slot in slots { if let object = slot.object { result.append(object.takeUnretainedValue()) } }
+        return result
+    }
 
-    mutating func reserveCapacity(_ count: Int) { entries.reserveCapacity(count) }
+    /// Makes room for `count` entries without resizing on the way.
+    mutating func reserveCapacity(_ count: Int) {
+        if Self.capacity(for: count) > slots.count { resize(to: Self.capacity(for: count)) }
+    }
 
-    mutating func removeAll() { entries = [:] }
+    mutating func removeAll() {
+        slots = []
+        count = 0
+        used = 0
+        shift = 64
+    }
+
+    // MARK: Storage
+
+    /// The table size for `count` entries: a power of two, at most 5/8 full.
+    private static func capacity(for count: Int) -> Int {
+        var capacity = 16
+        while count * 8 > capacity * 5 { capacity *= 2 }
+        return capacity
+    }
+
+    private mutating func clear(_ index: Int) {
+        slots[index].object = nil
+        slots[index].isTombstone = true
+        count -= 1
+    }
+
+    private mutating func insert(_ object: ManagedObject, for id: ObjectID) {
+        if (used + 1) * 8 > slots.count * 5 { resize(to: Self.capacity(for: count + 1)) }
+        let mask = slots.count - 1
+        var index = home(id.rawKey)
+        while slots[index].object != nil || slots[index].isTombstone { index = (index + 1) & mask }
+        slots[index] = Slot(key: id.rawKey, object: Unmanaged.passUnretained(object))
+        object.registrySlot = index
+        count += 1
+        used += 1
+    }
+
+    /// Rebuilds the table at `capacity` slots (dropping tombstones); every object learns its new slot.
+    private mutating func resize(to capacity: Int) {
+        let old = slots
+        slots = Array(repeating: Slot(), count: capacity)
+        shift = 64 - capacity.trailingZeroBitCount
+        used = count
+        let mask = capacity - 1
+        for slot in old {
+            guard let entry = slot.object else { continue }
+            var index = home(slot.key)
+            while slots[index].object != nil { index = (index + 1) & mask }
+            slots[index] = Slot(key: slot.key, object: entry)
+            entry.takeUnretainedValue().registrySlot = index
+        }
+    }
 }
