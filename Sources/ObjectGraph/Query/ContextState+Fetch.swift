@@ -62,8 +62,18 @@ extension ContextState {
 
     /// Objects of a macro entity class (objects of other classes, from sub-entities, are left out).
     func fetch<T: ManagedEntity>(_ request: FetchRequest, as type: T.Type) throws -> [T] {
+        let objects = try fetch(request)
+        var typed: [T] = []
+        typed.reserveCapacity(objects.count)
         // Comparing the class first spares the general dynamic cast for the usual object of exactly `T`.
-        try fetch(request).compactMap { Swift.type(of: $0) == T.self ? unsafeDowncast($0, to: T.self) : $0 as? T }
+        for object in objects {
+            if Swift.type(of: object) == T.self {
+                typed.append(unsafeDowncast(object, to: T.self))
+            } else if let object = object as? T {
+                typed.append(object)
+            }
+        }
+        return typed
     }
 
     /// Dictionary results: what is saved below, grouped and filtered.

@@ -15,16 +15,26 @@ struct TableLayout: Sendable {
         var references: String?
     }
 
-    /// Where one entity's values sit in a `SELECT` of ``selectList``.
-    struct EntityColumns: Sendable {
-        var attributes: [Int]
-        var attributeTypes: [AttributeType]
-        var toOne: [Int]
+    /// Where one entity's values sit in a `SELECT` of ``selectList``. A class, immutable: every row read takes its
+    /// entity's columns, and a struct of six arrays cost six retains and releases per row.
+    final class EntityColumns: Sendable {
+        let attributes: [Int]
+        let attributeTypes: [AttributeType]
+        let toOne: [Int]
         /// For to-one relationships into trees with sub-entities: the position of the destination's `_entity`.
-        var toOneEntity: [Int?]
-        var toOneDestination: [String]
+        let toOneEntity: [Int?]
+        let toOneDestination: [String]
         /// The writable columns for an insert, in order: attributes, then to-one keys.
-        var insertColumns: [String]
+        let insertColumns: [String]
+
+        init(attributes: [Int], attributeTypes: [AttributeType], toOne: [Int], toOneEntity: [Int?], toOneDestination: [String], insertColumns: [String]) {
+            self.attributes = attributes
+            self.attributeTypes = attributeTypes
+            self.toOne = toOne
+            self.toOneEntity = toOneEntity
+            self.toOneDestination = toOneDestination
+            self.insertColumns = insertColumns
+        }
     }
 
     let name: String
