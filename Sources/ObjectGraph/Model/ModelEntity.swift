@@ -41,6 +41,9 @@ public final class ModelEntity: Sendable {
     let validationKinds: [(isOptional: Bool, hasRange: Bool, hasLength: Bool, hasPattern: Bool)]
     /// Whether any relationship has a rule to check at save (required, counts).
     let hasRelationshipRules: Bool
+    /// The entity's name alone, and with its descendants', as sets (what every fetch filters rows by).
+    private let nameSet: Set<String>
+    private let selfAndDescendantNameSet: Set<String>
 
     init(
         description: EntityDescription, rootName: String, selfAndDescendantNames: [String],
@@ -84,6 +87,8 @@ public final class ModelEntity: Sendable {
             let a = attributes[index]
             return (a.isOptional, a.minValue != nil || a.maxValue != nil, a.minLength != nil || a.maxLength != nil, a.pattern != nil)
         }
+        self.nameSet = [description.name]
+        self.selfAndDescendantNameSet = Set(selfAndDescendantNames)
         self.hasRelationshipRules = relationships.contains { r in
             !r.description.isOptional || r.description.minCount != nil || r.description.maxCount != nil
         }
@@ -97,6 +102,11 @@ public final class ModelEntity: Sendable {
     /// The relationship named `name`, if the entity has one.
     public func relationship(named name: String) -> ModelRelationship? {
         relationshipIndex[name].map { relationships[$0] }
+    }
+
+    /// The names of the entities a fetch of this entity returns: this one, and its descendants when asked.
+    func names(includingSubentities: Bool) -> Set<String> {
+        includingSubentities ? selfAndDescendantNameSet : nameSet
     }
 
     /// Whether `other` is this entity or one of its descendants.

@@ -121,7 +121,7 @@ extension ContextState {
     func fetchCandidates(_ request: FetchRequest, loadValues: Bool = true) throws -> FetchCandidates {
         try request.validate()
         let entity = try model.entity(named: request.entityName)
-        let names = Set(request.includesSubentities ? entity.selfAndDescendantNames : [entity.name])
+        let names = entity.names(includingSubentities: request.includesSubentities)
         let own = request.includesPendingChanges ? pendingObjects(of: names) : (changed: [], hidden: [])
         let hidden = own.hidden
         // Children's layers: the rows the predicate can match (an equality on an attribute is looked up in an
@@ -182,7 +182,7 @@ extension ContextState {
     func count(_ request: FetchRequest) throws -> Int {
         try request.validate()
         let entity = try model.entity(named: request.entityName)
-        let names = Set(request.includesSubentities ? entity.selfAndDescendantNames : [entity.name])
+        let names = entity.names(includingSubentities: request.includesSubentities)
         let own = pendingObjects(of: names)
         let layered = layers.contains { layer in
             names.contains { layer.index.rowsByEntity[$0] != nil } || layer.index.deleted.keys.contains { names.contains($0.entityName) }

@@ -44,7 +44,7 @@ public final class InMemoryStore: PersistentStore {
     private func selected(_ request: StoreFetchRequest, sliced: Bool) throws -> [Snapshot] {
         let contents = self.contents.withLock { $0 }
         let entity = try model.entity(named: request.entityName)
-        let names = Set(request.includesSubentities ? entity.selfAndDescendantNames : [entity.name])
+        let names = entity.names(includingSubentities: request.includesSubentities)
         var rows = (contents.rows[entity.rootName] ?? [:]).filter { names.contains($0.value.entityName) }.map { snapshot($0.key, $0.value) }
         if let predicate = request.predicate {
             rows = try rows.filter { row in
