@@ -7,8 +7,11 @@ extension ContextState {
         insertionOrder.lazy.filter { $0.isInserted && $0.state === self }
     }
 
+    /// Whether any insert is pending.
+    var hasPendingInserts: Bool { pendingInserts.first { _ in true } != nil }
+
     var hasChanges: Bool {
-        !inserted.isEmpty || !deleted.isEmpty || !layers.isEmpty || updated.values.contains { !$0.changedKeys().isEmpty }
+        hasPendingInserts || !deleted.isEmpty || !layers.isEmpty || updated.values.contains { !$0.changedKeys().isEmpty }
     }
 
     /// Validates, then hands every pending change to what lies below: a child pushes its changes into its parent
@@ -278,7 +281,7 @@ extension ContextState {
 
     func makeChangeSet() throws -> ChangeSet {
         var changes = ChangeSet()
-        changes.inserted.reserveCapacity(inserted.count)
+        changes.inserted.reserveCapacity(insertionOrder.count)
         // In insertion order, so new rows' keys follow the order objects were inserted in (fetch ties rely on it).
         for object in pendingInserts {
             changes.inserted.append(ChangeSet.Row(
@@ -401,7 +404,6 @@ extension ContextState {
         }
         insertionOrder = []
         for object in updated.values where !object.isDeleted { commit(object) }
-        inserted = [:]
         updated = [:]
         deleted = [:]
         // Objects the merge policy settled in the store's favour, registered here but not written.
@@ -424,7 +426,6 @@ extension ContextState {
             guard permanent != object.storedObjectID else { continue }
             mapping[object.storedObjectID] = permanent
             registered[object.storedObjectID] = nil
-            if inserted.removeValue(forKey: object.storedObjectID) != nil { inserted[permanent] = object }
             object.storedObjectID = permanent
             registered[permanent] = object
         }
@@ -457,8 +458,10 @@ extension ContextState {
             }
             layers = []
         }
-        for object in inserted.values {
-            registered[object.objectID] = nil
+        let rolledBack = Array(pendingInserts)
+        let rolledBackIDs = Set(rolledBack.map(\.storedObjectID))
+        for object in rolledBack {
+            registered[object.storedObjectID] = nil
             detach(object, reason: "its insert was rolled back")
         }
         insertionOrder = []
@@ -474,12 +477,11 @@ extension ContextState {
         }
         // Loaded to-many contents elsewhere may mention rolled-back inserts: reload them lazily.
         for object in registered.objects where !object.toMany.isEmpty {
-            if object.toMany.values.contains(where: { $0.members.contains(where: { inserted[$0] != nil }) }) {
+            if object.toMany.values.contains(where: { !$0.members.isDisjoint(with: rolledBackIDs) }) {
                 object.toMany = [:]
                 object.committedToMany = [:]
             }
         }
-        inserted = [:]
         updated = [:]
         deleted = [:]
         republishView()
@@ -487,12 +489,11 @@ extension ContextState {
 
     /// The end of the context: every object detached (see ``ObjectContext``'s deinit), nothing pending.
     func tearDown() {
-        for object in registered.objects + Array(inserted.values) + Array(updated.values) + Array(deleted.values) where object.state === self {
+        for object in registered.objects + insertionOrder + Array(updated.values) + Array(deleted.values) where object.state === self {
             detach(object, reason: "its context was deallocated")
         }
         registered.removeAll()
         insertionOrder = []
-        inserted = [:]
         updated = [:]
         deleted = [:]
         layers = []
@@ -505,7 +506,6 @@ extension ContextState {
         rowCache = [:]
         insertionOrder = []
         layers = []
-        inserted = [:]
         updated = [:]
         deleted = [:]
         republishView()
@@ -548,10 +548,6 @@ extension ContextState {
         for object in temporary {
             guard let permanent = mapping[object.objectID] else { continue }
             registered[object.objectID] = nil
-            if object.isInserted {
-                inserted[object.objectID] = nil
-                inserted[permanent] = object
-            }
             object.objectID = permanent
             registered[permanent] = object
         }

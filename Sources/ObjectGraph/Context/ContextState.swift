@@ -34,8 +34,11 @@ final class ContextState {
     /// same table (an object released by a change table's modification removes itself from ``registered``,
     /// another property, and registering runs only the object's initializer).
     @exclusivity(unchecked) var registered = ObjectRegistry()
-    @exclusivity(unchecked) var inserted: [ObjectID: ManagedObject] = [:]
-    /// Inserted objects in the order they were inserted (some may since have left `inserted`).
+    /// Objects inserted here since the last save, in the order they were inserted; it holds them. Those still
+    /// pending are the ones whose `isInserted` is set and that are still attached (see ``pendingInserts``): an
+    /// insert deleted again, or detached by a merge, stays listed until the next save, reset or rollback. No table
+    /// by ID: nothing looks inserted objects up by ID that the registry does not already answer, and a table cost
+    /// a hash per insert.
     @exclusivity(unchecked) var insertionOrder: [ManagedObject] = []
     /// Compiled validation patterns, by pattern.
     var patterns: [String: NSRegularExpression] = [:]
@@ -174,7 +177,6 @@ final class ContextState {
         object.isInserted = true
         withdrawView()
         registered[id] = object
-        inserted[id] = object
         insertionOrder.append(object)
         object.awakeFromInsert()
         return object
@@ -193,7 +195,6 @@ final class ContextState {
         if object.isInserted {
             // An unsaved insert simply disappears, but its relationships must let go of it.
             try nullifyAll(object)
-            inserted[object.objectID] = nil
             registered[object.objectID] = nil
             object.isInserted = false
             object.isDeleted = true

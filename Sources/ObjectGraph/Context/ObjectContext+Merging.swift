@@ -82,7 +82,6 @@ extension ContextState {
             let change = changes.change(for: object.objectID, temporaryID: coordinator.temporaryID(for:))
             if change.deleted {
                 registered[object.objectID] = nil
-                inserted[object.objectID] = nil
                 updated[object.objectID] = nil
                 deleted[object.objectID] = nil
                 object.isDeleted = true

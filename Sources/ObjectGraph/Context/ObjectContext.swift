@@ -182,7 +182,7 @@ public actor ObjectContext {
     }
 
     /// Objects inserted and not yet saved.
-    public var insertedObjects: Set<ManagedObject> { Set(state.inserted.values) }
+    public var insertedObjects: Set<ManagedObject> { Set(state.pendingInserts) }
 
     /// Objects with unsaved changed values (setting a value back to the stored one undoes the change).
     public var updatedObjects: Set<ManagedObject> {

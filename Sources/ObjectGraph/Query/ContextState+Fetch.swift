@@ -42,7 +42,7 @@ extension ContextState {
     func pendingObjects(of names: Set<String>) -> (changed: [ManagedObject], hidden: Set<ObjectID>) {
         var changed: [ManagedObject] = []
         var hidden: Set<ObjectID> = []
-        for object in inserted.values where names.contains(object.entity.name) { changed.append(object) }
+        for object in pendingInserts where names.contains(object.entity.name) { changed.append(object) }
         for object in updated.values where names.contains(object.entity.name) {
             hidden.insert(object.objectID)
             if !object.isDeleted { changed.append(object) }
