@@ -1,14 +1,14 @@
 import Foundation
 
 extension ContextState {
-    /// The objects inserted here and still pending, in insertion order: ``inserted`` read without a hash per object,
-    /// in the order the objects were made (which is also their order in memory).
+    /// The objects inserted here and still pending, in the order they were inserted (which is also their order in
+    /// memory): still flagged inserted, and still attached to this context.
     var pendingInserts: LazyFilterSequence<[ManagedObject]> {
         insertionOrder.lazy.filter { $0.isInserted && $0.state === self }
     }
 
     /// Whether any insert is pending.
-    var hasPendingInserts: Bool { pendingInserts.first { _ in true } != nil }
+    var hasPendingInserts: Bool { !pendingInserts.isEmpty }
 
     var hasChanges: Bool {
         hasPendingInserts || !deleted.isEmpty || !layers.isEmpty || updated.values.contains { !$0.changedKeys().isEmpty }

@@ -37,21 +37,24 @@ extension ManagedObject {
         _setAttributeValue(value?.attributeValue ?? .null, forKey: key, at: position)
     }
 
+    /// Whether `position` is where attribute `key` sits (the macro's guess, which a model may contradict).
+    @inline(__always)
+    func isAttribute(_ key: String, at position: Int) -> Bool {
+        let names = entity.attributeNames
+        return position >= 0 && position < names.count && names[position] == key
+    }
+
     /// The index of attribute `key`: `position` when it names that attribute, else the name lookup.
     @inline(__always)
     func attributeIndex(_ key: String, at position: Int) throws -> Int {
-        let names = entity.attributeNames
-        if position >= 0, position < names.count, names[position] == key { return position }
+        if isAttribute(key, at: position) { return position }
         return try attributeIndex(key)
     }
 
     /// The stored value of attribute `key`, loading a fault; traps where ``value(forKey:)`` would throw.
     public func _attributeValue(_ key: String, at position: Int) -> AttributeValue {
         // The usual case first, in one pass: a loaded object on its context's queue, at the macro's position.
-        if !isFaultStorage, let state, state.isAccessible {
-            let names = entity.attributeNames
-            if position >= 0, position < names.count, names[position] == key { return values[position] }
-        }
+        if !isFaultStorage, let state, state.isAccessible, isAttribute(key, at: position) { return values[position] }
         do {
             let index = try attributeIndex(key, at: position)
             _ = try fulfilledState()
