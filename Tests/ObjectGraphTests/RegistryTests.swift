@@ -128,7 +128,7 @@ import Testing
                 reference[id] = nil
             case 6...7:
                 if let object = reference[id] {
-                    registry.remove(id, ifItIs: object)
+                    registry.remove(object)
                     reference[id] = nil
                 }
             case 8:
@@ -139,7 +139,7 @@ import Testing
             default:
                 if step % 5_000 == 0 { registry.reserveCapacity(reference.count * 3) }
                 // A stale remove: an object that is not (or no longer) the one registered changes nothing.
-                registry.remove(id, ifItIs: entity.objectType.init(entity: entity, objectID: id))
+                registry.remove(entity.objectType.init(entity: entity, objectID: id))
             }
             #expect(registry[id] === reference[id])
         }

@@ -216,7 +216,7 @@ final class ContextState {
 
     /// Cuts an object loose from this context; its registry entry goes first (see ``ObjectRegistry``).
     func detach(_ object: ManagedObject, reason: String) {
-        registered.remove(object.storedObjectID, ifItIs: object)
+        registered.remove(object)
         if !object.isFaultStorage { materializedCount.subtract(1, ordering: .relaxed) }
         object.state = nil
         object.detachReason = reason

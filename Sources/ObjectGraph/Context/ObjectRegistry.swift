@@ -80,7 +80,7 @@ struct ObjectRegistry {
     /// Removes `object`'s entry, found by the slot it remembers (nothing is hashed); nothing happens when the slot
     /// holds another object or none (the object was unregistered, or another took its ID since). Compares
     /// addresses only, so it is safe to call from `object`'s `deinit`.
-    mutating func remove(_ id: ObjectID, ifItIs object: ManagedObject) {
+    mutating func remove(_ object: ManagedObject) {
         let index = object.registrySlot
         guard index >= 0, index < slots.count,
               slots[index].object?.toOpaque() == Unmanaged.passUnretained(object).toOpaque() else { return }
@@ -97,7 +97,8 @@ struct ObjectRegistry {
 
     /// Makes room for `count` entries without resizing on the way.
     mutating func reserveCapacity(_ count: Int) {
-        if Self.capacity(for: count) > slots.count { resize(to: Self.capacity(for: count)) }
+        let capacity = Self.capacity(for: count)
+        if capacity > slots.count { resize(to: capacity) }
     }
 
     mutating func removeAll() {

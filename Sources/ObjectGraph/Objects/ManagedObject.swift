@@ -105,7 +105,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         guard let state else { return }
         if !isFaultStorage { state.materializedCount.subtract(1, ordering: .relaxed) }
         if !state.isAccessible { concurrencyViolation(context: state.name) }
-        state.registered.remove(storedObjectID, ifItIs: self)
+        state.registered.remove(self)
     }
 
     /// Whether the object's values are not loaded yet; the first access loads them.
