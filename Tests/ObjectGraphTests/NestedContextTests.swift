@@ -101,6 +101,120 @@ import Testing
         }
     }
 
+    /// A middle context keeps a child's changes as a layer naming objects by the temporary IDs the child knew; the
+    /// root's save then makes those IDs permanent. Every read through the middle must still see the layer.
+    @Test func aLayerNamingTemporaryIDsStillCountsAfterTheRootMakesThemPermanent() async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try StoreKind.sqlite.coordinator(try Fixtures.model(), folder)
+        let writer = ObjectContext(coordinator: coordinator, name: "writer")
+        let middle = ObjectContext(parent: writer, name: "middle")
+        let worker = ObjectContext(parent: middle, name: "worker")
+        let (kept, dropped) = try await worker.perform { ctx in
+            let kept = try ctx.insert("Tag")
+            try kept.setValue("first", forKey: "label")
+            let dropped = try ctx.insert("Tag")
+            try dropped.setValue("doomed", forKey: "label")
+            try ctx.save()
+            return (kept.objectID, dropped.objectID)
+        }
+        try await middle.perform { ctx in try ctx.save() }
+        // Changed and deleted while the IDs are still temporary: the middle's layer names them so.
+        try await worker.perform { ctx in
+            try ctx.existingObject(with: kept).setValue("second", forKey: "label")
+            try ctx.delete(ctx.existingObject(with: dropped))
+            try ctx.save()
+        }
+        try await writer.perform { ctx in try ctx.save() }
+        let keptPermanent = coordinator.resolve(kept), droppedPermanent = coordinator.resolve(dropped)
+        #expect(!keptPermanent.isTemporaryID && !droppedPermanent.isTemporaryID)
+        let reader = ObjectContext(parent: middle, name: "reader")
+        for context in [middle, reader] {
+            try await context.perform { ctx in
+                for id in [kept, keptPermanent] {
+                    #expect(try ctx.existingObject(with: id).value(forKey: "label") == .string("second"), "\(ctx.name) \(id)")
+                }
+                for id in [dropped, droppedPermanent] {
+                    #expect(throws: ObjectGraphError.self, "\(ctx.name) \(id)") { try ctx.existingObject(with: id) }
+                }
+                let labels = try ctx.fetch(FetchRequest(entityName: "Tag")).map { try $0.value(forKey: "label") }
+                #expect(labels == [.string("second")], "\(ctx.name)")
+                #expect(try ctx.count(for: FetchRequest(entityName: "Tag")) == 1, "\(ctx.name)")
+                #expect(try ctx.count(for: FetchRequest(entityName: "Tag", format: "label == 'first'")) == 0, "\(ctx.name)")
+            }
+        }
+        try await middle.perform { ctx in try ctx.save() }
+        try await writer.perform { ctx in try ctx.save() }
+        let outsider = ObjectContext(coordinator: coordinator, name: "outsider")
+        try await outsider.perform { ctx in
+            let labels = try ctx.fetch(FetchRequest(entityName: "Tag")).map { try $0.value(forKey: "label") }
+            #expect(labels == [.string("second")])
+        }
+    }
+
+    /// A child's change set built just before its parent's save made its IDs permanent, and received just after
+    /// (the race behind a stress-test failure): the parent must read its delete and update under the permanent IDs.
+    @Test func aChangeSetBuiltBeforeASaveAndReceivedAfterItIsRenamed() async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try StoreKind.sqlite.coordinator(try Fixtures.model(), folder)
+        let writer = ObjectContext(coordinator: coordinator, name: "writer")
+        let worker = ObjectContext(parent: writer, name: "worker")
+        let (changed, dropped, savedBefore) = try await worker.perform { ctx in
+            let changed = try ctx.insert("Tag")
+            try changed.setValue("first", forKey: "label")
+            let dropped = try ctx.insert("Tag")
+            try dropped.setValue("doomed", forKey: "label")
+            try ctx.save()
+            return (changed.objectID, dropped.objectID, coordinator.saveCount)
+        }
+        try await writer.perform { ctx in try ctx.save() }
+        // What the worker would have pushed had it saved an update and a delete just before the writer's save.
+        var late = ChangeSet()
+        late.updated = [ChangeSet.Row(objectID: changed, version: 1, values: [.string("second")], toOne: [],
+                                      changedAttributes: [0], changedToOne: [])]
+        late.deleted = [(dropped, 1)]
+        late.namesCurrentAt = savedBefore
+        late.buildIndex()
+        late.buildEqualityIndexes(model: coordinator.model)
+        _ = try ParentSource(parent: writer).push([late])
+        let (changedPermanent, droppedPermanent) = (coordinator.resolve(changed), coordinator.resolve(dropped))
+        for context in [writer, worker] {
+            try await context.perform { ctx throws in
+                #expect(try ctx.existingObject(with: changedPermanent).value(forKey: "label") == .string("second"), "\(ctx.name)")
+                #expect(throws: ObjectGraphError.self, "\(ctx.name)") { try ctx.existingObject(with: dropped) }
+                #expect(throws: ObjectGraphError.self, "\(ctx.name)") { try ctx.existingObject(with: droppedPermanent) }
+                #expect(try ctx.count(for: FetchRequest(entityName: "Tag")) == 1, "\(ctx.name)")
+            }
+        }
+        try await writer.perform { ctx in try ctx.save() }
+        try await ObjectContext(coordinator: coordinator).perform { ctx in
+            let labels = try ctx.fetch(FetchRequest(entityName: "Tag")).map { try $0.value(forKey: "label") }
+            #expect(labels == [.string("second")])
+        }
+    }
+
+    /// `obtainPermanentIDs` on an object already saved into the parent but not to disk reserves a key: the parent's
+    /// save still inserts the row (under that key), it does not update a row that is not there.
+    @Test func aPermanentIDObtainedAfterSavingIntoTheParentIsInsertedByTheParentsSave() async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try StoreKind.sqlite.coordinator(try Fixtures.model(), folder)
+        let writer = ObjectContext(coordinator: coordinator, name: "writer")
+        let worker = ObjectContext(parent: writer, name: "worker")
+        let (temporary, permanent) = try await worker.perform { ctx in
+            let tag = try ctx.insert("Tag")
+            try tag.setValue("reserved", forKey: "label")
+            try ctx.save()
+            let temporary = tag.objectID
+            try ctx.obtainPermanentIDs(for: [tag])
+            return (temporary, tag.objectID)
+        }
+        #expect(temporary.isTemporaryID && !permanent.isTemporaryID)
+        try await writer.perform { ctx in try ctx.save() }
+        try await ObjectContext(coordinator: coordinator).perform { ctx throws in
+            #expect(try ctx.existingObject(with: permanent).value(forKey: "label") == .string("reserved"))
+            #expect(try ctx.count(for: FetchRequest(entityName: "Tag")) == 1)
+        }
+    }
+
     @Test func aChildSaveCostsTheParentWorkInProportionToWhatItHasRegistered() async throws {
         let coordinator = PersistentStoreCoordinator.inMemory(model: try Fixtures.model())
         let main = ObjectContext(coordinator: coordinator, name: "main")

@@ -100,6 +100,9 @@ final class Ledger: Sendable {
             }
             guard let outcome else { continue }
             if outcome.isInsert { mine.append(outcome.id) }
+            // `mine` may hold a deleted object's temporary ID after its permanent one is reported here: it stays,
+            // and picking it again must find nothing (the delete, still pending in the parent under either ID, hides
+            // the stored row).
             if ownOnly, outcome.label == nil { mine.removeAll { $0 == outcome.id } }
             ledger.record(outcome.id, version: ownOnly ? Int64(round + 2) : outcome.version, label: outcome.label)
         }

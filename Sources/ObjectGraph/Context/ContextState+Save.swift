@@ -60,14 +60,14 @@ extension ContextState {
             max(version, 1, registered[id]?.committed?.version ?? 0, savedVersions[id] ?? 0)
         }
         let sets = sets.filter { !$0.isEmpty }
-        if sets.count == 1 { return flattenOne(normalized(sets[0]), current: current) }
+        if sets.count == 1 { return flattenOne(renamedToCurrentIDs(sets[0], reindex: false), current: current) }
         var order: [ObjectID] = []
         var inserts: [ObjectID: ChangeSet.Row] = [:]
         var updates: [ObjectID: ChangeSet.Row] = [:]
         var updateOrder: [ObjectID] = []
         var deletes: [ObjectID: Int64] = [:]
         var toMany: [ObjectID: [String: ChangeSet.ToManyContents]] = [:]
-        for set in sets.map(normalized) {
+        for set in sets.map({ renamedToCurrentIDs($0, reindex: false) }) {
             for row in set.inserted {
                 if inserts[row.objectID] == nil { order.append(row.objectID) }
                 inserts[row.objectID] = row
@@ -280,7 +280,11 @@ extension ContextState {
     // MARK: Change set
 
     func makeChangeSet() throws -> ChangeSet {
+        // Every object takes the permanent IDs saves have assigned so far, and the set says how far that is: a save
+        // landing before the set is read makes its parent rename it.
+        adoptPermanentIDsIfNeeded()
         var changes = ChangeSet()
+        changes.namesCurrentAt = adoptedSaveCount
         changes.inserted.reserveCapacity(insertionOrder.count)
         // In insertion order, so new rows' keys follow the order objects were inserted in (fetch ties rely on it).
         for object in pendingInserts {
@@ -320,9 +324,16 @@ extension ContextState {
         }
     }
 
-    /// The change set with every temporary ID that an earlier save of this tree made permanent replaced: a child may
-    /// have built it while its parent's save was writing the child's earlier inserts.
-    func normalized(_ set: ChangeSet) -> ChangeSet {
+    /// `set` with every temporary ID that a save has made permanent since its names were current renamed (see
+    /// ``layers``); the set itself when no name changed. `reindex` rebuilds the lookups a layer is read through;
+    /// otherwise a renamed set's index is dropped (IDs changed, so it no longer holds).
+    ///
+    /// Inserts stay inserts: a layer is written once, by the root's save of it, and then dropped, so an insert
+    /// named by a temporary ID that now has a permanent one was not written; its key came from
+    /// `obtainPermanentIDs`, which reserves a key and writes nothing.
+    func renamedToCurrentIDs(_ set: ChangeSet, reindex: Bool) -> ChangeSet {
+        let count = coordinator.saveCount
+        guard set.namesCurrentAt != count else { return set }
         var mentioned: [ObjectID] = []
         for row in set.inserted + set.updated {
             mentioned.append(row.objectID)
@@ -331,11 +342,10 @@ extension ContextState {
         mentioned += set.deleted.map(\.objectID)
         for contents in set.toMany { mentioned += [contents.objectID] + contents.destinations }
         let permanent = coordinator.permanentIDs(for: mentioned)
+        var fixed = set
+        fixed.namesCurrentAt = count
         // The usual case (nothing in the set was saved yet): nothing to rewrite.
-        guard !permanent.isEmpty else { return set }
-        var set = set
-        // IDs change: the index no longer holds.
-        set.index = ChangeSetIndex()
+        guard !permanent.isEmpty else { return fixed }
         func fix(_ id: ObjectID) -> ObjectID { permanent[id] ?? id }
         func fixRow(_ row: ChangeSet.Row) -> ChangeSet.Row {
             var row = row
@@ -343,16 +353,8 @@ extension ContextState {
             row.toOne = row.toOne.map { $0.map(fix) }
             return row
         }
-        var fixed = set
-        // An insert whose temporary ID already has a permanent one was written: it is now an update of that row.
-        let flushed = set.inserted.filter { $0.objectID.isTemporaryID && !fix($0.objectID).isTemporaryID }.map { original in
-            var row = fixRow(original)
-            row.changedAttributes = Array(row.values.indices)
-            row.changedToOne = Array(row.toOne.indices)
-            return row
-        }
-        fixed.inserted = set.inserted.filter { !$0.objectID.isTemporaryID || fix($0.objectID).isTemporaryID }.map(fixRow)
-        fixed.updated = set.updated.map(fixRow) + flushed
+        fixed.inserted = set.inserted.map(fixRow)
+        fixed.updated = set.updated.map(fixRow)
         fixed.deleted = set.deleted.map { (fix($0.objectID), $0.version) }
         fixed.toMany = set.toMany.map { contents in
             var contents = contents
@@ -360,7 +362,19 @@ extension ContextState {
             contents.destinations = contents.destinations.map(fix)
             return contents
         }
+        fixed.index = ChangeSetIndex()
+        if reindex {
+            fixed.buildIndex()
+            if set.index.equality != nil { fixed.buildEqualityIndexes(model: model) }
+        }
         return fixed
+    }
+
+    /// Renames the layers whose names a save has made stale since they were received (see ``layers``).
+    func renameLayers() {
+        let count = coordinator.saveCount
+        receivedLayers = receivedLayers.map { renamedToCurrentIDs($0, reindex: true) }
+        layersCurrentAt = count
     }
 
     // MARK: After the store wrote

@@ -118,6 +118,9 @@ extension ContextState {
     /// has registered, not to the size of the layers (decision 4): each registered object looks itself up.
     func receive(_ incoming: [ChangeSet]) {
         checkExecutor()
+        // Named as the child knew its objects: a save since may have made some of those IDs permanent, and the
+        // objects here (which `checkExecutor` just brought up to date) go by the permanent ones.
+        let incoming = incoming.map { renamedToCurrentIDs($0, reindex: true) }
         for layer in incoming {
             layers.append(layer)
             guard !layer.index.rows.isEmpty || !layer.index.deleted.isEmpty || !layer.index.toMany.isEmpty else { continue }

@@ -14,10 +14,29 @@ final class ContextState {
     let below: any RowSource
     /// Whether this context writes to the store itself.
     var isRoot: Bool { below is StoreSource }
-    /// Children's saved changes, pending here until this context saves, oldest first.
-    var layers: [ChangeSet] = [] {
+    /// Children's saved changes, pending here until this context saves, oldest first, each naming every object by
+    /// the ID the tree knows it by now.
+    ///
+    /// A child names objects by the IDs it knew when it saved; a save of the tree may have made some of them
+    /// permanent since (before the layer arrived, or while it waits here, for a context below the root). Lookups ask
+    /// by the permanent ID, so a layer naming an update or delete by the temporary one would go unseen, and the
+    /// store's older row would show through. Layers are therefore renamed when read after such a save.
+    var layers: [ChangeSet] {
+        get {
+            if !receivedLayers.isEmpty && layersCurrentAt != coordinator.saveCount { renameLayers() }
+            return receivedLayers
+        }
+        set {
+            receivedLayers = newValue
+            layersCurrentAt = newValue.allSatisfy { $0.namesCurrentAt == coordinator.saveCount } ? coordinator.saveCount : -1
+        }
+    }
+    /// The layers as stored (see ``layers``).
+    var receivedLayers: [ChangeSet] = [] {
         didSet { cachedLayerView = nil }
     }
+    /// The coordinator's save count when every layer's names were last current; -1 when unknown.
+    var layersCurrentAt = 0
     /// ``layers`` merged and indexed for fetches (see ``layerView()``).
     var cachedLayerView: InFlightSave?
     /// How a root save resolves rows changed in the store since they were read.

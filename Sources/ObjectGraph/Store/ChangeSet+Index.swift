@@ -52,7 +52,6 @@ extension ChangeSet {
         func file(_ id: ObjectID) {
             if run?.entityName != id.entityName {
                 if let run { index.rowsByEntity[run.entityName, default: []].append(contentsOf: run.ids) }
-        index.isBuilt = true
                 run = (id.entityName, [])
             }
             run!.ids.append(id)
@@ -68,6 +67,7 @@ extension ChangeSet {
         if let run { index.rowsByEntity[run.entityName, default: []].append(contentsOf: run.ids) }
         for (id, version) in deleted { index.deleted[id] = version }
         for contents in toMany { index.toMany[contents.objectID, default: [:]][contents.relationship] = contents.destinations }
+        index.isBuilt = true
         self.index = index
     }
 

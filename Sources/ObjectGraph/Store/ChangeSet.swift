@@ -44,6 +44,10 @@ public struct ChangeSet: Sendable {
     public var mergePolicy: MergePolicy = .error
     /// Temporary IDs already settled (inserts a merge policy turned into updates of existing rows).
     public var presetIDs: [ObjectID: ObjectID] = [:]
+    /// How many ID-assigning saves the coordinator had counted when the IDs here were last current: a save since
+    /// then may have made some of its temporary IDs permanent, and a context keeping the set as a layer renames them
+    /// before reading it (see `ContextState.layers`).
+    var namesCurrentAt = 0
 
     /// Whether the change set writes nothing.
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty && toMany.isEmpty }
