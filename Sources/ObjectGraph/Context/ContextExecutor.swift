@@ -52,7 +52,11 @@ final class QueueExecutor: SerialExecutor {
     /// Whether the calling thread is running this executor's queue (directly or inside ``sync(_:)``). Relaxed
     /// ordering is enough: a thread only ever compares the record with its own ID, and it sees its own writes.
     @inline(__always)
-    var isCurrent: Bool { owner.load(ordering: .relaxed) == Self.currentThread }
+    var isCurrent: Bool { isOwned(by: Self.currentThread) }
+
+    /// Whether `thread` is running this executor's queue.
+    @inline(__always)
+    func isOwned(by thread: UInt) -> Bool { owner.load(ordering: .relaxed) == thread }
 
     func checkIsolated() {
         precondition(isCurrent, "not on the queue \(queue.label)")
@@ -75,12 +79,28 @@ enum ContextExecutor: Sendable {
         return key
     }()
 
+    /// The process's main thread, once a check has seen it (0 before): later checks on it compare one word, where
+    /// asking Foundation and Dispatch cost a twentieth of a screen's small query.
+    private static let knownMainThread = Atomic<UInt>(0)
+
     @inline(__always)
     var isCurrent: Bool {
         switch self {
-        case .main: Thread.isMainThread || DispatchQueue.getSpecific(key: Self.mainQueueKey) == true
+        case .main: Self.isOnMainQueue
         case .queue(let executor): executor.isCurrent
         }
+    }
+
+    /// The main thread is remembered; a thread draining the main queue for it (Linux's `dispatchMain()` retires the
+    /// main thread, and a pool thread drains the queue) is not, as it may run other queues later: the queue mark,
+    /// asked first, answers for it.
+    private static var isOnMainQueue: Bool {
+        let thread = QueueExecutor.currentThread
+        if thread == knownMainThread.load(ordering: .relaxed) { return true }
+        if DispatchQueue.getSpecific(key: mainQueueKey) == true { return true }
+        guard Thread.isMainThread else { return false }
+        knownMainThread.store(thread, ordering: .relaxed)
+        return true
     }
 }
 

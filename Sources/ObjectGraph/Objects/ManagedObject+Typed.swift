@@ -37,6 +37,14 @@ extension ManagedObject {
         _setAttributeValue(value?.attributeValue ?? .null, forKey: key, at: position)
     }
 
+    /// Whether the values are loaded and the caller, running on `thread`, may read them. The state is looked at
+    /// only here, with no call in between, so it needs no retain (see ``ContextState/isAccessible(onThread:)``).
+    @inline(__always)
+    func isLoadedAndAccessible(onThread thread: UInt) -> Bool {
+        guard !isFaultStorage, let state else { return false }
+        return state.isAccessible(onThread: thread)
+    }
+
     /// Whether `position` is where attribute `key` sits (the macro's guess, which a model may contradict).
     @inline(__always)
     func isAttribute(_ key: String, at position: Int) -> Bool {
@@ -54,7 +62,7 @@ extension ManagedObject {
     /// The stored value of attribute `key`, loading a fault; traps where ``value(forKey:)`` would throw.
     public func _attributeValue(_ key: String, at position: Int) -> AttributeValue {
         // The usual case first, in one pass: a loaded object on its context's queue, at the macro's position.
-        if !isFaultStorage, let state, state.isAccessible, isAttribute(key, at: position) { return values[position] }
+        if isLoadedAndAccessible(onThread: QueueExecutor.currentThread), isAttribute(key, at: position) { return values[position] }
         do {
             let index = try attributeIndex(key, at: position)
             _ = try fulfilledState()

@@ -209,11 +209,16 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             throw ObjectGraphError.typeMismatch(
                 entity: entity.name, key: entity.attributeNames[index], expected: type.name, got: "\(value.kindName) \(value)")
         }
+        // An inserted object is written whole: no comparison, no change tracking (and, checked this way, no retain
+        // of the state).
+        if isInserted, !isDeleted, isLoadedAndAccessible(onThread: QueueExecutor.currentThread) {
+            values[index] = value
+            return
+        }
         let state = try fulfilledState()
         guard !isDeleted || state.isApplyingDeleteRules else {
             throw ObjectGraphError.objectInaccessible(entity: entity.name, objectID: objectID, reason: "it is deleted")
         }
-        // An inserted object is written whole: no comparison, no change tracking.
         if isInserted {
             values[index] = value
             return

@@ -15,15 +15,18 @@ enum FetchCandidate {
 
 /// A fetch's results before they become objects: the rows below as they came, when nothing pending here changes
 /// the answer (the common case, kept apart so that a large fetch makes no intermediate array), or candidates judged,
-/// ordered and sliced here.
+/// ordered and sliced here, or nothing when the store's rows went straight to the caller as they were read.
 enum FetchCandidates {
     case rows([Snapshot])
     case mixed([FetchCandidate])
+    /// The rows were handed to the caller's sink (see ``ContextState/fetchCandidates(_:loadValues:streamingRowsTo:)``).
+    case streamed
 
     var count: Int {
         switch self {
         case .rows(let rows): rows.count
         case .mixed(let candidates): candidates.count
+        case .streamed: 0
         }
     }
 
@@ -32,6 +35,7 @@ enum FetchCandidates {
         switch self {
         case .rows(let rows): try rows.map { try transform(.snapshot($0)) }
         case .mixed(let candidates): try candidates.map(transform)
+        case .streamed: []
         }
     }
 }
@@ -100,7 +104,13 @@ extension ContextState {
 
     /// The request's results as objects, in order, sliced.
     func fetchObjects(_ request: FetchRequest, loadValues: Bool) throws -> [ManagedObject] {
-        let candidates = try fetchCandidates(request, loadValues: loadValues)
+        var streamed: [ManagedObject] = []
+        // Rows straight from the store become objects as they are read: a large fetch keeps no array of rows, and
+        // each row's values are still in cache when its object takes them.
+        let candidates = try fetchCandidates(request, loadValues: loadValues, streamingRowsTo: loadValues ? { row in
+            streamed.append(try self.register(row))
+        } : nil)
+        if case .streamed = candidates { return streamed }
         registered.reserveCapacity(registered.count + candidates.count)
         if case .rows(let rows) = candidates {
             var objects: [ManagedObject] = []
@@ -118,7 +128,10 @@ extension ContextState {
 
     /// The request's results: rows from below (the store does the work when nothing is pending here), and objects
     /// and layer rows with unsaved changes, judged and ordered in memory exactly as the store would.
-    func fetchCandidates(_ request: FetchRequest, loadValues: Bool = true) throws -> FetchCandidates {
+    ///
+    /// With `sink`, rows read straight from the store (nothing pending here changes them) go to it as they are read,
+    /// and the result is ``FetchCandidates/streamed``.
+    func fetchCandidates(_ request: FetchRequest, loadValues: Bool = true, streamingRowsTo sink: ((Snapshot) throws -> Void)? = nil) throws -> FetchCandidates {
         try request.validate()
         let entity = try model.entity(named: request.entityName)
         let names = entity.names(includingSubentities: request.includesSubentities)
@@ -147,6 +160,10 @@ extension ContextState {
             storeRequest.offset = request.fetchOffset
             if !loadValues, below is StoreSource {
                 return .rows(try coordinator.store.fetchIDs(storeRequest).map { Snapshot(objectID: $0, version: 0, values: [], toOne: []) })
+            }
+            if let sink, below is StoreSource {
+                try coordinator.store.fetch(storeRequest, each: sink)
+                return .streamed
             }
             return .rows(try below.fetch(storeRequest))
         }

@@ -79,6 +79,10 @@ public protocol PersistentStore: AnyObject, Sendable {
     func snapshots(for ids: [ObjectID]) throws -> [Snapshot]
     /// The rows a request selects, in its order.
     func fetch(_ request: StoreFetchRequest) throws -> [Snapshot]
+    /// The rows a request selects, in its order, each handed to `body` as soon as it is read: a large fetch then
+    /// builds no array of rows on its way to becoming objects. `body` runs while the store reads, so it must not
+    /// wait on anything that waits on the store.
+    func fetch(_ request: StoreFetchRequest, each body: (Snapshot) throws -> Void) throws
     /// The IDs of the rows a request selects, in its order, without reading their values.
     func fetchIDs(_ request: StoreFetchRequest) throws -> [ObjectID]
     /// Rows of chosen properties and aggregates, grouped and filtered (dictionary results).
@@ -93,4 +97,11 @@ public protocol PersistentStore: AnyObject, Sendable {
     func allocatePrimaryKeys(rootEntity: String, count: Int) throws -> [Int64]
     /// Writes a change set in one transaction: all of it, or (on any error) none of it.
     func save(_ changes: ChangeSet) throws -> SaveResult
+}
+
+extension PersistentStore {
+    /// Reads the whole result, then hands the rows over: for stores whose rows are in memory anyway.
+    public func fetch(_ request: StoreFetchRequest, each body: (Snapshot) throws -> Void) throws {
+        for row in try fetch(request) { try body(row) }
+    }
 }

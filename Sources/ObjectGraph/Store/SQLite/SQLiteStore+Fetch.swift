@@ -194,12 +194,16 @@ extension SQLiteStore {
     }
 
     public func fetch(_ request: StoreFetchRequest) throws -> [Snapshot] {
+        var result: [Snapshot] = []
+        try fetch(request) { result.append($0) }
+        return result
+    }
+
+    public func fetch(_ request: StoreFetchRequest, each body: (Snapshot) throws -> Void) throws {
         let (_, table) = try layout(for: request.entityName)
         let (sql, arguments) = try fetchSQL(request)
-        return try readStore(singleStatement: true) { db in
-            var result: [Snapshot] = []
-            try step(db, sql, arguments, cached: true) { row in result.append(try readSnapshot(row, table: table)) }
-            return result
+        try readStore(singleStatement: true) { db in
+            try step(db, sql, arguments, cached: true) { row in try body(try readSnapshot(row, table: table)) }
         }
     }
 

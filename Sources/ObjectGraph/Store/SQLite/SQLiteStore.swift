@@ -46,7 +46,7 @@ public final class SQLiteStore: PersistentStore {
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
             identifier = try pool.write { db in try Self.prepareSchema(db, model: model, tables: tables, path: path) }
-            statementReaders = StatementReaders(path: path)
+            statementReaders = try StatementReaders(path: path)
         } catch let error as ObjectGraphError {
             throw error
         } catch let error as DatabaseError {

@@ -15,13 +15,18 @@ final class StatementReaders: Sendable {
     /// How many idle connections are kept; more concurrent reads open more, closed when done.
     private let limit = 4
 
-    init(path: String) {
+    /// Opens the first connection at once: opening one costs little on a fresh heap, but much (glibc consolidates
+    /// its free lists for SQLite's page cache) on the heap a large import has just churned, and the first read is
+    /// often a screen's query on the main thread during such an import.
+    init(path: String) throws {
         self.path = path
         var configuration = Configuration()
         configuration.readonly = true
         configuration.label = "ObjectGraph.SQLiteStore.reader"
         configuration.prepareDatabase { db in PredicateSQLFunctions.register(in: db) }
         self.configuration = configuration
+        let first = try DatabaseQueue(path: path, configuration: configuration)
+        idle.withLock { $0.append(first) }
     }
 
     /// Runs `body` on an idle connection (opening one when none is idle), outside any transaction.
