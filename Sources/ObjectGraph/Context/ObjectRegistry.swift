@@ -11,9 +11,11 @@
 ///
 /// The table is its own open-addressing hash table rather than a `Dictionary`: every fetched row registers an object
 /// and every object's end removes one, and a `Dictionary` hashed each ID with a seeded SipHash and shifted entries
-/// back on every removal (a fifth of a large fetch's cost went to it). Here keys hash by one multiplication, each
-/// object remembers its slot so that removing it probes nothing, and removals leave tombstones that the next
-/// resize clears. Keys are row keys and process-wide counters, not input an attacker chooses.
+/// back on every removal (a fifth of a large fetch's cost went to it). Here keys hash by one multiplication, an
+/// object's removal probes for its address (slots hold the key beside the reference, so no other object is read),
+/// and removals leave tombstones that the next resize clears. Objects do not remember their slots: a resize would
+/// then write to every registered object, a cache miss each while a large fetch grows the table. Keys are row keys
+/// and process-wide counters, not input an attacker chooses.
 struct ObjectRegistry {
     private struct Slot {
         var key: Int64 = 0
@@ -58,7 +60,6 @@ struct ObjectRegistry {
             if let index = find(id) {
                 if let newValue {
                     slots[index].object = Unmanaged.passUnretained(newValue)
-                    newValue.registrySlot = index
                 } else {
                     clear(index)
                 }
@@ -77,14 +78,23 @@ struct ObjectRegistry {
         return (object, true)
     }
 
-    /// Removes `object`'s entry, found by the slot it remembers (nothing is hashed); nothing happens when the slot
-    /// holds another object or none (the object was unregistered, or another took its ID since). Compares
-    /// addresses only, so it is safe to call from `object`'s `deinit`.
+    /// Removes `object`'s entry, found under its ID's key by address; nothing happens when no slot holds it (the
+    /// object was unregistered, or another took its ID since). Reads no other object, so it is safe to call from
+    /// `object`'s `deinit`.
     mutating func remove(_ object: ManagedObject) {
-        let index = object.registrySlot
-        guard index >= 0, index < slots.count,
-              slots[index].object?.toOpaque() == Unmanaged.passUnretained(object).toOpaque() else { return }
-        clear(index)
+        guard !slots.isEmpty else { return }
+        let address = Unmanaged.passUnretained(object).toOpaque()
+        let mask = slots.count - 1
+        var index = home(object.storedObjectID.rawKey)
+        while true {
+            let slot = slots[index]
+            if let entry = slot.object {
+                if entry.toOpaque() == address { return clear(index) }
+            } else if !slot.isTombstone {
+                return
+            }
+            index = (index + 1) & mask
+        }
     }
 
     /// Every registered object.
@@ -129,12 +139,11 @@ struct ObjectRegistry {
         var index = home(id.rawKey)
         while slots[index].object != nil || slots[index].isTombstone { index = (index + 1) & mask }
         slots[index] = Slot(key: id.rawKey, object: Unmanaged.passUnretained(object))
-        object.registrySlot = index
         count += 1
         used += 1
     }
 
-    /// Rebuilds the table at `capacity` slots (dropping tombstones); every object learns its new slot.
+    /// Rebuilds the table at `capacity` slots (dropping tombstones), from the slots alone.
     private mutating func resize(to capacity: Int) {
         let old = slots
         slots = Array(repeating: Slot(), count: capacity)
@@ -146,7 +155,6 @@ struct ObjectRegistry {
             var index = home(slot.key)
             while slots[index].object != nil { index = (index + 1) & mask }
             slots[index] = Slot(key: slot.key, object: entry)
-            entry.takeUnretainedValue().registrySlot = index
         }
     }
 }

@@ -66,9 +66,6 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var state: ContextState?
     /// Why ``state`` is nil, for the error message.
     var detachReason = "its context was deallocated"
-    /// Where the registry keeps this object (see ``ObjectRegistry``), so that the object's end finds its entry
-    /// without hashing; -1 before it is registered.
-    var registrySlot = -1
     /// Whether the attribute values are not loaded yet.
     var isFaultStorage: Bool
     /// Current attribute values (meaningless while a fault).

@@ -62,10 +62,13 @@ extension SQLiteStore {
             guard let found = table.entities[entityName] else { throw ObjectGraphError.unknownEntity(entityName) }
             columns = found
         }
-        var values: [AttributeValue] = []
-        values.reserveCapacity(columns.attributes.count)
-        for (position, type) in zip(columns.attributes, columns.attributeTypes) {
-            values.append(Self.readValue(statement, at: Int32(position), as: type))
+        // Written in place: appending checks capacity and uniqueness for every value of every row.
+        let positions = columns.attributes, types = columns.attributeTypes
+        let values = [AttributeValue](unsafeUninitializedCapacity: positions.count) { buffer, count in
+            for index in positions.indices {
+                (buffer.baseAddress! + index).initialize(to: Self.readValue(statement, at: Int32(positions[index]), as: types[index]))
+            }
+            count = positions.count
         }
         var toOne: [ObjectID?] = []
         toOne.reserveCapacity(columns.toOne.count)
