@@ -50,11 +50,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         }
         set { storedObjectID = newValue }
     }
-    var storedObjectID: ObjectID
+    /// The ID as stored, without adopting permanent IDs (see ``values`` for `@exclusivity(unchecked)`).
+    @exclusivity(unchecked) var storedObjectID: ObjectID
     /// Whether the object is inserted and not yet saved.
-    public internal(set) var isInserted = false
+    @exclusivity(unchecked) public internal(set) var isInserted = false
     /// Whether the object is deleted (pending until save, then for good).
-    public internal(set) var isDeleted = false
+    @exclusivity(unchecked) public internal(set) var isDeleted = false
 
     /// The context's bookkeeping; nil once the context forgot the object (reset, rollback of an insert, saved delete,
     /// the context's deallocation).
@@ -63,18 +64,20 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// pays an atomic load through it plus slow-path reference counting (a sixth of a large fetch). The cycle this
     /// makes with the change sets (which hold changed objects) is cut when the context goes: its `isolated deinit`
     /// detaches every object on the context's own executor.
-    var state: ContextState?
+    @exclusivity(unchecked) var state: ContextState?
     /// Why ``state`` is nil, for the error message.
     var detachReason = "its context was deallocated"
     /// Whether the attribute values are not loaded yet.
-    var isFaultStorage: Bool
+    @exclusivity(unchecked) var isFaultStorage: Bool
     /// Current attribute values (meaningless while a fault).
     ///
-    /// `@exclusivity(unchecked)` here and on ``toOne`` and ``committed``: Swift checks at run time that no two
-    /// accesses to a class's stored property overlap, which cost a tenth of a large insert (every setter modifies
-    /// `values`). It is sound to skip: these properties are internal, touched only by this module's code on the
-    /// context's executor (confinement is checked on every access), and none of that code reaches the same
-    /// property again while modifying it (a replaced value's release runs no code of ours).
+    /// `@exclusivity(unchecked)` here, on ``toOne`` and ``committed``, and on the ID, flags and state above: Swift
+    /// checks at run time that no two accesses to a class's stored property overlap, which cost a tenth of a large
+    /// insert (every setter modifies `values`), then a twentieth more for the flags every setter reads. It is sound
+    /// to skip: these properties are modified only by this module's code on the context's executor (confinement is
+    /// checked on every access; the check is per thread, so it never caught races between threads anyway), and none
+    /// of that code reaches the same property again while modifying it (a replaced value's release runs no code of
+    /// ours).
     @exclusivity(unchecked) var values: [AttributeValue]
     /// Current to-one destinations (meaningless while a fault).
     @exclusivity(unchecked) var toOne: [ObjectID?]
@@ -85,7 +88,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// To-many contents as last loaded or saved, by relationship index.
     var committedToMany: [Int: RelatedIDs] = [:]
     /// Whether the object sits in its context's updated set.
-    var isMarkedUpdated = false
+    @exclusivity(unchecked) var isMarkedUpdated = false
 
     /// Creates an object; only contexts call this.
     public required init(entity: ModelEntity, objectID: ObjectID) {
