@@ -7,6 +7,25 @@ import Testing
         try await context.perform { ctx in try ctx.count(for: try FetchRequest(entityName: "Book", format: format)) }
     }
 
+    /// Inserts two tags through `context`, labelled "first" and "doomed", and saves it (into its parent).
+    func insertFirstAndDoomed(_ context: ObjectContext) async throws -> (first: ObjectID, doomed: ObjectID) {
+        try await context.perform { ctx in
+            let first = try ctx.insert("Tag")
+            try first.setValue("first", forKey: "label")
+            let doomed = try ctx.insert("Tag")
+            try doomed.setValue("doomed", forKey: "label")
+            try ctx.save()
+            return (first.objectID, doomed.objectID)
+        }
+    }
+
+    /// The labels of the tags on disk, read by a new root context.
+    func storedTagLabels(_ coordinator: PersistentStoreCoordinator) async throws -> [AttributeValue] {
+        try await ObjectContext(coordinator: coordinator, name: "outsider").perform { ctx in
+            try ctx.fetch(FetchRequest(entityName: "Tag")).map { try $0.value(forKey: "label") }
+        }
+    }
+
     @Test func aChildSavePushesIntoItsParentOnlyAndTheRootWritesIt() async throws {
         let folder = try TemporaryFolder()
         let coordinator = try StoreKind.sqlite.coordinator(try Fixtures.model(), folder)
@@ -109,14 +128,7 @@ import Testing
         let writer = ObjectContext(coordinator: coordinator, name: "writer")
         let middle = ObjectContext(parent: writer, name: "middle")
         let worker = ObjectContext(parent: middle, name: "worker")
-        let (kept, dropped) = try await worker.perform { ctx in
-            let kept = try ctx.insert("Tag")
-            try kept.setValue("first", forKey: "label")
-            let dropped = try ctx.insert("Tag")
-            try dropped.setValue("doomed", forKey: "label")
-            try ctx.save()
-            return (kept.objectID, dropped.objectID)
-        }
+        let (kept, dropped) = try await insertFirstAndDoomed(worker)
         try await middle.perform { ctx in try ctx.save() }
         // Changed and deleted while the IDs are still temporary: the middle's layer names them so.
         try await worker.perform { ctx in
@@ -144,11 +156,7 @@ import Testing
         }
         try await middle.perform { ctx in try ctx.save() }
         try await writer.perform { ctx in try ctx.save() }
-        let outsider = ObjectContext(coordinator: coordinator, name: "outsider")
-        try await outsider.perform { ctx in
-            let labels = try ctx.fetch(FetchRequest(entityName: "Tag")).map { try $0.value(forKey: "label") }
-            #expect(labels == [.string("second")])
-        }
+        #expect(try await storedTagLabels(coordinator) == [.string("second")])
     }
 
     /// A child's change set built just before its parent's save made its IDs permanent, and received just after
@@ -158,14 +166,8 @@ import Testing
         let coordinator = try StoreKind.sqlite.coordinator(try Fixtures.model(), folder)
         let writer = ObjectContext(coordinator: coordinator, name: "writer")
         let worker = ObjectContext(parent: writer, name: "worker")
-        let (changed, dropped, savedBefore) = try await worker.perform { ctx in
-            let changed = try ctx.insert("Tag")
-            try changed.setValue("first", forKey: "label")
-            let dropped = try ctx.insert("Tag")
-            try dropped.setValue("doomed", forKey: "label")
-            try ctx.save()
-            return (changed.objectID, dropped.objectID, coordinator.saveCount)
-        }
+        let (changed, dropped) = try await insertFirstAndDoomed(worker)
+        let savedBefore = coordinator.saveCount
         try await writer.perform { ctx in try ctx.save() }
         // What the worker would have pushed had it saved an update and a delete just before the writer's save.
         var late = ChangeSet()
@@ -186,10 +188,7 @@ import Testing
             }
         }
         try await writer.perform { ctx in try ctx.save() }
-        try await ObjectContext(coordinator: coordinator).perform { ctx in
-            let labels = try ctx.fetch(FetchRequest(entityName: "Tag")).map { try $0.value(forKey: "label") }
-            #expect(labels == [.string("second")])
-        }
+        #expect(try await storedTagLabels(coordinator) == [.string("second")])
     }
 
     /// `obtainPermanentIDs` on an object already saved into the parent but not to disk reserves a key: the parent's
