@@ -177,23 +177,25 @@ extension SQLiteStore {
         let key = request.predicate?.hasNonASCIIText == true ? nil : FetchSQLKey(
             entityName: request.entityName, includesSubentities: request.includesSubentities, predicate: request.predicate,
             sortKeys: request.sortKeys)
-        var (sql, arguments) = try key.flatMap { key in fetchSQLCache.withLock { $0[key] } } ?? {
+        let compiled = try key.flatMap { key in fetchSQLCache.withLock { $0[key] } } ?? {
             var unsliced = request
             (unsliced.limit, unsliced.offset) = (nil, 0)
             let (sql, arguments, _) = try selectSQL(unsliced, columns: { $0.selectList.joined(separator: ", ") }, ordered: true, sliced: false)
+            let compiled = FetchSQL(sql: sql, slicedSQL: sql + " LIMIT ? OFFSET ?", arguments: arguments)
             if let key {
                 fetchSQLCache.withLock { cache in
                     if cache.count >= 256 { cache = [:] }
-                    cache[key] = (sql, arguments)
+                    cache[key] = compiled
                 }
             }
-            return (sql, arguments)
+            return compiled
         }()
-        if request.limit != nil || request.offset > 0 {
-            sql += " LIMIT ? OFFSET ?"
-            arguments += [(request.limit ?? -1).databaseValue, request.offset.databaseValue]
-        }
-        return (sql, arguments)
+        guard request.limit != nil || request.offset > 0 else { return (compiled.sql, compiled.arguments) }
+        var arguments: [DatabaseValue] = []
+        arguments.reserveCapacity(compiled.arguments.count + 2)
+        arguments += compiled.arguments
+        arguments += [(request.limit ?? -1).databaseValue, request.offset.databaseValue]
+        return (compiled.slicedSQL, arguments)
     }
 
     public func fetch(_ request: StoreFetchRequest) throws -> [Snapshot] {
@@ -351,6 +353,14 @@ extension SQLiteStore {
 }
 
 /// What decides the SQL of an object fetch (its slice is bound, not written).
+/// A fetch's compiled SQL, unsliced and with its slice's placeholders (kept ready: a small query that appended them
+/// every time spent about 4% of its time copying the SQL and arguments).
+struct FetchSQL: Sendable {
+    let sql: String
+    let slicedSQL: String
+    let arguments: [DatabaseValue]
+}
+
 struct FetchSQLKey: Hashable, Sendable {
     let entityName: String
     let includesSubentities: Bool
