@@ -11,14 +11,15 @@
 ///
 /// The table is its own open-addressing hash table rather than a `Dictionary`: every fetched row registers an object
 /// and every object's end removes one, and a `Dictionary` hashed each ID with a seeded SipHash and shifted entries
-/// back on every removal (a fifth of a large fetch's cost went to it). Here keys hash by one multiplication, an
-/// object's removal probes for its address (slots hold the key beside the reference, so no other object is read),
+/// back on every removal (a fifth of a large fetch's cost went to it). Here keys hash by one multiplication per
+/// group of eight (see ``home(_:)``), an object's removal probes for its address (slots hold the key beside the reference, so no other object is read),
 /// and removals leave tombstones that the next resize clears. Objects do not remember their slots: a resize would
 /// then write to every registered object, a cache miss each while a large fetch grows the table. Keys are row keys
 /// and process-wide counters, not input an attacker chooses.
 struct ObjectRegistry {
     private struct Slot {
-        var key: Int64 = 0
+        /// The entry's hash key (see ``tag(of:)``): compared before the object's ID is read.
+        var tag: UInt64 = 0
         var object: Unmanaged<ManagedObject>?
         /// An emptied slot that lookups must probe past.
         var isTombstone = false
@@ -29,24 +30,50 @@ struct ObjectRegistry {
     private(set) var count = 0
     /// Live entries plus tombstones: what decides a resize.
     private var used = 0
+    /// 64 minus the number of bits that pick a group of eight slots.
     private var shift = 64
+    /// The last entity name salted, and its salt: rows arrive in runs of one entity.
+    private let lastSalt = SaltMemo()
 
-    /// The first slot to probe for `key` (Fibonacci hashing: the top bits of the key times 2⁶⁴/φ).
+    private final class SaltMemo {
+        var name = ""
+        var salt: UInt64 = 0
+    }
+
+    /// The key and the entity in one word: the row key, with a salt from the entity's name in the top 24 bits
+    /// (row keys of one table stay far below 2⁴⁰). Keys repeat across inheritance trees (each table numbers its
+    /// rows); the salt keeps Book 5 and Author 5 in different groups, and the full ID decides.
     @inline(__always)
-    private func home(_ key: Int64) -> Int {
-        Int(truncatingIfNeeded: (UInt64(bitPattern: key) &* 0x9E37_79B9_7F4A_7C15) >> UInt64(shift))
+    private func tag(of id: ObjectID) -> UInt64 {
+        if id.entityName != lastSalt.name {
+            var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+            for byte in id.entityName.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+            lastSalt.name = id.entityName
+            lastSalt.salt = hash << 40
+        }
+        return UInt64(bitPattern: id.rawKey) ^ lastSalt.salt
+    }
+
+    /// The first slot to probe for `tag`. Eight consecutive keys share a group of eight slots, and groups are
+    /// scattered by Fibonacci hashing (the top bits of the group number times 2⁶⁴/φ): a fetch registers rows in key
+    /// order and their objects are freed in that order, so consecutive entries share cache lines, where a hash of
+    /// each key sent every registration and removal to a different line of a table larger than the cache.
+    @inline(__always)
+    private func home(_ tag: UInt64) -> Int {
+        guard shift < 64 else { return Int(truncatingIfNeeded: tag & 7) }
+        return Int(truncatingIfNeeded: (((tag >> 3) &* 0x9E37_79B9_7F4A_7C15) >> UInt64(shift)) << 3 | (tag & 7))
     }
 
     /// The slot holding `id`, if any.
     private func find(_ id: ObjectID) -> Int? {
         guard !slots.isEmpty else { return nil }
         let mask = slots.count - 1
-        var index = home(id.rawKey)
+        let tag = tag(of: id)
+        var index = home(tag)
         while true {
             let slot = slots[index]
             if let object = slot.object {
-                // Keys repeat across inheritance trees (each table numbers its rows): the entity decides.
-                if slot.key == id.rawKey, object.takeUnretainedValue().storedObjectID == id { return index }
+                if slot.tag == tag, object.takeUnretainedValue().storedObjectID == id { return index }
             } else if !slot.isTombstone {
                 return nil
             }
@@ -85,7 +112,7 @@ struct ObjectRegistry {
         guard !slots.isEmpty else { return }
         let address = Unmanaged.passUnretained(object).toOpaque()
         let mask = slots.count - 1
-        var index = home(object.storedObjectID.rawKey)
+        var index = home(tag(of: object.storedObjectID))
         while true {
             let slot = slots[index]
             if let entry = slot.object {
@@ -136,9 +163,10 @@ struct ObjectRegistry {
     private mutating func insert(_ object: ManagedObject, for id: ObjectID) {
         if (used + 1) * 8 > slots.count * 5 { resize(to: Self.capacity(for: count + 1)) }
         let mask = slots.count - 1
-        var index = home(id.rawKey)
+        let tag = tag(of: id)
+        var index = home(tag)
         while slots[index].object != nil || slots[index].isTombstone { index = (index + 1) & mask }
-        slots[index] = Slot(key: id.rawKey, object: Unmanaged.passUnretained(object))
+        slots[index] = Slot(tag: tag, object: Unmanaged.passUnretained(object))
         count += 1
         used += 1
     }
@@ -147,14 +175,14 @@ struct ObjectRegistry {
     private mutating func resize(to capacity: Int) {
         let old = slots
         slots = Array(repeating: Slot(), count: capacity)
-        shift = 64 - capacity.trailingZeroBitCount
+        shift = 64 - (capacity.trailingZeroBitCount - 3)
         used = count
         let mask = capacity - 1
         for slot in old {
             guard let entry = slot.object else { continue }
-            var index = home(slot.key)
+            var index = home(slot.tag)
             while slots[index].object != nil { index = (index + 1) & mask }
-            slots[index] = Slot(key: slot.key, object: entry)
+            slots[index] = Slot(tag: slot.tag, object: entry)
         }
     }
 }
