@@ -12,13 +12,13 @@
 /// The table is its own open-addressing hash table rather than a `Dictionary`: every fetched row registers an object
 /// and every object's end removes one, and a `Dictionary` hashed each ID with a seeded SipHash and shifted entries
 /// back on every removal (a fifth of a large fetch's cost went to it). Here keys hash by one multiplication per
-/// group of eight (see ``home(_:)``), an object's removal probes for its address (slots hold the key beside the reference, so no other object is read),
-/// and removals leave tombstones that the next resize clears. Objects do not remember their slots: a resize would
-/// then write to every registered object, a cache miss each while a large fetch grows the table. Keys are row keys
-/// and process-wide counters, not input an attacker chooses.
+/// group of eight (see `home(_:)`), an object's removal probes for its address (slots hold the key beside the
+/// reference, so no other object is read), and removals leave tombstones that the next resize clears. Objects do
+/// not remember their slots: a resize would then write to every registered object, a cache miss each while a large
+/// fetch grows the table. Keys are row keys and process-wide counters, not input an attacker chooses.
 struct ObjectRegistry {
     private struct Slot {
-        /// The entry's hash key (see ``tag(of:)``): compared before the object's ID is read.
+        /// The entry's hash key (see `tag(of:)`): compared before the object's ID is read.
         var tag: UInt64 = 0
         var object: Unmanaged<ManagedObject>?
         /// An emptied slot that lookups must probe past.

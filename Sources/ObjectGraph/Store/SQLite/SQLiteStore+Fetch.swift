@@ -352,7 +352,6 @@ extension SQLiteStore {
     }
 }
 
-/// What decides the SQL of an object fetch (its slice is bound, not written).
 /// A fetch's compiled SQL, unsliced and with its slice's placeholders (kept ready: a small query that appended them
 /// every time spent about 4% of its time copying the SQL and arguments).
 struct FetchSQL: Sendable {
@@ -361,6 +360,7 @@ struct FetchSQL: Sendable {
     let arguments: [DatabaseValue]
 }
 
+/// What decides the SQL of an object fetch (its slice is bound, not written).
 struct FetchSQLKey: Hashable, Sendable {
     let entityName: String
     let includesSubentities: Bool
