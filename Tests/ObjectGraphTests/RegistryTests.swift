@@ -104,9 +104,31 @@ import Testing
 /// The coordinator's memory of permanent IDs: every save's mapping stays resolvable both ways however the
 /// segments holding them are merged.
 /// The registry's own hash table against a `Dictionary` doing the same operations: every ID leads to what the
-/// dictionary holds, through growth, tombstones, removal by remembered slot, keys shared across entities (each
-/// table numbers its rows) and temporary (negative) keys.
+/// dictionary holds, through growth, tombstones, removal by address, keys shared across entities (each table
+/// numbers its rows) and temporary (negative) keys.
 @Suite struct ObjectRegistryTableTests {
+    /// Dense runs of the same keys in two entities (rows of two tables, fetched in key order) land in the same
+    /// groups of slots before the entity's salt: every entry is still found, and freeing in order empties the table.
+    @Test func denseRunsOfTheSameKeysInTwoEntities() throws {
+        let model = try Fixtures.model()
+        let entities = [try model.entity(named: "Tag"), try model.entity(named: "Author")]
+        var registry = ObjectRegistry()
+        var objects: [ManagedObject] = []
+        for entity in entities {
+            for key in Int64(1)...5_000 {
+                let id = ObjectID(entityName: entity.name, rawKey: key)
+                let (object, isNew) = registry.object(for: id) { entity.objectType.init(entity: entity, objectID: id) }
+                #expect(isNew)
+                objects.append(object)
+            }
+        }
+        #expect(registry.count == 10_000)
+        for object in objects { #expect(registry[object.storedObjectID] === object) }
+        for object in objects { registry.remove(object) }
+        #expect(registry.count == 0)
+        for object in objects { #expect(registry[object.storedObjectID] == nil) }
+    }
+
     @Test func randomOperationsAgreeWithADictionary() throws {
         let model = try Fixtures.model()
         let entities = [try model.entity(named: "Tag"), try model.entity(named: "Author")]
