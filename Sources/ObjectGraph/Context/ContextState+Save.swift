@@ -372,9 +372,7 @@ extension ContextState {
 
     /// Renames the layers whose names a save has made stale since they were received (see ``layers``).
     func renameLayers() {
-        let count = coordinator.saveCount
         receivedLayers = receivedLayers.map { renamedToCurrentIDs($0, reindex: true) }
-        layersCurrentAt = count
     }
 
     // MARK: After the store wrote

@@ -20,23 +20,20 @@ final class ContextState {
     /// A child names objects by the IDs it knew when it saved; a save of the tree may have made some of them
     /// permanent since (before the layer arrived, or while it waits here, for a context below the root). Lookups ask
     /// by the permanent ID, so a layer naming an update or delete by the temporary one would go unseen, and the
-    /// store's older row would show through. Layers are therefore renamed when read after such a save.
+    /// store's older row would show through. Layers are therefore renamed when read after such a save (each says
+    /// when its names were current, so the check is a comparison per layer).
     var layers: [ChangeSet] {
         get {
-            if !receivedLayers.isEmpty && layersCurrentAt != coordinator.saveCount { renameLayers() }
+            let saveCount = coordinator.saveCount
+            if receivedLayers.contains(where: { $0.namesCurrentAt != saveCount }) { renameLayers() }
             return receivedLayers
         }
-        set {
-            receivedLayers = newValue
-            layersCurrentAt = newValue.allSatisfy { $0.namesCurrentAt == coordinator.saveCount } ? coordinator.saveCount : -1
-        }
+        set { receivedLayers = newValue }
     }
     /// The layers as stored (see ``layers``).
     var receivedLayers: [ChangeSet] = [] {
         didSet { cachedLayerView = nil }
     }
-    /// The coordinator's save count when every layer's names were last current; -1 when unknown.
-    var layersCurrentAt = 0
     /// ``layers`` merged and indexed for fetches (see ``layerView()``).
     var cachedLayerView: InFlightSave?
     /// How a root save resolves rows changed in the store since they were read.
@@ -92,7 +89,7 @@ final class ContextState {
 
     /// Whether the caller may use this context: it runs on its executor, or checks are off.
     @inline(__always)
-    var isAccessible: Bool { !checksConfinement || executor.isCurrent }
+    var isAccessible: Bool { isAccessible(onThread: QueueExecutor.currentThread) }
 
     /// ``isAccessible`` for a caller that has already asked which thread it runs on: a private queue's check then
     /// calls nothing while it reads this state, so a hot accessor need not retain the state around it (a retain and

@@ -47,10 +47,11 @@ public struct ObjectID: Sendable, Hashable, Codable, CustomStringConvertible, Co
 
     /// The hash a `Dictionary` or `Set` keyed by IDs uses: the key's own one-word hash, as for an `Int` key.
     ///
-    /// Every context keeps several tables keyed by IDs (change sets, ID maps, versions), so each saved or
-    /// fetched object is hashed several times; through ``hash(into:)`` each time builds and seeds a full `Hasher`
-    /// (the seeding alone was 6% of a large save). This is the standard library's own customization point for one-word keys, with
-    /// the same hash function and per-table seed, so tables stay as resistant to crafted keys as `Int`-keyed ones.
+    /// Every context keeps several tables keyed by IDs (change sets, ID maps, versions), so each saved or fetched
+    /// object is hashed several times; through ``hash(into:)`` each time builds and seeds a full `Hasher` (the
+    /// seeding alone was 6% of a large save). This is the standard library's own customization point for one-word
+    /// keys, with the same hash function and per-table seed, so tables stay as resistant to crafted keys as
+    /// `Int`-keyed ones.
     public func _rawHashValue(seed: Int) -> Int { rawKey._rawHashValue(seed: seed) }
 
     public static func == (lhs: ObjectID, rhs: ObjectID) -> Bool {
