@@ -94,7 +94,7 @@ extension ContextState {
 
     /// The row as it will be stored: the object's values for `keepingObject`, the stored ones elsewhere.
     private func merged(_ row: ChangeSet.Row, _ stored: Snapshot, keepingObject: Set<Int>, toOne: Set<Int>) -> Snapshot {
-        let values = row.values.indices.map { keepingObject.contains($0) ? row.values[$0] : stored.values[$0] }
+        let values = AttributeValues(row.values.indices.map { keepingObject.contains($0) ? row.values[$0] : stored.values[$0] })
         let destinations = row.toOne.indices.map { toOne.contains($0) ? row.toOne[$0] : stored.toOne[$0] }
         return Snapshot(objectID: row.objectID, version: stored.version + 1, values: values, toOne: destinations)
     }

@@ -384,7 +384,7 @@ extension ContextState {
         for object in Array(updated.values) + Array(deleted.values) { rowCache[object.objectID] = nil }
         for object in deleted.values {
             registered[object.objectID] = nil
-            detach(object, reason: "its deletion was saved")
+            detach(object, reason: .deletionSaved)
         }
         let mapping = result.permanentIDs
         func commit(_ object: ManagedObject) {
@@ -474,7 +474,7 @@ extension ContextState {
         let rolledBackIDs = Set(rolledBack.map(\.storedObjectID))
         for object in rolledBack {
             registered[object.storedObjectID] = nil
-            detach(object, reason: "its insert was rolled back")
+            detach(object, reason: .insertRolledBack)
         }
         insertionOrder = []
         for object in Array(updated.values) + Array(deleted.values) {
@@ -502,7 +502,7 @@ extension ContextState {
     /// The end of the context: every object detached (see ``ObjectContext``'s deinit), nothing pending.
     func tearDown() {
         for object in registered.objects + insertionOrder + Array(updated.values) + Array(deleted.values) where object.state === self {
-            detach(object, reason: "its context was deallocated")
+            detach(object, reason: .contextDeallocated)
         }
         registered.removeAll()
         insertionOrder = []
@@ -513,7 +513,7 @@ extension ContextState {
     }
 
     func reset() {
-        for object in registered.objects { detach(object, reason: "its context was reset") }
+        for object in registered.objects { detach(object, reason: .contextReset) }
         registered.removeAll()
         rowCache = [:]
         insertionOrder = []
@@ -531,7 +531,7 @@ extension ContextState {
         if changed.isEmpty {
             materializedCount.subtract(1, ordering: .relaxed)
             object.isFaultStorage = true
-            object.values = []
+            object.values = .empty
             object.toOne = []
             object.toMany = [:]
             object.committed = nil

@@ -224,7 +224,7 @@ final class ContextState {
             registered[object.objectID] = nil
             object.isInserted = false
             object.isDeleted = true
-            detach(object, reason: "it was deleted before it was ever saved")
+            detach(object, reason: .deletedBeforeSaved)
             return
         }
         withdrawView()
@@ -241,7 +241,7 @@ final class ContextState {
     }
 
     /// Cuts an object loose from this context; its registry entry goes first (see ``ObjectRegistry``).
-    func detach(_ object: ManagedObject, reason: String) {
+    func detach(_ object: ManagedObject, reason: DetachReason) {
         registered.remove(object)
         if !object.isFaultStorage { materializedCount.subtract(1, ordering: .relaxed) }
         object.state = nil

@@ -86,7 +86,7 @@ extension ContextState {
                 deleted[object.objectID] = nil
                 object.isDeleted = true
                 deletedHere.append(object.objectID)
-                detach(object, reason: "another context's save deleted it")
+                detach(object, reason: .deletedByAnotherContext)
                 continue
             }
             guard var snapshot = change.updated, !change.inserted || object.isFaultStorage else { continue }

@@ -33,7 +33,7 @@ public final class ModelEntity: Sendable {
     /// The class whose instances represent this entity's objects.
     let objectType: ManagedObject.Type
     /// The values a new object starts with, already in their stored form.
-    let defaultValues: [AttributeValue]
+    let defaultValues: AttributeValues
     /// The attributes that have a rule to check at save (required, ranges, lengths, patterns).
     let validatedAttributes: [Int]
     /// Which kinds of rule each of ``validatedAttributes`` has, so that saving many objects checks a required
@@ -78,7 +78,7 @@ public final class ModelEntity: Sendable {
         self.relationshipIndex = relationshipIndex
         self.toOneSlot = toOneSlot
         self.toOneCount = slots
-        self.defaultValues = attributes.map { $0.type.coerce($0.defaultValue) }
+        self.defaultValues = AttributeValues(attributes.map { $0.type.coerce($0.defaultValue) })
         self.validatedAttributes = attributes.indices.filter { index in
             let a = attributes[index]
             return !a.isOptional || a.minValue != nil || a.maxValue != nil || a.minLength != nil || a.maxLength != nil || a.pattern != nil

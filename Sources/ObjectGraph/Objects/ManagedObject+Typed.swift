@@ -17,6 +17,11 @@ extension ManagedObject {
     /// Inlinable so the conversion to `T` is specialized in the entity's module; the lookup itself is not generic.
     @inlinable
     public func _attribute<T: AttributeValueConvertible>(_ key: String, at position: Int = -1, as type: T.Type = T.self) -> T {
+        // 64-bit integers, the commonest attributes, are read from their word without building an AttributeValue.
+        // The type test folds away in each specialization; the bit cast is between identical types.
+        if T.self == Int64.self || (T.self == Int.self && Int.bitWidth == 64), let word = _int64Attribute(key, at: position) {
+            return unsafeBitCast(word, to: T.self)
+        }
         let value = _attributeValue(key, at: position)
         if let typed = T(attributeValue: value) { return typed }
         _attributeTypeMismatch(key, value, expected: "\(T.self)")
@@ -70,6 +75,13 @@ extension ManagedObject {
         } catch {
             fatalError("ObjectGraph: \(error)")
         }
+    }
+
+    /// The integer attribute `key` when the usual case holds (a loaded object on its context's queue, the macro's
+    /// position, an integer stored); nil sends the caller to ``_attributeValue(_:at:)``, which handles the rest.
+    public func _int64Attribute(_ key: String, at position: Int) -> Int64? {
+        guard isLoadedAndAccessible(onThread: QueueExecutor.currentThread), isAttribute(key, at: position) else { return nil }
+        return values.int64(at: position)
     }
 
     /// Sets attribute `key`; traps where ``setValue(_:forKey:)`` would throw.

@@ -8,12 +8,12 @@ public struct Snapshot: Sendable, Hashable {
     /// The row's version, bumped by every saved change (optimistic locking).
     public let version: Int64
     /// Attribute values in the entity's attribute order.
-    public var values: [AttributeValue]
+    public var values: AttributeValues
     /// The destinations of the entity's to-one relationships, in to-one slot order.
     public var toOne: [ObjectID?]
 
     /// Creates a snapshot.
-    public init(objectID: ObjectID, version: Int64, values: [AttributeValue], toOne: [ObjectID?]) {
+    public init(objectID: ObjectID, version: Int64, values: AttributeValues, toOne: [ObjectID?]) {
         self.objectID = objectID
         self.version = version
         self.values = values

@@ -7,7 +7,7 @@ public struct ChangeSet: Sendable {
         /// The version the context last saw (0 for an insert): a mismatch at save is a conflict.
         public var version: Int64
         /// All attribute values, in the entity's attribute order.
-        public var values: [AttributeValue]
+        public var values: AttributeValues
         /// All to-one destinations, in slot order.
         public var toOne: [ObjectID?]
         /// For an update, the attributes that changed (indexes); inserts write everything.
@@ -15,7 +15,7 @@ public struct ChangeSet: Sendable {
         /// For an update, the to-one slots that changed.
         public var changedToOne: [Int]
         /// For an update, the attribute values as read (what store-trump merging compares the stored row with).
-        public var committedValues: [AttributeValue] = []
+        public var committedValues: AttributeValues = []
     }
 
     /// The new contents of one to-many relationship whose storage is not the destination's to-one column alone: a

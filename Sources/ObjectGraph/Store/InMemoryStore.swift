@@ -6,7 +6,7 @@ public final class InMemoryStore: PersistentStore {
     struct StoredRow {
         var entityName: String
         var version: Int64
-        var values: [AttributeValue]
+        var values: AttributeValues
         var toOne: [ObjectID?]
     }
 

@@ -26,6 +26,9 @@ struct TableLayout: Sendable {
         let toOneDestination: [String]
         /// The writable columns for an insert, in order: attributes, then to-one keys.
         let insertColumns: [String]
+        /// Whether every attribute's values fit a word (numbers, Booleans, dates), so rows can share blocks of
+        /// storage (``AttributeValues/RowAllocator``).
+        let valuesFitWords: Bool
 
         init(attributes: [Int], attributeTypes: [AttributeType], toOne: [Int], toOneEntity: [Int?], toOneDestination: [String], insertColumns: [String]) {
             self.attributes = attributes
@@ -34,6 +37,12 @@ struct TableLayout: Sendable {
             self.toOneEntity = toOneEntity
             self.toOneDestination = toOneDestination
             self.insertColumns = insertColumns
+            self.valuesFitWords = attributeTypes.allSatisfy { type in
+                switch type {
+                case .bool, .int16, .int32, .int64, .double, .float, .date: true
+                case .string, .decimal, .binary, .uuid, .uri, .codable: false
+                }
+            }
         }
     }
 

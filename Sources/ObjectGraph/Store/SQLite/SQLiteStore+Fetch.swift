@@ -51,8 +51,9 @@ extension SQLiteStore {
         }
     }
 
-    /// The row the statement is positioned on (columns in ``TableLayout/selectList`` order) as a snapshot.
-    func readSnapshot(_ statement: OpaquePointer, table: TableLayout) throws -> Snapshot {
+    /// The row the statement is positioned on (columns in ``TableLayout/selectList`` order) as a snapshot, its values
+    /// in `blocks` (shared by the rows of one read).
+    func readSnapshot(_ statement: OpaquePointer, table: TableLayout, blocks: inout RowBlocks) throws -> Snapshot {
         let entityName: String
         let columns: TableLayout.EntityColumns
         if let single = table.single {
@@ -62,13 +63,21 @@ extension SQLiteStore {
             guard let found = table.entities[entityName] else { throw ObjectGraphError.unknownEntity(entityName) }
             columns = found
         }
-        // Written in place: appending checks capacity and uniqueness for every value of every row.
+        // Integers and reals in numeric attributes (most of what rows hold) go straight from SQLite's column
+        // functions into the values' words; everything else goes through GRDB's value and ``SQLiteValueCoding``,
+        // which holds the rules for every other pairing.
         let positions = columns.attributes, types = columns.attributeTypes
-        let values = [AttributeValue](unsafeUninitializedCapacity: positions.count) { buffer, count in
+        let values = blocks.row(for: columns) { row in
             for index in positions.indices {
-                (buffer.baseAddress! + index).initialize(to: Self.readValue(statement, at: Int32(positions[index]), as: types[index]))
+                let position = Int32(positions[index])
+                switch (sqlite3_column_type(statement, position), types[index]) {
+                case (SQLITE_NULL, _): row.setNull(at: index)
+                case (SQLITE_INTEGER, .int64), (SQLITE_INTEGER, .int32), (SQLITE_INTEGER, .int16):
+                    row.setInt(sqlite3_column_int64(statement, position), at: index)
+                case (SQLITE_FLOAT, .double), (SQLITE_FLOAT, .float): row.setDouble(sqlite3_column_double(statement, position), at: index)
+                default: row.set(SQLiteValueCoding.decode(DatabaseValue(sqliteStatement: statement, index: position), as: types[index]), at: index)
+                }
             }
-            count = positions.count
         }
         var toOne: [ObjectID?] = []
         toOne.reserveCapacity(columns.toOne.count)
@@ -87,19 +96,6 @@ extension SQLiteStore {
             version: sqlite3_column_int64(statement, 2), values: values, toOne: toOne)
     }
 
-    /// One column of the current row as an attribute value. Integers and reals in numeric attributes (most of what
-    /// rows hold) are read with SQLite's column functions; everything else goes through GRDB's value and
-    /// ``SQLiteValueCoding``, which holds the rules for every other pairing.
-    @inline(__always)
-    static func readValue(_ statement: OpaquePointer, at position: Int32, as type: AttributeType) -> AttributeValue {
-        switch (sqlite3_column_type(statement, position), type) {
-        case (SQLITE_NULL, _): .null
-        case (SQLITE_INTEGER, .int64), (SQLITE_INTEGER, .int32), (SQLITE_INTEGER, .int16): .int(sqlite3_column_int64(statement, position))
-        case (SQLITE_FLOAT, .double), (SQLITE_FLOAT, .float): .double(sqlite3_column_double(statement, position))
-        default: SQLiteValueCoding.decode(DatabaseValue(sqliteStatement: statement, index: position), as: type)
-        }
-    }
-
     public func snapshots(for ids: [ObjectID]) throws -> [Snapshot] {
         let groups = Dictionary(grouping: ids.filter { !$0.isTemporaryID }) { id in
             model.entityIfPresent(id.entityName)?.rootName ?? id.entityName
@@ -114,8 +110,9 @@ extension SQLiteStore {
                     let chunk = group[start..<min(start + 500, group.count)]
                     let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
                     let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(sqlQuoted(root)) AS t0 WHERE t0.id IN (\(marks))"
+                    var blocks = RowBlocks()
                     try step(db, sql, chunk.map(\.rawKey.databaseValue), cached: false) { row in
-                        let snapshot = try readSnapshot(row, table: table)
+                        let snapshot = try readSnapshot(row, table: table, blocks: &blocks)
                         // The key may hold a row of another entity of the tree than the one asked for.
                         if let asked = requested[snapshot.objectID.rawKey].flatMap(model.entityIfPresent),
                            model.entityIfPresent(snapshot.objectID.entityName)?.isKind(of: asked) == true {
@@ -208,7 +205,8 @@ extension SQLiteStore {
         let (_, table) = try layout(for: request.entityName)
         let (sql, arguments) = try fetchSQL(request)
         try readStore(singleStatement: true) { db in
-            try step(db, sql, arguments, cached: true) { row in try body(try readSnapshot(row, table: table)) }
+            var blocks = RowBlocks()
+            try step(db, sql, arguments, cached: true) { row in try body(try readSnapshot(row, table: table, blocks: &blocks)) }
         }
     }
 
@@ -349,6 +347,20 @@ extension SQLiteStore {
             }
             return result
         }
+    }
+}
+
+/// The blocks of value storage one read fills, one allocator per entity of the table (their rows differ in length).
+struct RowBlocks {
+    private var allocators: [(columns: TableLayout.EntityColumns, allocator: AttributeValues.RowAllocator)] = []
+
+    /// The next row of `columns`' entity, filled by `body`.
+    mutating func row(for columns: TableLayout.EntityColumns, _ body: (inout AttributeValues.RowWriter) -> Void) -> AttributeValues {
+        for index in allocators.indices where allocators[index].columns === columns {
+            return allocators[index].allocator.row(body)
+        }
+        allocators.append((columns, AttributeValues.RowAllocator(count: columns.attributes.count, sharesBlocks: columns.valuesFitWords)))
+        return allocators[allocators.count - 1].allocator.row(body)
     }
 }
 

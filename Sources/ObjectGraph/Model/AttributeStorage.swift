@@ -1,0 +1,237 @@
+import Foundation
+
+/// The words behind ``AttributeValues``: for a row of `n` values, `n` tag bytes (packed eight to a word), then `n`
+/// payload words. Values that do not fit a word are kept in the header's `others`, the payload holding their index.
+///
+/// A value's slot keeps its kind of home: once a position holds an `others` entry, later values at that position are
+/// written to that entry, so changing a string back and forth never grows `others`.
+final class AttributeStorage: ManagedBuffer<AttributeStorage.Header, UInt64> {
+    struct Header {
+        var others: [AttributeValue]
+    }
+
+    /// What a slot's payload word holds. A struct of constants rather than an enum: the tag byte is read for every
+    /// value, and an enum's initializer would validate it each time.
+    struct Tag: Equatable {
+        let rawValue: UInt8
+        static let null = Tag(rawValue: 0), bool = Tag(rawValue: 1), int = Tag(rawValue: 2), double = Tag(rawValue: 3)
+        static let date = Tag(rawValue: 4), other = Tag(rawValue: 5)
+    }
+
+    static func tagWordCount(_ count: Int) -> Int { (count + 7) >> 3 }
+
+    static func wordCount(forValues count: Int) -> Int { tagWordCount(count) + count }
+
+    /// New storage of `wordCount` zeroed words (every tag ``Tag/null``).
+    static func make(wordCount: Int) -> AttributeStorage {
+        let buffer = create(minimumCapacity: wordCount) { _ in Header(others: []) }
+        let storage = unsafeDowncast(buffer, to: AttributeStorage.self)
+        storage.withUnsafeMutablePointerToElements { $0.initialize(repeating: 0, count: wordCount) }
+        return storage
+    }
+
+    @inline(__always)
+    static func tag(_ words: UnsafeMutablePointer<UInt64>, _ position: Int) -> Tag {
+        Tag(rawValue: UInt8(truncatingIfNeeded: words[position >> 3] >> UInt64((position & 7) << 3)))
+    }
+
+    @inline(__always)
+    static func setTag(_ tag: Tag, _ words: UnsafeMutablePointer<UInt64>, _ position: Int) {
+        let shift = UInt64((position & 7) << 3)
+        let word = words[position >> 3] & ~(0xFF << shift)
+        words[position >> 3] = word | (UInt64(tag.rawValue) << shift)
+    }
+
+    @inline(__always)
+    func value(base: Int, count: Int, at position: Int) -> AttributeValue {
+        withUnsafeMutablePointerToElements { elements in
+            let row = elements + base
+            let payload = row[Self.tagWordCount(count) + position]
+            switch Self.tag(row, position) {
+            case .null: return .null
+            case .bool: return .bool(payload != 0)
+            case .int: return .int(Int64(bitPattern: payload))
+            case .double: return .double(Double(bitPattern: payload))
+            case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: payload)))
+            default: return header.others[Int(payload)]
+            }
+        }
+    }
+
+    @inline(__always)
+    func int64(base: Int, count: Int, at position: Int) -> Int64? {
+        withUnsafeMutablePointerToElements { elements in
+            let row = elements + base
+            guard Self.tag(row, position) == .int else { return nil }
+            return Int64(bitPattern: row[Self.tagWordCount(count) + position])
+        }
+    }
+
+    /// Copies one row of `source` into this empty storage at base 0, taking along only the row's own `others`.
+    func copyRow(from source: AttributeStorage, base: Int, count: Int) {
+        let words = Self.wordCount(forValues: count)
+        withUnsafeMutablePointerToElements { target in
+            source.withUnsafeMutablePointerToElements { from in
+                target.update(from: from + base, count: words)
+                let tagWords = Self.tagWordCount(count)
+                for position in 0..<count where Self.tag(target, position) == .other {
+                    header.others.append(source.header.others[Int(target[tagWords + position])])
+                    target[tagWords + position] = UInt64(header.others.count - 1)
+                }
+            }
+        }
+    }
+
+    /// Whether two rows hold equal values, comparing words where that is exact (nulls, Booleans, integers).
+    func rowsEqual(_ base: Int, _ other: AttributeStorage, _ otherBase: Int, count: Int) -> Bool {
+        withUnsafeMutablePointerToElements { lhs in
+            other.withUnsafeMutablePointerToElements { rhs in
+                let tagWords = Self.tagWordCount(count)
+                for position in 0..<count {
+                    let (leftTag, rightTag) = (Self.tag(lhs + base, position), Self.tag(rhs + otherBase, position))
+                    if leftTag == rightTag {
+                        switch leftTag {
+                        case .null: continue
+                        case .bool, .int:
+                            if lhs[base + tagWords + position] != rhs[otherBase + tagWords + position] { return false }
+                            continue
+                        default: break
+                        }
+                    }
+                    if value(base: base, count: count, at: position) != other.value(base: otherBase, count: count, at: position) {
+                        return false
+                    }
+                }
+                return true
+            }
+        }
+    }
+}
+
+extension AttributeValues {
+    /// Writes the values of one row of storage that is not shared yet (being built, or uniquely referenced).
+    ///
+    /// The store's reading path writes integers and reals straight from SQLite's column functions with it, so a row
+    /// of numbers is filled without building an ``AttributeValue`` per column.
+    struct RowWriter {
+        let storage: AttributeStorage
+        let base: Int
+        let count: Int
+        /// Whether values that do not fit a word go to ``setAside`` (a row of a shared block) rather than to the
+        /// storage's side list.
+        var keepsOthersAside = false
+        /// Such values of a block's row, with their positions, for ``RowAllocator`` to move the row out.
+        var setAside: [(Int, AttributeValue)] = []
+
+        @inline(__always)
+        private func write(_ tag: AttributeStorage.Tag, _ payload: UInt64, at position: Int) -> Bool {
+            storage.withUnsafeMutablePointerToElements { elements in
+                let row = elements + base
+                guard AttributeStorage.tag(row, position) != .other else { return false }
+                AttributeStorage.setTag(tag, row, position)
+                row[AttributeStorage.tagWordCount(count) + position] = payload
+                return true
+            }
+        }
+
+        /// Writes a value that does not fit a word (or any value at a position that already keeps one aside).
+        private mutating func writeOther(_ value: AttributeValue, at position: Int) {
+            if keepsOthersAside {
+                _ = write(.null, 0, at: position)
+                setAside.append((position, value))
+                return
+            }
+            storage.withUnsafeMutablePointerToElements { elements in
+                let row = elements + base
+                let slot = AttributeStorage.tagWordCount(count) + position
+                if AttributeStorage.tag(row, position) == .other {
+                    storage.header.others[Int(row[slot])] = value
+                } else {
+                    storage.header.others.append(value)
+                    AttributeStorage.setTag(.other, row, position)
+                    row[slot] = UInt64(storage.header.others.count - 1)
+                }
+            }
+        }
+
+        @inline(__always)
+        mutating func setNull(at position: Int) {
+            if !write(.null, 0, at: position) { writeOther(.null, at: position) }
+        }
+
+        @inline(__always)
+        mutating func setInt(_ value: Int64, at position: Int) {
+            if !write(.int, UInt64(bitPattern: value), at: position) { writeOther(.int(value), at: position) }
+        }
+
+        @inline(__always)
+        mutating func setDouble(_ value: Double, at position: Int) {
+            if !write(.double, value.bitPattern, at: position) { writeOther(.double(value), at: position) }
+        }
+
+        mutating func set(_ value: AttributeValue, at position: Int) {
+            switch value {
+            case .null: setNull(at: position)
+            case .bool(let flag): if !write(.bool, flag ? 1 : 0, at: position) { writeOther(value, at: position) }
+            case .int(let number): setInt(number, at: position)
+            case .double(let number): setDouble(number, at: position)
+            case .date(let date):
+                if !write(.date, date.timeIntervalSinceReferenceDate.bitPattern, at: position) { writeOther(value, at: position) }
+            case .string, .decimal, .data, .uuid, .url: writeOther(value, at: position)
+            }
+        }
+    }
+}
+
+extension AttributeValues {
+    /// Hands out the rows of a fetch from shared blocks of storage: one allocation per block instead of one per row,
+    /// and one release of a block instead of one per row when the objects go.
+    ///
+    /// Only rows of words share a block: a value that does not fit a word (a string, data…) sends its row to storage
+    /// of its own, so a block's side list of such values stays empty and nothing in a block is ever written after its
+    /// row was handed out. Blocks grow from 8 rows to 128, so a lookup of one row allocates little, and an object
+    /// kept from a large fetch keeps at most 127 other rows' words alive.
+    struct RowAllocator {
+        /// Values per row.
+        let count: Int
+        /// Whether rows may share blocks: false when the entity has attributes of kinds that never fit a word.
+        let sharesBlocks: Bool
+        private var block: AttributeStorage?
+        private var nextBase = 0
+        private var blockEnd = 0
+        private var blockRows = 4
+
+        init(count: Int, sharesBlocks: Bool) {
+            self.count = count
+            self.sharesBlocks = sharesBlocks && count > 0
+        }
+
+        /// The next row, filled by `body`.
+        mutating func row(_ body: (inout RowWriter) -> Void) -> AttributeValues {
+            guard sharesBlocks else { return AttributeValues(count: count, body) }
+            let rowWords = AttributeStorage.wordCount(forValues: count)
+            let storage: AttributeStorage
+            if let block, nextBase + rowWords <= blockEnd {
+                storage = block
+            } else {
+                blockRows = Swift.min(blockRows * 2, 128)
+                blockEnd = rowWords * blockRows
+                storage = AttributeStorage.make(wordCount: blockEnd)
+                block = storage
+                nextBase = 0
+            }
+            let base = nextBase
+            nextBase += rowWords
+            var writer = RowWriter(storage: storage, base: base, count: count, keepsOthersAside: true)
+            body(&writer)
+            let values = AttributeValues(storage: storage, base: base, count: count)
+            guard !writer.setAside.isEmpty else { return values }
+            // A value that does not fit a word: this row moves to storage of its own, where it can keep it.
+            var own = values
+            own.makeUnique()
+            var ownWriter = RowWriter(storage: own.storage, base: 0, count: count)
+            for (position, value) in writer.setAside { ownWriter.set(value, at: position) }
+            return own
+        }
+    }
+}

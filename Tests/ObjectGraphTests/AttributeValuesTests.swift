@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+@testable import ObjectGraph
+
+/// `AttributeValues` behaves as `[AttributeValue]` does, whatever its storage: a row of its own or a block shared
+/// with other rows of a fetch.
+@Suite struct AttributeValuesTests {
+    static let everyKind: [AttributeValue] = [
+        .null, .bool(true), .bool(false), .int(.min), .int(.max), .int(0), .double(-0.0), .double(.infinity),
+        .double(2.5), .date(Date(timeIntervalSinceReferenceDate: 123_456.789)), .string("Dune"), .string(""),
+        .string(String(repeating: "é", count: 40)), .decimal(Decimal(string: "3.14159")!), .data(Data([0, 1, 2])),
+        .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!), .url(URL(string: "https://example.com/a")!),
+    ]
+
+    @Test func everyKindReadsBackAsWritten() {
+        let values = AttributeValues(Self.everyKind)
+        #expect(Array(values) == Self.everyKind)
+        #expect(values.count == Self.everyKind.count)
+        #expect(values == AttributeValues(Self.everyKind))
+        #expect(values.hashValue == AttributeValues(Self.everyKind).hashValue)
+        #expect(values != AttributeValues(Self.everyKind.dropLast()))
+        #expect(AttributeValues([]) == [])
+    }
+
+    /// Equality is the arrays' equality, value by value: -0.0 equals 0.0, and an integer never equals a double.
+    @Test func equalityIsTheArraysEquality() {
+        let pairs: [([AttributeValue], [AttributeValue])] = [
+            ([.double(-0.0)], [.double(0.0)]), ([.int(1)], [.double(1)]), ([.null], [.string("")]),
+            ([.bool(true)], [.int(1)]), ([.string("a"), .int(2)], [.string("a"), .int(2)]),
+            ([.date(Date(timeIntervalSinceReferenceDate: 1))], [.double(1)]),
+        ]
+        for (left, right) in pairs {
+            #expect((AttributeValues(left) == AttributeValues(right)) == (left == right), "\(left) vs \(right)")
+        }
+    }
+
+    /// Random writes of random kinds agree with an array, copies taken along the way keep their values, and a
+    /// position switching between strings and numbers never grows the side list beyond one entry per position.
+    @Test func randomWritesAgreeWithAnArray() {
+        var generator = FetchConsistencyTests.SplitMix(seed: 7)
+        var values = AttributeValues(Array(repeating: AttributeValue.null, count: 12))
+        var mirror = Array(repeating: AttributeValue.null, count: 12)
+        var copies: [(AttributeValues, [AttributeValue])] = []
+        for step in 0..<20_000 {
+            let position = generator.below(12)
+            let value = Self.everyKind[generator.below(Self.everyKind.count)]
+            values[position] = value
+            mirror[position] = value
+            if step % 997 == 0 { copies.append((values, mirror)) }
+            #expect(values[position] == value)
+        }
+        #expect(Array(values) == mirror)
+        #expect(values.storage.header.others.count <= 12)
+        for (copy, expected) in copies { #expect(Array(copy) == expected) }
+    }
+
+    /// Rows of numbers share blocks; a row holding a value that does not fit a word moves to storage of its own;
+    /// writing to one row of a block leaves its neighbours as they were.
+    @Test func rowsOfABlockAreIndependent() {
+        var allocator = AttributeValues.RowAllocator(count: 3, sharesBlocks: true)
+        var rows: [AttributeValues] = []
+        var mirrors: [[AttributeValue]] = []
+        for row in 0..<300 {
+            let mirror: [AttributeValue] = row == 150
+                ? [.int(Int64(row)), .string("not a number"), .null]
+                : [.int(Int64(row)), .double(Double(row) / 2), row % 3 == 0 ? .null : .bool(row % 2 == 0)]
+            rows.append(allocator.row { writer in
+                for (position, value) in mirror.enumerated() { writer.set(value, at: position) }
+            })
+            mirrors.append(mirror)
+        }
+        #expect(rows[1].storage === rows[2].storage)
+        #expect(rows[150].storage !== rows[149].storage && rows[150].storage !== rows[151].storage)
+        #expect(Set(rows.map { ObjectIdentifier($0.storage) }).count < 20)
+        for index in stride(from: 0, to: 300, by: 7) {
+            rows[index][1] = .string("changed \(index)")
+            mirrors[index][1] = .string("changed \(index)")
+        }
+        for (row, mirror) in zip(rows, mirrors) {
+            #expect(Array(row) == mirror)
+            #expect(row == AttributeValues(mirror))
+            #expect(row.hashValue == AttributeValues(mirror).hashValue)
+        }
+    }
+
+    /// A block's rows are handed out as they are written; a row of exactly one value per word is still whole.
+    @Test func rowsOfNoValuesAndOfManyValues() {
+        var empty = AttributeValues.RowAllocator(count: 0, sharesBlocks: true)
+        #expect(empty.row { _ in }.isEmpty)
+        var wide = AttributeValues.RowAllocator(count: 17, sharesBlocks: true)
+        let rows = (0..<40).map { row in
+            wide.row { writer in for position in 0..<17 { writer.setInt(Int64(row * 100 + position), at: position) } }
+        }
+        for (row, values) in rows.enumerated() {
+            #expect(Array(values) == (0..<17).map { .int(Int64(row * 100 + $0)) })
+            #expect(values.int64(at: 16) == Int64(row * 100 + 16))
+        }
+    }
+}
