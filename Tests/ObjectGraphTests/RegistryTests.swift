@@ -127,6 +127,11 @@ import Testing
         for object in objects { registry.remove(object) }
         #expect(registry.count == 0)
         for object in objects { #expect(registry[object.storedObjectID] == nil) }
+        // A table emptied keeping half its slots (a context's reset) takes the same entries again.
+        registry.removeAll(keepingHalfCapacity: true)
+        for object in objects { #expect(registry.object(for: object.storedObjectID) { object }.isNew) }
+        for object in objects { #expect(registry[object.storedObjectID] === object) }
+        #expect(registry.count == 10_000)
     }
 
     @Test func randomOperationsAgreeWithADictionary() throws {
@@ -160,6 +165,11 @@ import Testing
                 reference[id] = object
             default:
                 if step % 5_000 == 0 { registry.reserveCapacity(reference.count * 3) }
+                // Now and then everything goes at once, as a context's reset empties its table.
+                if step % 7_919 == 0 {
+                    registry.removeAll(keepingHalfCapacity: true)
+                    reference = [:]
+                }
                 // A stale remove: an object that is not (or no longer) the one registered changes nothing.
                 registry.remove(entity.objectType.init(entity: entity, objectID: id))
             }

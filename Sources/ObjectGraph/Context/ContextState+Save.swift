@@ -514,7 +514,7 @@ extension ContextState {
 
     func reset() {
         for object in registered.objects { detach(object, reason: .contextReset) }
-        registered.removeAll()
+        registered.removeAll(keepingHalfCapacity: true)
         rowCache = [:]
         insertionOrder = []
         layers = []

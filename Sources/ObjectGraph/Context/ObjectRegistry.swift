@@ -17,12 +17,29 @@
 /// not remember their slots: a resize would then write to every registered object, a cache miss each while a large
 /// fetch grows the table. Keys are row keys and process-wide counters, not input an attacker chooses.
 struct ObjectRegistry {
+    /// Sixteen bytes: the key's tag and the object's address, where 0 is an empty slot and 1 a tombstone (an
+    /// emptied slot that lookups must probe past). A table of a million objects is then 16 MB rather than 24.
     private struct Slot {
         /// The entry's hash key (see `tag(of:)`): compared before the object's ID is read.
         var tag: UInt64 = 0
-        var object: Unmanaged<ManagedObject>?
-        /// An emptied slot that lookups must probe past.
-        var isTombstone = false
+        var address: UInt = 0
+
+        static let tombstone: UInt = 1
+
+        init() {}
+
+        init(tag: UInt64, object: ManagedObject) {
+            self.tag = tag
+            self.address = UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque())
+        }
+
+        /// The object, for a slot that holds one (neither empty nor a tombstone).
+        var object: ManagedObject? {
+            guard address > Self.tombstone, let pointer = UnsafeRawPointer(bitPattern: address) else { return nil }
+            return Unmanaged<ManagedObject>.fromOpaque(pointer).takeUnretainedValue()
+        }
+
+        var isEmpty: Bool { address == 0 }
     }
 
     private var slots: [Slot] = []
@@ -72,21 +89,18 @@ struct ObjectRegistry {
         var index = home(tag)
         while true {
             let slot = slots[index]
-            if let object = slot.object {
-                if slot.tag == tag, object.takeUnretainedValue().storedObjectID == id { return index }
-            } else if !slot.isTombstone {
-                return nil
-            }
+            if slot.isEmpty { return nil }
+            if slot.tag == tag, let object = slot.object, object.storedObjectID == id { return index }
             index = (index + 1) & mask
         }
     }
 
     subscript(id: ObjectID) -> ManagedObject? {
-        get { find(id).map { slots[$0].object!.takeUnretainedValue() } }
+        get { find(id).flatMap { slots[$0].object } }
         set {
             if let index = find(id) {
                 if let newValue {
-                    slots[index].object = Unmanaged.passUnretained(newValue)
+                    slots[index] = Slot(tag: slots[index].tag, object: newValue)
                 } else {
                     clear(index)
                 }
@@ -99,7 +113,7 @@ struct ObjectRegistry {
     /// The object registered for `id`, or the one `make` creates, registered: one probe sequence either way (a
     /// large fetch registers every row it reads).
     mutating func object(for id: ObjectID, orRegister make: () -> ManagedObject) -> (object: ManagedObject, isNew: Bool) {
-        if let index = find(id) { return (slots[index].object!.takeUnretainedValue(), false) }
+        if let index = find(id), let object = slots[index].object { return (object, false) }
         let object = make()
         insert(object, for: id)
         return (object, true)
@@ -110,16 +124,13 @@ struct ObjectRegistry {
     /// `object`'s `deinit`.
     mutating func remove(_ object: ManagedObject) {
         guard !slots.isEmpty else { return }
-        let address = Unmanaged.passUnretained(object).toOpaque()
+        let address = UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque())
         let mask = slots.count - 1
         var index = home(tag(of: object.storedObjectID))
         while true {
             let slot = slots[index]
-            if let entry = slot.object {
-                if entry.toOpaque() == address { return clear(index) }
-            } else if !slot.isTombstone {
-                return
-            }
+            if slot.address == address { return clear(index) }
+            if slot.isEmpty { return }
             index = (index + 1) & mask
         }
     }
@@ -128,7 +139,7 @@ struct ObjectRegistry {
     var objects: [ManagedObject] {
         var result: [ManagedObject] = []
         result.reserveCapacity(count)
-        for slot in slots { if let object = slot.object { result.append(object.takeUnretainedValue()) } }
+        for slot in slots { if let object = slot.object { result.append(object) } }
         return result
     }
 
@@ -138,11 +149,19 @@ struct ObjectRegistry {
         if capacity > slots.count { resize(to: capacity) }
     }
 
-    mutating func removeAll() {
-        slots = []
+    /// Empties the table. With `keepingHalfCapacity`, an emptied table keeps half its slots: a context reset after
+    /// a large fetch usually fetches again, and would otherwise grow its table from sixteen slots up once more.
+    mutating func removeAll(keepingHalfCapacity: Bool = false) {
+        let capacity = keepingHalfCapacity ? slots.count / 2 : 0
         count = 0
         used = 0
-        shift = 64
+        guard capacity > 16 else {
+            slots = []
+            shift = 64
+            return
+        }
+        slots = Array(repeating: Slot(), count: capacity)
+        shift = 64 - (capacity.trailingZeroBitCount - 3)
     }
 
     // MARK: Storage
@@ -155,18 +174,21 @@ struct ObjectRegistry {
     }
 
     private mutating func clear(_ index: Int) {
-        slots[index].object = nil
-        slots[index].isTombstone = true
+        slots[index].address = Slot.tombstone
         count -= 1
     }
 
     private mutating func insert(_ object: ManagedObject, for id: ObjectID) {
-        if (used + 1) * 8 > slots.count * 5 { resize(to: Self.capacity(for: count + 1)) }
+        if (used + 1) * 8 > slots.count * 5 {
+            // Full of tombstones after a large fetch's objects went: shrink by half at most, so the next fetch of
+            // that size grows the table once rather than from sixteen slots up (fifteen rebuilds for 200,000 rows).
+            resize(to: Swift.max(Self.capacity(for: count + 1), slots.count / 2))
+        }
         let mask = slots.count - 1
         let tag = tag(of: id)
         var index = home(tag)
-        while slots[index].object != nil || slots[index].isTombstone { index = (index + 1) & mask }
-        slots[index] = Slot(tag: tag, object: Unmanaged.passUnretained(object))
+        while !slots[index].isEmpty { index = (index + 1) & mask }
+        slots[index] = Slot(tag: tag, object: object)
         count += 1
         used += 1
     }
@@ -178,11 +200,10 @@ struct ObjectRegistry {
         shift = 64 - (capacity.trailingZeroBitCount - 3)
         used = count
         let mask = capacity - 1
-        for slot in old {
-            guard let entry = slot.object else { continue }
+        for slot in old where slot.address > Slot.tombstone {
             var index = home(slot.tag)
-            while slots[index].object != nil { index = (index + 1) & mask }
-            slots[index] = Slot(tag: slot.tag, object: entry)
+            while !slots[index].isEmpty { index = (index + 1) & mask }
+            slots[index] = slot
         }
     }
 }

@@ -61,6 +61,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var isFaultStorage: Bool
     /// Whether the object sits in its context's updated set.
     @exclusivity(unchecked) var isMarkedUpdated = false
+    /// Whether ``committed`` holds a row.
+    @exclusivity(unchecked) var hasCommitted = false
     /// Why ``state`` is nil, for the error message.
     var detachReason = DetachReason.contextDeallocated
 
@@ -74,7 +76,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var state: ContextState?
     /// Current attribute values (meaningless while a fault).
     ///
-    /// `@exclusivity(unchecked)` here, on ``toOne`` and ``committed``, and on the ID, flags and state above: Swift
+    /// `@exclusivity(unchecked)` here, on ``toOne`` and the parts of ``committed``, and on the ID, flags and state above: Swift
     /// checks at run time that no two accesses to a class's stored property overlap, which cost a tenth of a large
     /// insert (every setter modifies `values`), then a twentieth more for the flags every setter reads. It is sound
     /// to skip: these properties are modified only by this module's code on the context's executor (confinement is
@@ -86,8 +88,29 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var toOne: [ObjectID?]
     /// Loaded to-many relationships, by relationship index.
     var toMany: [Int: RelatedIDs] = [:]
-    /// The values as last stored or fetched; nil for an inserted object.
-    @exclusivity(unchecked) var committed: Snapshot?
+    /// The row as last stored or fetched; nil for an inserted object. Kept in parts, without the row's ID (the
+    /// object's own) and the optional's padding: 32 bytes rather than 64 in every object.
+    var committed: Snapshot? {
+        get {
+            guard hasCommitted else { return nil }
+            return Snapshot(objectID: storedObjectID, version: committedVersion, values: committedAttributes, toOne: committedDestinations)
+        }
+        set {
+            if let newValue {
+                (hasCommitted, committedVersion) = (true, newValue.version)
+                (committedAttributes, committedDestinations) = (newValue.values, newValue.toOne)
+            } else {
+                (hasCommitted, committedVersion) = (false, 0)
+                (committedAttributes, committedDestinations) = (.empty, [])
+            }
+        }
+    }
+    /// The committed row's version (see ``committed``).
+    @exclusivity(unchecked) var committedVersion: Int64 = 0
+    /// The committed row's attribute values (see ``committed``).
+    @exclusivity(unchecked) var committedAttributes = AttributeValues.empty
+    /// The committed row's to-one destinations (see ``committed``).
+    @exclusivity(unchecked) var committedDestinations: [ObjectID?] = []
     /// To-many contents as last loaded or saved, by relationship index.
     var committedToMany: [Int: RelatedIDs] = [:]
 
@@ -235,8 +258,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     func changedKeys() -> [String] {
         guard !isFaultStorage else { return [] }
         var keys: [String] = []
-        if let committed {
-            for index in values.indices where values[index] != committed.values[index] {
+        if hasCommitted {
+            for index in values.indices where values[index] != committedAttributes[index] {
                 keys.append(entity.attributes[index].name)
             }
         } else {
@@ -244,7 +267,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         }
         for (index, relationship) in entity.relationships.enumerated() {
             if let slot = entity.toOneSlot[index] {
-                if toOne[slot] != (committed?.toOne[slot] ?? nil) { keys.append(relationship.name) }
+                if toOne[slot] != (hasCommitted ? committedDestinations[slot] : nil) { keys.append(relationship.name) }
             } else if let current = toMany[index] {
                 let before = committedToMany[index] ?? RelatedIDs()
                 let same = relationship.isOrdered ? current.ids == before.ids : current.members == before.members
@@ -259,7 +282,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         _ = try checkedState()
         guard !isFaultStorage else { return [:] }
         var result: [String: AttributeValue] = [:]
-        for (index, attribute) in entity.attributes.enumerated() where committed?.values[index] != values[index] {
+        for (index, attribute) in entity.attributes.enumerated() where !hasCommitted || committedAttributes[index] != values[index] {
             result[attribute.name] = values[index]
         }
         return result

@@ -351,16 +351,29 @@ extension SQLiteStore {
 }
 
 /// The blocks of value storage one read fills, one allocator per entity of the table (their rows differ in length).
+/// The first entity's allocator is kept apart: most reads are of one entity, and they then search no list.
 struct RowBlocks {
-    private var allocators: [(columns: TableLayout.EntityColumns, allocator: AttributeValues.RowAllocator)] = []
+    private var first: (columns: TableLayout.EntityColumns, allocator: AttributeValues.RowAllocator)?
+    private var more: [(columns: TableLayout.EntityColumns, allocator: AttributeValues.RowAllocator)] = []
 
     /// The next row of `columns`' entity, filled by `body`.
+    @inline(__always)
     mutating func row(for columns: TableLayout.EntityColumns, _ body: (inout AttributeValues.RowWriter) -> Void) -> AttributeValues {
-        for index in allocators.indices where allocators[index].columns === columns {
-            return allocators[index].allocator.row(body)
+        if first?.columns === columns { return first!.allocator.row(body) }
+        return otherRow(for: columns, body)
+    }
+
+    private mutating func otherRow(for columns: TableLayout.EntityColumns, _ body: (inout AttributeValues.RowWriter) -> Void) -> AttributeValues {
+        let allocator = AttributeValues.RowAllocator(count: columns.attributes.count, sharesBlocks: columns.valuesFitWords)
+        if first == nil {
+            first = (columns, allocator)
+            return first!.allocator.row(body)
         }
-        allocators.append((columns, AttributeValues.RowAllocator(count: columns.attributes.count, sharesBlocks: columns.valuesFitWords)))
-        return allocators[allocators.count - 1].allocator.row(body)
+        for index in more.indices where more[index].columns === columns {
+            return more[index].allocator.row(body)
+        }
+        more.append((columns, allocator))
+        return more[more.count - 1].allocator.row(body)
     }
 }
 
