@@ -189,8 +189,8 @@ extension AttributeValues {
     ///
     /// Only rows of words share a block: a value that does not fit a word (a string, data…) sends its row to storage
     /// of its own, so a block's side list of such values stays empty and nothing in a block is ever written after its
-    /// row was handed out. Blocks grow from 8 rows to 128, so a lookup of one row allocates little, and an object
-    /// kept from a large fetch keeps at most 127 other rows' words alive.
+    /// row was handed out. Blocks grow from one row to 128 (×4 each time), so a lookup of one row allocates one row,
+    /// and an object kept from a large fetch keeps at most 127 other rows' words alive.
     struct RowAllocator {
         /// Values per row.
         let count: Int
@@ -199,7 +199,7 @@ extension AttributeValues {
         private var block: AttributeStorage?
         private var nextBase = 0
         private var blockEnd = 0
-        private var blockRows = 4
+        private var nextBlockRows = 1
 
         init(count: Int, sharesBlocks: Bool) {
             self.count = count
@@ -214,8 +214,8 @@ extension AttributeValues {
             if let block, nextBase + rowWords <= blockEnd {
                 storage = block
             } else {
-                blockRows = Swift.min(blockRows * 2, 128)
-                blockEnd = rowWords * blockRows
+                blockEnd = rowWords * nextBlockRows
+                nextBlockRows = Swift.min(nextBlockRows * 4, 128)
                 storage = AttributeStorage.make(wordCount: blockEnd)
                 block = storage
                 nextBase = 0
