@@ -50,7 +50,7 @@ import Testing
             #expect(values[position] == value)
         }
         #expect(Array(values) == mirror)
-        #expect(values.storage.header.others.count <= 12)
+        #expect(values.storage!.header.others.count <= 12)
         for (copy, expected) in copies { #expect(Array(copy) == expected) }
     }
 
@@ -71,7 +71,7 @@ import Testing
         }
         #expect(rows[1].storage === rows[2].storage)
         #expect(rows[150].storage !== rows[149].storage && rows[150].storage !== rows[151].storage)
-        #expect(Set(rows.map { ObjectIdentifier($0.storage) }).count < 20)
+        #expect(Set(rows.map { ObjectIdentifier($0.storage!) }).count < 20)
         for index in stride(from: 0, to: 300, by: 7) {
             rows[index][1] = .string("changed \(index)")
             mirrors[index][1] = .string("changed \(index)")

@@ -113,9 +113,32 @@ struct ObjectRegistry {
     /// The object registered for `id`, or the one `make` creates, registered: one probe sequence either way (a
     /// large fetch registers every row it reads).
     mutating func object(for id: ObjectID, orRegister make: () -> ManagedObject) -> (object: ManagedObject, isNew: Bool) {
-        if let index = find(id), let object = slots[index].object { return (object, false) }
+        if (used + 1) * 8 > slots.count * 5 {
+            if let index = find(id), let object = slots[index].object { return (object, false) }
+            let object = make()
+            insert(object, for: id)
+            return (object, true)
+        }
+        // Room for one more: the probe that finds no entry ends at the empty slot the new entry takes.
+        let mask = slots.count - 1
+        let tag = tag(of: id)
+        var index = home(tag)
+        while true {
+            let slot = slots[index]
+            if slot.isEmpty { break }
+            if slot.tag == tag, let object = slot.object, object.storedObjectID == id { return (object, false) }
+            index = (index + 1) & mask
+        }
         let object = make()
-        insert(object, for: id)
+        // `make` runs no code of the registry's; should it ever free an object (whose deinit removes an entry), the
+        // table would still hold the slot found, but the general insert is taken rather than assume it.
+        guard slots.indices.contains(index), slots[index].isEmpty else {
+            insert(object, for: id)
+            return (object, true)
+        }
+        slots[index] = Slot(tag: tag, object: object)
+        count += 1
+        used += 1
         return (object, true)
     }
 

@@ -229,7 +229,7 @@ extension AttributeValues {
             // A value that does not fit a word: this row moves to storage of its own, where it can keep it.
             var own = values
             own.makeUnique()
-            var ownWriter = RowWriter(storage: own.storage, base: 0, count: count)
+            var ownWriter = RowWriter(storage: own.storage.unsafelyUnwrapped, base: 0, count: count)
             for (position, value) in writer.setAside { ownWriter.set(value, at: position) }
             return own
         }

@@ -17,8 +17,10 @@
 /// one collection alone holds it (``makeUnique()``); shared storage is only read. (`ManagedBuffer`, which the
 /// storage is, cannot be declared Sendable itself.)
 public struct AttributeValues: @unchecked Sendable {
-    /// The words, shared with every row of the same block and with copies of this collection until one changes.
-    var storage: AttributeStorage
+    /// The words, shared with every row of the same block and with copies of this collection until one changes;
+    /// nil for no values, so an empty collection (every fault's) retains nothing. Nil exactly when `count` is 0:
+    /// every access past the bounds check unwraps it unchecked.
+    var storage: AttributeStorage?
     /// Where this row's tag words start in the storage, and the number of values: 32 bits each, so the collection
     /// is two words (objects hold two of them).
     private let base32: Int32, count32: Int32
@@ -28,14 +30,14 @@ public struct AttributeValues: @unchecked Sendable {
     /// The number of values.
     public var count: Int { Int(count32) }
 
-    init(storage: AttributeStorage, base: Int, count: Int) {
+    init(storage: AttributeStorage?, base: Int, count: Int) {
         self.storage = storage
         self.base32 = Int32(base)
         self.count32 = Int32(count)
     }
 
-    /// No values: what an object holds while it is a fault. One shared storage, so a fault allocates none.
-    static let empty = AttributeValues(count: 0) { _ in }
+    /// No values: what an object holds while it is a fault.
+    static var empty: AttributeValues { AttributeValues(storage: nil, base: 0, count: 0) }
 
     /// Creates values from a sequence of attribute values.
     public init<S: Sequence<AttributeValue>>(_ values: S) {
@@ -51,6 +53,10 @@ public struct AttributeValues: @unchecked Sendable {
 
     /// Creates `count` values written by `body` into storage of their own; every value starts as ``AttributeValue/null``.
     init(count: Int, _ body: (inout RowWriter) -> Void) {
+        guard count > 0 else {
+            self = .empty
+            return
+        }
         let storage = AttributeStorage.make(wordCount: AttributeStorage.wordCount(forValues: count))
         self.init(storage: storage, base: 0, count: count)
         var writer = RowWriter(storage: storage, base: 0, count: count)
@@ -66,21 +72,21 @@ extension AttributeValues: RandomAccessCollection, MutableCollection {
     public subscript(position: Int) -> AttributeValue {
         get {
             precondition(position >= 0 && position < count, "AttributeValues index \(position) out of range 0..<\(count)")
-            return storage.value(base: base, count: count, at: position)
+            return storage.unsafelyUnwrapped.value(base: base, count: count, at: position)
         }
         set {
             precondition(position >= 0 && position < count, "AttributeValues index \(position) out of range 0..<\(count)")
             makeUnique()
-            var writer = RowWriter(storage: storage, base: base, count: count)
+            var writer = RowWriter(storage: storage.unsafelyUnwrapped, base: base, count: count)
             writer.set(newValue, at: position)
         }
     }
 
     /// Gives this collection storage of its own before a write, copying only its own row out of a shared block.
     mutating func makeUnique() {
-        if isKnownUniquelyReferenced(&storage) { return }
+        if count == 0 || isKnownUniquelyReferenced(&storage) { return }
         let copy = AttributeStorage.make(wordCount: AttributeStorage.wordCount(forValues: count))
-        copy.copyRow(from: storage, base: base, count: count)
+        copy.copyRow(from: storage.unsafelyUnwrapped, base: base, count: count)
         self = AttributeValues(storage: copy, base: 0, count: count)
     }
 
@@ -88,7 +94,7 @@ extension AttributeValues: RandomAccessCollection, MutableCollection {
     @inline(__always)
     func int64(at position: Int) -> Int64? {
         guard position >= 0 && position < count else { return nil }
-        return storage.int64(base: base, count: count, at: position)
+        return storage.unsafelyUnwrapped.int64(base: base, count: count, at: position)
     }
 }
 
@@ -104,7 +110,7 @@ extension AttributeValues: Hashable {
     public static func == (lhs: AttributeValues, rhs: AttributeValues) -> Bool {
         guard lhs.count == rhs.count else { return false }
         if lhs.storage === rhs.storage && lhs.base == rhs.base { return true }
-        return lhs.storage.rowsEqual(lhs.base, rhs.storage, rhs.base, count: lhs.count)
+        return lhs.storage.unsafelyUnwrapped.rowsEqual(lhs.base, rhs.storage.unsafelyUnwrapped, rhs.base, count: lhs.count)
     }
 
     public func hash(into hasher: inout Hasher) {
