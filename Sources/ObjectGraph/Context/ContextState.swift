@@ -172,7 +172,12 @@ final class ContextState {
 
     func fill(_ object: ManagedObject, from snapshot: Snapshot) {
         if object.isFaultStorage { materializedCount.add(1, ordering: .relaxed) }
-        object.committed = snapshot
+        // The committed row's parts one by one: through ``ManagedObject/committed`` the whole snapshot would be
+        // copied into an optional first.
+        object.hasCommitted = true
+        object.committedVersion = snapshot.version
+        object.committedAttributes = snapshot.values
+        object.committedDestinations = snapshot.toOne
         object.values = snapshot.values
         object.toOne = snapshot.toOne
         object.isFaultStorage = false

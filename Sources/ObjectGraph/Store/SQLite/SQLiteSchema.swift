@@ -29,6 +29,15 @@ struct TableLayout: Sendable {
         /// Whether every attribute's values fit a word (numbers, Booleans, dates), so rows can share blocks of
         /// storage (``AttributeValues/RowAllocator``).
         let valuesFitWords: Bool
+        /// How each attribute is read: its column's position, and whether SQLite's integer or real column function
+        /// reads it (the common cases, decided once here rather than by matching the attribute type per value).
+        let reads: [ColumnRead]
+
+        struct ColumnRead {
+            enum Kind: UInt8 { case integer, real, other }
+            let position: Int32
+            let kind: Kind
+        }
 
         init(attributes: [Int], attributeTypes: [AttributeType], toOne: [Int], toOneEntity: [Int?], toOneDestination: [String], insertColumns: [String]) {
             self.attributes = attributes
@@ -37,6 +46,13 @@ struct TableLayout: Sendable {
             self.toOneEntity = toOneEntity
             self.toOneDestination = toOneDestination
             self.insertColumns = insertColumns
+            self.reads = zip(attributes, attributeTypes).map { position, type in
+                switch type {
+                case .int16, .int32, .int64: ColumnRead(position: Int32(position), kind: .integer)
+                case .double, .float: ColumnRead(position: Int32(position), kind: .real)
+                default: ColumnRead(position: Int32(position), kind: .other)
+                }
+            }
             self.valuesFitWords = attributeTypes.allSatisfy { type in
                 switch type {
                 case .bool, .int16, .int32, .int64, .double, .float, .date: true

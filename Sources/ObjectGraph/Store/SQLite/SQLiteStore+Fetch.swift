@@ -66,16 +66,15 @@ extension SQLiteStore {
         // Integers and reals in numeric attributes (most of what rows hold) go straight from SQLite's column
         // functions into the values' words; everything else goes through GRDB's value and ``SQLiteValueCoding``,
         // which holds the rules for every other pairing.
-        let positions = columns.attributes, types = columns.attributeTypes
         let values = blocks.row(for: columns) { row in
-            for index in positions.indices {
-                let position = Int32(positions[index])
-                switch (sqlite3_column_type(statement, position), types[index]) {
+            for (index, read) in columns.reads.enumerated() {
+                switch (sqlite3_column_type(statement, read.position), read.kind) {
                 case (SQLITE_NULL, _): row.setNull(at: index)
-                case (SQLITE_INTEGER, .int64), (SQLITE_INTEGER, .int32), (SQLITE_INTEGER, .int16):
-                    row.setInt(sqlite3_column_int64(statement, position), at: index)
-                case (SQLITE_FLOAT, .double), (SQLITE_FLOAT, .float): row.setDouble(sqlite3_column_double(statement, position), at: index)
-                default: row.set(SQLiteValueCoding.decode(DatabaseValue(sqliteStatement: statement, index: position), as: types[index]), at: index)
+                case (SQLITE_INTEGER, .integer): row.setInt(sqlite3_column_int64(statement, read.position), at: index)
+                case (SQLITE_FLOAT, .real): row.setDouble(sqlite3_column_double(statement, read.position), at: index)
+                default:
+                    let value = DatabaseValue(sqliteStatement: statement, index: read.position)
+                    row.set(SQLiteValueCoding.decode(value, as: columns.attributeTypes[index]), at: index)
                 }
             }
         }
@@ -353,21 +352,22 @@ extension SQLiteStore {
 /// The blocks of value storage one read fills, one allocator per entity of the table (their rows differ in length).
 /// The first entity's allocator is kept apart: most reads are of one entity, and they then search no list.
 struct RowBlocks {
-    private var first: (columns: TableLayout.EntityColumns, allocator: AttributeValues.RowAllocator)?
+    private var firstColumns: TableLayout.EntityColumns?
+    private var firstAllocator = AttributeValues.RowAllocator(count: 0, sharesBlocks: false)
     private var more: [(columns: TableLayout.EntityColumns, allocator: AttributeValues.RowAllocator)] = []
 
     /// The next row of `columns`' entity, filled by `body`.
     @inline(__always)
     mutating func row(for columns: TableLayout.EntityColumns, _ body: (inout AttributeValues.RowWriter) -> Void) -> AttributeValues {
-        if first?.columns === columns { return first!.allocator.row(body) }
+        if firstColumns === columns { return firstAllocator.row(body) }
         return otherRow(for: columns, body)
     }
 
     private mutating func otherRow(for columns: TableLayout.EntityColumns, _ body: (inout AttributeValues.RowWriter) -> Void) -> AttributeValues {
         let allocator = AttributeValues.RowAllocator(count: columns.attributes.count, sharesBlocks: columns.valuesFitWords)
-        if first == nil {
-            first = (columns, allocator)
-            return first!.allocator.row(body)
+        if firstColumns == nil {
+            (firstColumns, firstAllocator) = (columns, allocator)
+            return firstAllocator.row(body)
         }
         for index in more.indices where more[index].columns === columns {
             return more[index].allocator.row(body)
