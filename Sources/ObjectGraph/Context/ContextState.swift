@@ -151,9 +151,11 @@ final class ContextState {
             }
             return try register(Snapshot(objectID: resolved, version: snapshot.version, values: snapshot.values, toOne: snapshot.toOne))
         }
-        let entity = try entity(named: snapshot.objectID.entityName)
-        let (object, _) = registered.object(for: snapshot.objectID) {
-            let object = entity.objectType.init(entity: entity, objectID: snapshot.objectID)
+        let id = snapshot.objectID
+        let entity = try entity(named: id.entityName)
+        // The closure captures the ID alone: capturing the snapshot copied it whole for every row.
+        let (object, _) = registered.object(for: id) {
+            let object = entity.objectType.init(entity: entity, objectID: id)
             object.state = self
             return object
         }
