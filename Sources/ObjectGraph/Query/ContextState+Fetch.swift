@@ -65,15 +65,21 @@ extension ContextState {
     }
 
     /// Objects of a macro entity class (objects of other classes, from sub-entities, are left out).
-    ///
-    /// Without prefetching, the typed array is built as rows are read, not copied from an array of objects.
     func fetch<T: ManagedEntity>(_ request: FetchRequest, as type: T.Type) throws -> [T] {
-        // Comparing the class first spares the general dynamic cast for the usual object of exactly `T`.
-        let typed = { (object: ManagedObject) -> T? in
-            Swift.type(of: object) == T.self ? unsafeDowncast(object, to: T.self) : object as? T
+        let objects = try fetch(request)
+        var typed: [T] = []
+        typed.reserveCapacity(objects.count)
+        // Comparing the class first spares the general dynamic cast for the usual object of exactly `T`. (Building
+        // the typed array while rows are read was tried: unspecialized across the module boundary, that generic
+        // path looked up type metadata for every row, which cost more than this copy.)
+        for object in objects {
+            if Swift.type(of: object) == T.self {
+                typed.append(unsafeDowncast(object, to: T.self))
+            } else if let object = object as? T {
+                typed.append(object)
+            }
         }
-        guard request.relationshipKeyPathsForPrefetching.isEmpty else { return try fetch(request).compactMap(typed) }
-        return try fetchObjects(request, loadValues: !request.returnsObjectsAsFaults, keeping: typed)
+        return typed
     }
 
     /// Dictionary results: what is saved below, grouped and filtered.
@@ -100,39 +106,26 @@ extension ContextState {
 
     /// The request's results as objects, in order, sliced.
     func fetchObjects(_ request: FetchRequest, loadValues: Bool) throws -> [ManagedObject] {
-        try fetchObjects(request, loadValues: loadValues) { $0 }
-    }
-
-    /// The request's results, in order, sliced: each object as `keep` gives it, or left out where it gives nil.
-    func fetchObjects<Element>(_ request: FetchRequest, loadValues: Bool, keeping keep: (ManagedObject) -> Element?) throws -> [Element] {
-        var streamed: [Element] = []
+        var streamed: [ManagedObject] = []
         // Rows straight from the store become objects as they are read: a large fetch keeps no array of rows, and
         // each row's values are still in cache when its object takes them.
-        // The sink is optional, so formally escaping; it is called only during `fetchCandidates`.
-        let candidates = try withoutActuallyEscaping(keep) { keep in
-            try fetchCandidates(request, loadValues: loadValues, streamingRowsTo: loadValues ? { row in
-                if let kept = keep(try self.register(row)) { streamed.append(kept) }
-            } : nil)
-        }
+        let candidates = try fetchCandidates(request, loadValues: loadValues, streamingRowsTo: loadValues ? { row in
+            streamed.append(try self.register(row))
+        } : nil)
         if case .streamed = candidates { return streamed }
         registered.reserveCapacity(registered.count + candidates.count)
-        var objects: [Element] = []
-        objects.reserveCapacity(candidates.count)
         if case .rows(let rows) = candidates {
-            for row in rows {
-                if let kept = keep(loadValues ? try register(row) : try object(with: row.objectID)) { objects.append(kept) }
-            }
+            var objects: [ManagedObject] = []
+            objects.reserveCapacity(rows.count)
+            for row in rows { objects.append(loadValues ? try register(row) : try object(with: row.objectID)) }
             return objects
         }
-        guard case .mixed(let mixed) = candidates else { return objects }
-        for candidate in mixed {
-            let object = switch candidate {
-            case .object(let object): object
-            case .snapshot(let snapshot): loadValues ? try register(snapshot) : try object(with: snapshot.objectID)
+        return try candidates.map { candidate in
+            switch candidate {
+            case .object(let object): return object
+            case .snapshot(let snapshot): return loadValues ? try register(snapshot) : try object(with: snapshot.objectID)
             }
-            if let kept = keep(object) { objects.append(kept) }
         }
-        return objects
     }
 
     /// The request's results: rows from below (the store does the work when nothing is pending here), and objects

@@ -185,8 +185,8 @@ struct SQLiteSaveTransaction {
     private func conflict(_ id: ObjectID, table: TableLayout, expected: Int64, row: ChangeSet.Row?, entity: ModelEntity) throws -> SaveConflict {
         let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(sqlQuoted(table.name)) AS t0 WHERE t0.id = ?"
         var stored: Snapshot?
-        var blocks = RowBlocks()
-        try store.step(db, sql, [id.rawKey.databaseValue], cached: true) { stored = try store.readSnapshot($0, table: table, blocks: &blocks) }
+        var reader = RowReader(table: table)
+        try store.step(db, sql, [id.rawKey.databaseValue], cached: true) { stored = try reader.snapshot($0) }
         return SaveConflict.make(row, id: id, expected: expected, stored: stored, entity: entity)
     }
 

@@ -51,50 +51,6 @@ extension SQLiteStore {
         }
     }
 
-    /// The row the statement is positioned on (columns in ``TableLayout/selectList`` order) as a snapshot, its values
-    /// in `blocks` (shared by the rows of one read).
-    func readSnapshot(_ statement: OpaquePointer, table: TableLayout, blocks: inout RowBlocks) throws -> Snapshot {
-        let entityName: String
-        let columns: TableLayout.EntityColumns
-        if let single = table.single {
-            (entityName, columns) = single
-        } else {
-            entityName = sqlite3_column_text(statement, 1).map { String(cString: $0) } ?? ""
-            guard let found = table.entities[entityName] else { throw ObjectGraphError.unknownEntity(entityName) }
-            columns = found
-        }
-        // Integers and reals in numeric attributes (most of what rows hold) go straight from SQLite's column
-        // functions into the values' words; everything else goes through GRDB's value and ``SQLiteValueCoding``,
-        // which holds the rules for every other pairing.
-        let values = blocks.row(for: columns) { row in
-            for (index, read) in columns.reads.enumerated() {
-                switch (sqlite3_column_type(statement, read.position), read.kind) {
-                case (SQLITE_NULL, _): row.setNull(at: index)
-                case (SQLITE_INTEGER, .integer): row.setInt(sqlite3_column_int64(statement, read.position), at: index)
-                case (SQLITE_FLOAT, .real): row.setDouble(sqlite3_column_double(statement, read.position), at: index)
-                default:
-                    let value = DatabaseValue(sqliteStatement: statement, index: read.position)
-                    row.set(SQLiteValueCoding.decode(value, as: columns.attributeTypes[index]), at: index)
-                }
-            }
-        }
-        var toOne: [ObjectID?] = []
-        toOne.reserveCapacity(columns.toOne.count)
-        for slot in columns.toOne.indices {
-            let position = Int32(columns.toOne[slot])
-            if sqlite3_column_type(statement, position) != SQLITE_NULL {
-                let destination = columns.toOneEntity[slot].flatMap { sqlite3_column_text(statement, Int32($0)).map { String(cString: $0) } }
-                    ?? columns.toOneDestination[slot]
-                toOne.append(ObjectID(entityName: destination, rawKey: sqlite3_column_int64(statement, position)))
-            } else {
-                toOne.append(nil)
-            }
-        }
-        return Snapshot(
-            objectID: ObjectID(entityName: entityName, rawKey: sqlite3_column_int64(statement, 0)),
-            version: sqlite3_column_int64(statement, 2), values: values, toOne: toOne)
-    }
-
     public func snapshots(for ids: [ObjectID]) throws -> [Snapshot] {
         let groups = Dictionary(grouping: ids.filter { !$0.isTemporaryID }) { id in
             model.entityIfPresent(id.entityName)?.rootName ?? id.entityName
@@ -109,9 +65,9 @@ extension SQLiteStore {
                     let chunk = group[start..<min(start + 500, group.count)]
                     let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
                     let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(sqlQuoted(root)) AS t0 WHERE t0.id IN (\(marks))"
-                    var blocks = RowBlocks()
+                    var reader = RowReader(table: table)
                     try step(db, sql, chunk.map(\.rawKey.databaseValue), cached: false) { row in
-                        let snapshot = try readSnapshot(row, table: table, blocks: &blocks)
+                        let snapshot = try reader.snapshot(row)
                         // The key may hold a row of another entity of the tree than the one asked for.
                         if let asked = requested[snapshot.objectID.rawKey].flatMap(model.entityIfPresent),
                            model.entityIfPresent(snapshot.objectID.entityName)?.isKind(of: asked) == true {
@@ -204,8 +160,8 @@ extension SQLiteStore {
         let (_, table) = try layout(for: request.entityName)
         let (sql, arguments) = try fetchSQL(request)
         try readStore(singleStatement: true) { db in
-            var blocks = RowBlocks()
-            try step(db, sql, arguments, cached: true) { row in try body(try readSnapshot(row, table: table, blocks: &blocks)) }
+            var reader = RowReader(table: table)
+            try step(db, sql, arguments, cached: true) { row in try body(try reader.snapshot(row)) }
         }
     }
 
@@ -346,34 +302,6 @@ extension SQLiteStore {
             }
             return result
         }
-    }
-}
-
-/// The blocks of value storage one read fills, one allocator per entity of the table (their rows differ in length).
-/// The first entity's allocator is kept apart: most reads are of one entity, and they then search no list.
-struct RowBlocks {
-    private var firstColumns: TableLayout.EntityColumns?
-    private var firstAllocator = AttributeValues.RowAllocator(count: 0, sharesBlocks: false)
-    private var more: [(columns: TableLayout.EntityColumns, allocator: AttributeValues.RowAllocator)] = []
-
-    /// The next row of `columns`' entity, filled by `body`.
-    @inline(__always)
-    mutating func row(for columns: TableLayout.EntityColumns, _ body: (inout AttributeValues.RowWriter) -> Void) -> AttributeValues {
-        if firstColumns === columns { return firstAllocator.row(body) }
-        return otherRow(for: columns, body)
-    }
-
-    private mutating func otherRow(for columns: TableLayout.EntityColumns, _ body: (inout AttributeValues.RowWriter) -> Void) -> AttributeValues {
-        let allocator = AttributeValues.RowAllocator(count: columns.attributes.count, sharesBlocks: columns.valuesFitWords)
-        if firstColumns == nil {
-            (firstColumns, firstAllocator) = (columns, allocator)
-            return firstAllocator.row(body)
-        }
-        for index in more.indices where more[index].columns === columns {
-            return more[index].allocator.row(body)
-        }
-        more.append((columns, allocator))
-        return more[more.count - 1].allocator.row(body)
     }
 }
 
