@@ -282,6 +282,52 @@ func titles(_ objects: [ManagedObject]) throws -> [String] {
         }
     }
 
+    /// A fetch's rows of numbers share blocks of storage; a row holding a value that does not fit a word (text left
+    /// in an integer column by another program) moves out of its block. Every row reads back as stored, and changing
+    /// and saving one object leaves the objects that shared its block as they were.
+    @Test func rowsSharingStorageReadBackAsStoredAndChangeAlone() async throws {
+        let folder = try TemporaryFolder()
+        let model = try Model(entities: [EntityDescription("Reading", attributes: [
+            .init("n", .int64), .init("ratio", .double), .init("flag", .bool, isOptional: true), .init("at", .date),
+        ])])
+        let coordinator = try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL)
+        try await (coordinator.store as! SQLiteStore).pool.write { db in
+            let statement = try db.makeStatement(sql: "INSERT INTO Reading (id, _entity, _version, n, ratio, flag, at) VALUES (?, 'Reading', 1, ?, ?, ?, ?)")
+            for n in 1...300 {
+                let flag: Bool? = n % 3 == 0 ? nil : n % 2 == 0
+                try statement.execute(arguments: [n, n, Double(n) / 4, flag, Double(n * 60)])
+            }
+            try db.execute(sql: "UPDATE Reading SET n = 'not a number' WHERE id = 150")
+            try db.execute(sql: "UPDATE objectgraph_sequence SET max_key = 300 WHERE entity = 'Reading'")
+        }
+        @Sendable func expected(_ n: Int) -> [AttributeValue] {
+            [n == 150 ? .string("not a number") : .int(Int64(n)), .double(Double(n) / 4), n % 3 == 0 ? .null : .bool(n % 2 == 0),
+             .date(Date(timeIntervalSinceReferenceDate: Double(n * 60)))]
+        }
+        let keys = ["n", "ratio", "flag", "at"]
+        let context = ObjectContext(coordinator: coordinator)
+        try await context.perform { ctx in
+            let rows = try ctx.fetch(FetchRequest(entityName: "Reading", sortKeys: [SortKey("ratio")]))
+            #expect(rows.count == 300)
+            for (index, row) in rows.enumerated() {
+                #expect(try keys.map { try row.value(forKey: $0) } == expected(index + 1))
+            }
+            try rows[200].setValue(Int64(-1), forKey: "n")
+            try rows[200].setValue(Date(timeIntervalSinceReferenceDate: 0), forKey: "at")
+            #expect(try rows[200].changedValues().keys.sorted() == ["at", "n"])
+            try ctx.save()
+        }
+        let reader = ObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL))
+        try await reader.perform { ctx in
+            let rows = try ctx.fetch(FetchRequest(entityName: "Reading", sortKeys: [SortKey("ratio")]))
+            for (index, row) in rows.enumerated() {
+                var want = expected(index + 1)
+                if index == 200 { (want[0], want[3]) = (.int(-1), .date(Date(timeIntervalSinceReferenceDate: 0))) }
+                #expect(try keys.map { try row.value(forKey: $0) } == want, "row \(index + 1)")
+            }
+        }
+    }
+
     /// Single-statement reads take the store's own read-only connections instead of a pool reader: they must see
     /// every save committed before them (no connection keeps an old snapshot), also saves made through another
     /// coordinator on the same file, and more concurrent reads than connections kept idle must all succeed.
