@@ -174,14 +174,14 @@ final class ContextState {
 
     func fill(_ object: ManagedObject, from snapshot: Snapshot) {
         if object.isFaultStorage { materializedCount.add(1, ordering: .relaxed) }
-        // The committed row's parts one by one: through ``ManagedObject/committed`` the whole snapshot would be
-        // copied into an optional first.
+        // The row is both the current and the committed one, held once: through ``ManagedObject/committed`` the
+        // whole snapshot would be copied into an optional first, and each part would be held twice.
         object.hasCommitted = true
         object.committedVersion = snapshot.version
-        object.committedAttributes = snapshot.values
-        object.committedDestinations = snapshot.toOne
-        object.values = snapshot.values
-        object.toOne = snapshot.toOne
+        object.currentIsCommitted = true
+        (object.storedCommittedAttributes, object.storedCommittedDestinations) = (.empty, [])
+        object.currentValues = snapshot.values
+        object.currentDestinations = snapshot.toOne
         object.isFaultStorage = false
     }
 

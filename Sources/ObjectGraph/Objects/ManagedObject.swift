@@ -63,6 +63,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var isMarkedUpdated = false
     /// Whether ``committed`` holds a row.
     @exclusivity(unchecked) var hasCommitted = false
+    /// Whether the committed row's values and destinations are the current ones, not kept apart: true from a fetch
+    /// until the first change (a fetched object then holds its row's storage once, not twice).
+    @exclusivity(unchecked) var currentIsCommitted = false
     /// Why ``state`` is nil, for the error message.
     var detachReason = DetachReason.contextDeallocated
 
@@ -76,16 +79,47 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var state: ContextState?
     /// Current attribute values (meaningless while a fault).
     ///
-    /// `@exclusivity(unchecked)` here, on ``toOne`` and the parts of ``committed``, and on the ID, flags and state above: Swift
-    /// checks at run time that no two accesses to a class's stored property overlap, which cost a tenth of a large
-    /// insert (every setter modifies `values`), then a twentieth more for the flags every setter reads. It is sound
-    /// to skip: these properties are modified only by this module's code on the context's executor (confinement is
-    /// checked on every access; the check is per thread, so it never caught races between threads anyway), and none
-    /// of that code reaches the same property again while modifying it (a replaced value's release runs no code of
-    /// ours).
-    @exclusivity(unchecked) var values: AttributeValues
+    /// `@exclusivity(unchecked)` on the storage of this, of ``toOne`` and of ``committed``, and on the ID, flags and
+    /// state above: Swift checks at run time that no two accesses to a class's stored property overlap, which cost a
+    /// tenth of a large insert (every setter modifies `values`), then a twentieth more for the flags every setter
+    /// reads. It is sound to skip: these properties are modified only by this module's code on the context's executor
+    /// (confinement is checked on every access; the check is per thread, so it never caught races between threads
+    /// anyway), and none of that code reaches the same property again while modifying it (a replaced value's release
+    /// runs no code of ours).
+    var values: AttributeValues {
+        _read { yield currentValues }
+        set {
+            keepCommittedApart()
+            currentValues = newValue
+        }
+        _modify {
+            keepCommittedApart()
+            yield &currentValues
+        }
+    }
     /// Current to-one destinations (meaningless while a fault).
-    @exclusivity(unchecked) var toOne: [ObjectID?]
+    var toOne: [ObjectID?] {
+        _read { yield currentDestinations }
+        set {
+            keepCommittedApart()
+            currentDestinations = newValue
+        }
+        _modify {
+            keepCommittedApart()
+            yield &currentDestinations
+        }
+    }
+    /// The storage behind ``values`` and ``toOne``; written directly only where the committed row is set with them.
+    @exclusivity(unchecked) var currentValues: AttributeValues
+    @exclusivity(unchecked) var currentDestinations: [ObjectID?]
+
+    /// Before the current row changes: a committed row that was the current one gets its own copy (sharing storage).
+    @inline(__always)
+    func keepCommittedApart() {
+        guard currentIsCommitted else { return }
+        currentIsCommitted = false
+        (storedCommittedAttributes, storedCommittedDestinations) = (currentValues, currentDestinations)
+    }
     /// Loaded to-many relationships, by relationship index.
     var toMany: [Int: RelatedIDs] = [:]
     /// The row as last stored or fetched; nil for an inserted object. Kept in parts, without the row's ID (the
@@ -108,9 +142,27 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The committed row's version (see ``committed``).
     @exclusivity(unchecked) var committedVersion: Int64 = 0
     /// The committed row's attribute values (see ``committed``).
-    @exclusivity(unchecked) var committedAttributes = AttributeValues.empty
+    var committedAttributes: AttributeValues {
+        _read {
+            if currentIsCommitted { yield currentValues } else { yield storedCommittedAttributes }
+        }
+        set {
+            keepCommittedApart()
+            storedCommittedAttributes = newValue
+        }
+    }
     /// The committed row's to-one destinations (see ``committed``).
-    @exclusivity(unchecked) var committedDestinations: [ObjectID?] = []
+    var committedDestinations: [ObjectID?] {
+        _read {
+            if currentIsCommitted { yield currentDestinations } else { yield storedCommittedDestinations }
+        }
+        set {
+            keepCommittedApart()
+            storedCommittedDestinations = newValue
+        }
+    }
+    @exclusivity(unchecked) var storedCommittedAttributes = AttributeValues.empty
+    @exclusivity(unchecked) var storedCommittedDestinations: [ObjectID?] = []
     /// To-many contents as last loaded or saved, by relationship index.
     var committedToMany: [Int: RelatedIDs] = [:]
 
@@ -119,8 +171,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         self.entity = entity
         self.storedObjectID = objectID
         self.isFaultStorage = true
-        self.values = .empty
-        self.toOne = []
+        self.currentValues = .empty
+        self.currentDestinations = []
     }
 
     deinit {
