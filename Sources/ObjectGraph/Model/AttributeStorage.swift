@@ -22,9 +22,14 @@ final class AttributeStorage: ManagedBuffer<AttributeStorage.Header, UInt64> {
 
     static func wordCount(forValues count: Int) -> Int { tagWordCount(count) + count }
 
-    /// New storage of `wordCount` zeroed words (every tag ``Tag/null``).
-    static func make(wordCount: Int) -> AttributeStorage {
-        let buffer = create(minimumCapacity: wordCount) { _ in Header(others: []) }
+    /// New storage of `wordCount` zeroed words (every tag ``Tag/null``), with room for `othersCapacity` values set
+    /// aside (a row of strings then fills its side list without growing it value by value).
+    static func make(wordCount: Int, othersCapacity: Int = 0) -> AttributeStorage {
+        let buffer = create(minimumCapacity: wordCount) { _ in
+            var others: [AttributeValue] = []
+            others.reserveCapacity(othersCapacity)
+            return Header(others: others)
+        }
         let storage = unsafeDowncast(buffer, to: AttributeStorage.self)
         storage.withUnsafeMutablePointerToElements { $0.initialize(repeating: 0, count: wordCount) }
         return storage
@@ -74,6 +79,9 @@ final class AttributeStorage: ManagedBuffer<AttributeStorage.Header, UInt64> {
             source.withUnsafeMutablePointerToElements { from in
                 target.update(from: from + base, count: words)
                 let tagWords = Self.tagWordCount(count)
+                let asides = (0..<count).reduce(0) { $0 + (Self.tag(target, $1) == .other ? 1 : 0) }
+                if asides == 0 { return }
+                header.others.reserveCapacity(asides)
                 for position in 0..<count where Self.tag(target, position) == .other {
                     header.others.append(source.header.others[Int(target[tagWords + position])])
                     target[tagWords + position] = UInt64(header.others.count - 1)
@@ -169,6 +177,14 @@ extension AttributeValues {
             if !write(.double, value.bitPattern, at: position) { writeOther(.double(value), at: position) }
         }
 
+        /// Writes `value` aside even when it fits a word, so the position keeps a side-list entry: default values of
+        /// attributes whose values never fit a word are written so, and an insert's strings then replace that entry
+        /// rather than grow the list.
+        mutating func setAside(_ value: AttributeValue, at position: Int) {
+            precondition(!keepsOthersAside, "a block's rows keep nothing aside")
+            writeOther(value, at: position)
+        }
+
         mutating func set(_ value: AttributeValue, at position: Int) {
             switch value {
             case .null: setNull(at: position)
@@ -196,19 +212,23 @@ extension AttributeValues {
         let count: Int
         /// Whether rows may share blocks: false when the entity has attributes of kinds that never fit a word.
         let sharesBlocks: Bool
+        /// Room to make in each row's side list (rows of their own): the entity's attributes whose values never fit
+        /// a word.
+        let othersCapacity: Int
         private var block: AttributeStorage?
         private var nextBase = 0
         private var blockEnd = 0
         private var nextBlockRows = 1
 
-        init(count: Int, sharesBlocks: Bool) {
+        init(count: Int, sharesBlocks: Bool, othersCapacity: Int = 0) {
             self.count = count
             self.sharesBlocks = sharesBlocks && count > 0
+            self.othersCapacity = othersCapacity
         }
 
         /// The next row, filled by `body`.
         mutating func row(_ body: (inout RowWriter) -> Void) -> AttributeValues {
-            guard sharesBlocks else { return AttributeValues(count: count, body) }
+            guard sharesBlocks else { return AttributeValues(count: count, othersCapacity: othersCapacity, body) }
             let rowWords = AttributeStorage.wordCount(forValues: count)
             let storage: AttributeStorage
             if let block, nextBase + rowWords <= blockEnd {

@@ -36,6 +36,15 @@ public enum AttributeType: Sendable, Hashable, Codable {
         }
     }
 
+    /// Whether the type's values fit one word of ``AttributeValues`` (numbers, Booleans, dates); the others (strings,
+    /// data, decimals, UUIDs, URLs, Codable values) are kept aside.
+    var fitsWord: Bool {
+        switch self {
+        case .bool, .int16, .int32, .int64, .double, .float, .date: true
+        case .string, .decimal, .binary, .uuid, .uri, .codable: false
+        }
+    }
+
     /// Checks that `value` can be stored in an attribute of this type, narrowing nothing silently.
     ///
     /// Integers must fit the attribute's width; a Float attribute accepts any Double (Core Data rounds it too).

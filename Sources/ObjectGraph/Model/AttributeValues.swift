@@ -52,12 +52,12 @@ public struct AttributeValues: @unchecked Sendable {
     }
 
     /// Creates `count` values written by `body` into storage of their own; every value starts as ``AttributeValue/null``.
-    init(count: Int, _ body: (inout RowWriter) -> Void) {
+    init(count: Int, othersCapacity: Int = 0, _ body: (inout RowWriter) -> Void) {
         guard count > 0 else {
             self = .empty
             return
         }
-        let storage = AttributeStorage.make(wordCount: AttributeStorage.wordCount(forValues: count))
+        let storage = AttributeStorage.make(wordCount: AttributeStorage.wordCount(forValues: count), othersCapacity: othersCapacity)
         self.init(storage: storage, base: 0, count: count)
         var writer = RowWriter(storage: storage, base: 0, count: count)
         body(&writer)

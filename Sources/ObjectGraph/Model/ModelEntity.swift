@@ -78,7 +78,14 @@ public final class ModelEntity: Sendable {
         self.relationshipIndex = relationshipIndex
         self.toOneSlot = toOneSlot
         self.toOneCount = slots
-        self.defaultValues = AttributeValues(attributes.map { $0.type.coerce($0.defaultValue) })
+        // Attributes whose values never fit a word get their side-list entry now, so an insert's copy of these
+        // defaults has room for its strings and replaces entries rather than growing the list.
+        self.defaultValues = AttributeValues(count: attributes.count, othersCapacity: attributes.count { !$0.type.fitsWord }) { row in
+            for (position, attribute) in attributes.enumerated() {
+                let value = attribute.type.coerce(attribute.defaultValue)
+                if attribute.type.fitsWord { row.set(value, at: position) } else { row.setAside(value, at: position) }
+            }
+        }
         self.validatedAttributes = attributes.indices.filter { index in
             let a = attributes[index]
             return !a.isOptional || a.minValue != nil || a.maxValue != nil || a.minLength != nil || a.maxLength != nil || a.pattern != nil

@@ -77,7 +77,8 @@ struct RowBlocks {
     }
 
     private mutating func otherRow(for columns: TableLayout.EntityColumns, _ body: (inout AttributeValues.RowWriter) -> Void) -> AttributeValues {
-        let allocator = AttributeValues.RowAllocator(count: columns.attributes.count, sharesBlocks: columns.valuesFitWords)
+        let allocator = AttributeValues.RowAllocator(
+            count: columns.attributes.count, sharesBlocks: columns.wordlessCount == 0, othersCapacity: columns.wordlessCount)
         if firstColumns == nil {
             (firstColumns, firstAllocator) = (columns, allocator)
             return firstAllocator.row(body)

@@ -26,9 +26,9 @@ struct TableLayout: Sendable {
         let toOneDestination: [String]
         /// The writable columns for an insert, in order: attributes, then to-one keys.
         let insertColumns: [String]
-        /// Whether every attribute's values fit a word (numbers, Booleans, dates), so rows can share blocks of
-        /// storage (``AttributeValues/RowAllocator``).
-        let valuesFitWords: Bool
+        /// How many attributes' values never fit a word (strings, data…): rows with none share blocks of storage
+        /// (``AttributeValues/RowAllocator``), others make room for that many values aside.
+        let wordlessCount: Int
         /// How each attribute is read: its column's position, and whether SQLite's integer or real column function
         /// reads it (the common cases, decided once here rather than by matching the attribute type per value).
         let reads: [ColumnRead]
@@ -53,12 +53,7 @@ struct TableLayout: Sendable {
                 default: ColumnRead(position: Int32(position), kind: .other)
                 }
             }
-            self.valuesFitWords = attributeTypes.allSatisfy { type in
-                switch type {
-                case .bool, .int16, .int32, .int64, .double, .float, .date: true
-                case .string, .decimal, .binary, .uuid, .uri, .codable: false
-                }
-            }
+            self.wordlessCount = attributeTypes.count { !$0.fitsWord }
         }
     }
 
