@@ -84,13 +84,21 @@ struct ObjectRegistry {
     /// The slot holding `id`, if any.
     private func find(_ id: ObjectID) -> Int? {
         guard !slots.isEmpty else { return nil }
+        let (index, found, _) = probe(id)
+        return found ? index : nil
+    }
+
+    /// Where `id`'s entry is, or else the empty slot that ends its probe sequence (there is always one: the table is
+    /// at most 5/8 full, tombstones included), with the key's tag.
+    @inline(__always)
+    private func probe(_ id: ObjectID) -> (index: Int, found: Bool, tag: UInt64) {
         let mask = slots.count - 1
         let tag = tag(of: id)
         var index = home(tag)
         while true {
             let slot = slots[index]
-            if slot.isEmpty { return nil }
-            if slot.tag == tag, let object = slot.object, object.storedObjectID == id { return index }
+            if slot.isEmpty { return (index, false, tag) }
+            if slot.tag == tag, let object = slot.object, object.storedObjectID == id { return (index, true, tag) }
             index = (index + 1) & mask
         }
     }
@@ -120,18 +128,11 @@ struct ObjectRegistry {
             return (object, true)
         }
         // Room for one more: the probe that finds no entry ends at the empty slot the new entry takes.
-        let mask = slots.count - 1
-        let tag = tag(of: id)
-        var index = home(tag)
-        while true {
-            let slot = slots[index]
-            if slot.isEmpty { break }
-            if slot.tag == tag, let object = slot.object, object.storedObjectID == id { return (object, false) }
-            index = (index + 1) & mask
-        }
+        let (index, found, tag) = probe(id)
+        if found, let object = slots[index].object { return (object, false) }
         let object = make()
-        // `make` runs no code of the registry's; should it ever free an object (whose deinit removes an entry), the
-        // table would still hold the slot found, but the general insert is taken rather than assume it.
+        // `make` runs no registry code; should the table have changed meanwhile all the same, the slot found is not
+        // trusted and the general insert is taken.
         guard slots.indices.contains(index), slots[index].isEmpty else {
             insert(object, for: id)
             return (object, true)

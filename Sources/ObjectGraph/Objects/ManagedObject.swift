@@ -161,6 +161,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             storedCommittedDestinations = newValue
         }
     }
+    /// The committed row's parts while kept apart from the current ones (see ``currentIsCommitted``).
     @exclusivity(unchecked) var storedCommittedAttributes = AttributeValues.empty
     @exclusivity(unchecked) var storedCommittedDestinations: [ObjectID?] = []
     /// To-many contents as last loaded or saved, by relationship index.
