@@ -65,7 +65,9 @@ public struct AttributeValues: @unchecked Sendable {
 }
 
 extension AttributeValues: RandomAccessCollection, MutableCollection {
+    /// The first position, always 0.
     public var startIndex: Int { 0 }
+    /// One past the last position: ``count``.
     public var endIndex: Int { count }
 
     /// The value at `position`; setting copies the storage first when it is shared.
@@ -113,6 +115,7 @@ extension AttributeValues: Hashable {
         return lhs.storage.unsafelyUnwrapped.rowsEqual(lhs.base, rhs.storage.unsafelyUnwrapped, rhs.base, count: lhs.count)
     }
 
+    /// Hashes the values in order, consistently with ``==(_:_:)`` whatever the storage.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(count)
         for value in self { hasher.combine(value) }

@@ -61,11 +61,11 @@ extension SQLiteStore {
             for (root, group) in groups {
                 guard let table = tables[root] else { throw ObjectGraphError.unknownEntity(root) }
                 let requested = Dictionary(group.map { ($0.rawKey, $0.entityName) }) { first, _ in first }
+                var reader = RowReader(table: table)
                 for start in stride(from: 0, to: group.count, by: 500) {
                     let chunk = group[start..<min(start + 500, group.count)]
                     let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
                     let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(sqlQuoted(root)) AS t0 WHERE t0.id IN (\(marks))"
-                    var reader = RowReader(table: table)
                     try step(db, sql, chunk.map(\.rawKey.databaseValue), cached: false) { row in
                         let snapshot = try reader.snapshot(row)
                         // The key may hold a row of another entity of the tree than the one asked for.
