@@ -70,8 +70,9 @@ final class ContextState {
     var isViewPublished = false
     /// Set while save applies delete rules, which may touch objects that are themselves being deleted.
     var isApplyingDeleteRules = false
-    /// See ``entity(named:)``.
-    private var lastEntity: ModelEntity?
+    /// See ``entity(named:)``. Every fetched row reads it; unchecked for the reason ``registered`` is: only this
+    /// context's executor touches it, and `entity(named:)`, its only user, calls nothing that reaches it again.
+    @exclusivity(unchecked) private var lastEntity: ModelEntity?
 
     /// Whether calls must run on ``executor``: ``ConcurrencyChecks/isEnabled`` as it was when the context was made
     /// (set once at start-up, as documented), read here so that every object access does not load a global.

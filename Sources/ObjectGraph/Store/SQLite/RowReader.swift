@@ -45,7 +45,8 @@ struct RowReader {
             }
         }
         var toOne: [ObjectID?] = []
-        toOne.reserveCapacity(columns.toOne.count)
+        // Reserving on an empty array would give every row a buffer of its own, even with no to-one to hold.
+        if !columns.toOne.isEmpty { toOne.reserveCapacity(columns.toOne.count) }
         for slot in columns.toOne.indices {
             let position = Int32(columns.toOne[slot])
             if sqlite3_column_type(statement, position) != SQLITE_NULL {
