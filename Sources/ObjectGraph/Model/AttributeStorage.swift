@@ -2,6 +2,7 @@ import Foundation
 
 /// The words behind ``AttributeValues``: for a row of `n` values, `n` tag bytes (packed eight to a word), then `n`
 /// payload words. Values that do not fit a word are kept in the header's `others`, the payload holding their index.
+/// One storage holds one row, or a block of the rows of one read (``AttributeValues/RowAllocator``), each at its base.
 ///
 /// A value's slot keeps its kind of home: once a position holds an `others` entry, later values at that position are
 /// written to that entry, so changing a string back and forth never grows `others`.
