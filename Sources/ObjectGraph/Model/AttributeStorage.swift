@@ -126,12 +126,12 @@ extension AttributeValues {
         let storage: AttributeStorage
         let base: Int
         let count: Int
-        /// Whether values that do not fit a word go to ``setAside`` (a row of a shared block) rather than to the
-        /// storage's side list.
+        /// Whether values that do not fit a word go to ``valuesSetAside`` (a row of a shared block) rather than to
+        /// the storage's side list.
         var keepsOthersAside = false
         /// Such values of a block's row, with their positions, for ``RowAllocator`` to move the row out (nil until
         /// there is one, so the usual row creates and destroys no array).
-        var setAside: [(Int, AttributeValue)]?
+        var valuesSetAside: [(Int, AttributeValue)]?
 
         @inline(__always)
         private func write(_ tag: AttributeStorage.Tag, _ payload: UInt64, at position: Int) -> Bool {
@@ -148,7 +148,7 @@ extension AttributeValues {
         private mutating func writeOther(_ value: AttributeValue, at position: Int) {
             if keepsOthersAside {
                 _ = write(.null, 0, at: position)
-                setAside = (setAside ?? []) + [(position, value)]
+                valuesSetAside = (valuesSetAside ?? []) + [(position, value)]
                 return
             }
             storage.withUnsafeMutablePointerToElements { elements in
@@ -247,12 +247,12 @@ extension AttributeValues {
             var writer = RowWriter(storage: storage, base: base, count: count, keepsOthersAside: true)
             body(&writer)
             let values = AttributeValues(storage: storage, base: base, count: count)
-            guard let setAside = writer.setAside else { return values }
+            guard let valuesSetAside = writer.valuesSetAside else { return values }
             // A value that does not fit a word: this row moves to storage of its own, where it can keep it.
             var own = values
             own.makeUnique()
             var ownWriter = RowWriter(storage: own.storage.unsafelyUnwrapped, base: 0, count: count)
-            for (position, value) in setAside { ownWriter.set(value, at: position) }
+            for (position, value) in valuesSetAside { ownWriter.set(value, at: position) }
             return own
         }
     }

@@ -4,8 +4,8 @@
 /// takes one 8-byte word and one tag byte, and only values that do not fit a word (strings, data, decimals, UUIDs,
 /// URLs) are kept aside as ``AttributeValue``s. A row of numbers is therefore a single allocation with nothing to
 /// release in it, and the rows a fetch reads share blocks of storage (see ``AttributeValues/RowAllocator``): a
-/// large fetch allocates and frees a block per few hundred rows instead of an array per row, which was a third of
-/// its time.
+/// large fetch allocates and frees a block per 128 rows instead of an array per row, which was a third of its
+/// time.
 ///
 /// ```swift
 /// var values: AttributeValues = [.string("Dune"), .int(412)]
@@ -42,10 +42,6 @@ public struct AttributeValues: @unchecked Sendable {
     /// Creates values from a sequence of attribute values.
     public init<S: Sequence<AttributeValue>>(_ values: S) {
         let array = Array(values)
-        if array.isEmpty {
-            self = .empty
-            return
-        }
         self.init(count: array.count) { row in
             for (index, value) in array.enumerated() { row.set(value, at: index) }
         }

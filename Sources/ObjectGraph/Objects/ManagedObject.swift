@@ -130,12 +130,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             return Snapshot(objectID: storedObjectID, version: committedVersion, values: committedAttributes, toOne: committedDestinations)
         }
         set {
+            // A committed row set here is kept apart from the current one (only a fetch's fill shares them).
+            currentIsCommitted = false
             if let newValue {
                 (hasCommitted, committedVersion) = (true, newValue.version)
-                (committedAttributes, committedDestinations) = (newValue.values, newValue.toOne)
+                (storedCommittedAttributes, storedCommittedDestinations) = (newValue.values, newValue.toOne)
             } else {
                 (hasCommitted, committedVersion) = (false, 0)
-                (committedAttributes, committedDestinations) = (.empty, [])
+                (storedCommittedAttributes, storedCommittedDestinations) = (.empty, [])
             }
         }
     }
@@ -146,19 +148,11 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         _read {
             if currentIsCommitted { yield currentValues } else { yield storedCommittedAttributes }
         }
-        set {
-            keepCommittedApart()
-            storedCommittedAttributes = newValue
-        }
     }
     /// The committed row's to-one destinations (see ``committed``).
     var committedDestinations: [ObjectID?] {
         _read {
             if currentIsCommitted { yield currentDestinations } else { yield storedCommittedDestinations }
-        }
-        set {
-            keepCommittedApart()
-            storedCommittedDestinations = newValue
         }
     }
     /// The committed row's parts while kept apart from the current ones (see ``currentIsCommitted``).
