@@ -104,6 +104,10 @@ public struct EntityMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             }
             """,
             """
+            /// The name of the entity this class represents.
+            public \(raw: override)class var entityName: String { \(raw: literal(className)) }
+            """,
+            """
             /// The persisted properties' key paths and names, for typed queries.
             public \(raw: override)class var _keyPathNames: [AnyKeyPath: String] {
                 _keyPathNames_\(raw: className)(for: self)

@@ -59,6 +59,11 @@ private func expect(_ source: String, expands expected: String, diagnostics: [Di
                         className: "Book")
                 }
 
+                /// The name of the entity this class represents.
+                public class var entityName: String {
+                    "Book"
+                }
+
                 /// The persisted properties' key paths and names, for typed queries.
                 public class var _keyPathNames: [AnyKeyPath: String] {
                     _keyPathNames_Book(for: self)
@@ -97,6 +102,11 @@ private func expect(_ source: String, expands expected: String, diagnostics: [Di
                         relationships: [],
                         parent: "Work",
                         className: "Novel")
+                }
+
+                /// The name of the entity this class represents.
+                public override class var entityName: String {
+                    "Novel"
                 }
 
                 /// The persisted properties' key paths and names, for typed queries.
@@ -195,6 +205,11 @@ private func expect(_ source: String, expands expected: String, diagnostics: [Di
                         attributes: [],
                         relationships: [],
                         className: "Shelf")
+                }
+
+                /// The name of the entity this class represents.
+                public class var entityName: String {
+                    "Shelf"
                 }
 
                 /// The persisted properties' key paths and names, for typed queries.

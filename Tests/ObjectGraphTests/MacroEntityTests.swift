@@ -130,6 +130,9 @@ final class Part: ManagedObject {
             request.fetchBatchSize = 2
             let batched = try ctx.fetchResults(request, as: Novel.self)
             #expect(batched.map(\.title) == ["Elba", "Waterloo", "拿破仑"])
+            // Each class names its own entity, also through a generic caller and a sub-entity.
+            func name<T: ManagedEntity>(_: T.Type) -> String { T.entityName }
+            #expect([Work.entityName, Novel.entityName, name(Novel.self), Novel.fetchRequest().entityName] == ["Work", "Novel", "Novel", "Novel"])
             let works = try ctx.fetch(Work.fetchRequest(), as: Work.self)
             #expect(works.count == 3 && works.allSatisfy { $0 is Novel })
             let writers = try ctx.fetch(Writer.self, where: "novels.@sum.pages == 732")

@@ -81,9 +81,9 @@ public struct FetchRequest: Sendable {
 }
 
 extension ManagedEntity {
-    /// The name of the entity this class represents (its class name), looked up once per class: describing a type
-    /// costs more than the rest of a small fetch.
-    static var entityName: String {
+    /// The name of the entity this class represents (its class name), for a class the ``Entity()`` macro did not
+    /// expand: looked up once per class, since describing a type costs more than the rest of a small fetch.
+    public static var entityName: String {
         let key = ObjectIdentifier(Self.self)
         if let name = entityNames.withLock({ $0[key] }) { return name }
         let name = String(describing: Self.self)
