@@ -59,7 +59,7 @@ struct TableLayout: Sendable {
 
     let name: String
     let columns: [Column]
-    /// `id, _entity, _version, <columns...>, <destination-entity lookups...>`
+    /// `id, _entity (NULL for a table of one entity), _version, <columns...>, <destination-entity lookups...>`
     let selectList: [String]
     let entities: [String: EntityColumns]
     /// The only entity, when the tree has one: its rows need no `_entity` lookup.
@@ -95,7 +95,10 @@ struct TableLayout: Sendable {
             }
         }
         self.columns = columns
-        var select = ["t0.id", "t0._entity", "t0._version"] + columns.map { "t0." + sqlQuoted($0.name) }
+        // A table of one entity selects no `_entity` (its rows' entity is known): a column read per row less. The
+        // position stays, so every table's columns sit where ``EntityColumns`` says.
+        let entityColumn = tree.count == 1 ? "NULL" : "t0._entity"
+        var select = ["t0.id", entityColumn, "t0._version"] + columns.map { "t0." + sqlQuoted($0.name) }
         var entities: [String: EntityColumns] = [:]
         for entity in tree {
             var toOne: [Int] = []
