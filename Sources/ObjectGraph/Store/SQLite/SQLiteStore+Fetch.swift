@@ -35,10 +35,12 @@ extension SQLiteStore {
     /// The hot read path: GRDB prepares (and, when `cached`, keeps) the statement and binds the arguments, and the
     /// rows are read with SQLite's column functions, which costs no generic decoding per value. Statements whose
     /// text varies with the input (`IN (?, ?, …)` lists) are not cached, so the cache stays small.
-    func step(_ db: Database, _ sql: String, _ arguments: [DatabaseValue], cached: Bool, _ body: (OpaquePointer) throws -> Void) throws {
+    func step(
+        _ db: Database, _ sql: String, _ arguments: [DatabaseValue], slice: FetchSlice? = nil, cached: Bool, _ body: (OpaquePointer) throws -> Void
+    ) throws {
         statementCount.add(1, ordering: .relaxed)
         let statement = cached ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
-        try statement.bind(arguments, in: db)
+        try statement.bind(arguments, slice: slice, in: db)
         let raw = statement.sqliteStatement
         defer { sqlite3_reset(raw) }
         while true {
@@ -122,7 +124,7 @@ extension SQLiteStore {
 
     /// The SQL of an object fetch. An app repeats the same few fetches (a screen's query, a lookup on each
     /// keystroke), so the compiled SQL is kept by what decides it: everything but the slice, which is bound.
-    func fetchSQL(_ request: StoreFetchRequest) throws -> (sql: String, arguments: [DatabaseValue]) {
+    func fetchSQL(_ request: StoreFetchRequest) throws -> (sql: String, arguments: [DatabaseValue], slice: FetchSlice?) {
         // Swift's string equality treats "é" precomposed and decomposed as equal, but they are different SQLite
         // values: a predicate with text outside ASCII is compiled every time rather than risk one standing for the
         // other.
@@ -142,12 +144,8 @@ extension SQLiteStore {
             }
             return compiled
         }()
-        guard request.limit != nil || request.offset > 0 else { return (compiled.sql, compiled.arguments) }
-        var arguments: [DatabaseValue] = []
-        arguments.reserveCapacity(compiled.arguments.count + 2)
-        arguments += compiled.arguments
-        arguments += [(request.limit ?? -1).databaseValue, request.offset.databaseValue]
-        return (compiled.slicedSQL, arguments)
+        guard request.limit != nil || request.offset > 0 else { return (compiled.sql, compiled.arguments, nil) }
+        return (compiled.slicedSQL, compiled.arguments, FetchSlice(limit: Int64(request.limit ?? -1), offset: Int64(request.offset)))
     }
 
     public func fetch(_ request: StoreFetchRequest) throws -> [Snapshot] {
@@ -158,10 +156,10 @@ extension SQLiteStore {
 
     public func fetch(_ request: StoreFetchRequest, each body: (Snapshot) throws -> Void) throws {
         let (_, table) = try layout(for: request.entityName)
-        let (sql, arguments) = try fetchSQL(request)
+        let (sql, arguments, slice) = try fetchSQL(request)
         try readStore(singleStatement: true) { db in
             var reader = RowReader(table: table)
-            try step(db, sql, arguments, cached: true) { row in try body(try reader.snapshot(row)) }
+            try step(db, sql, arguments, slice: slice, cached: true) { row in try body(try reader.snapshot(row)) }
         }
     }
 
@@ -311,6 +309,12 @@ struct FetchSQL: Sendable {
     let sql: String
     let slicedSQL: String
     let arguments: [DatabaseValue]
+}
+
+/// A fetch's `LIMIT ? OFFSET ?`, bound after its other arguments (a limit of -1 is none).
+struct FetchSlice {
+    let limit: Int64
+    let offset: Int64
 }
 
 /// What decides the SQL of an object fetch (its slice is bound, not written).

@@ -19,14 +19,22 @@ extension Statement {
     /// bindings from its last use, so a missing value would silently reuse an old one).
     ///
     /// - Throws: `DatabaseError` (`SQLITE_MISUSE`) naming both counts when they differ.
-    func bind(_ values: [DatabaseValue], in db: Database) throws {
+    ///
+    /// A fetch's slice (`LIMIT ? OFFSET ?`, the last two parameters) comes as `slice`, so that a sliced fetch need
+    /// not copy its cached arguments into a new array to append two integers.
+    func bind(_ values: [DatabaseValue], slice: FetchSlice? = nil, in db: Database) throws {
         let raw = sqliteStatement
         sqlite3_reset(raw)
         let expected = Int(sqlite3_bind_parameter_count(raw))
-        guard values.count == expected else {
-            throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "\(values.count) values for \(expected) parameters", sql: sql)
+        let count = values.count + (slice == nil ? 0 : 2)
+        guard count == expected else {
+            throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "\(count) values for \(expected) parameters", sql: sql)
         }
         for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1), in: db) }
+        if let slice {
+            try bind(slice.limit, at: Int32(values.count + 1), in: db)
+            try bind(slice.offset, at: Int32(values.count + 2), in: db)
+        }
     }
 
     /// Binds one value to parameter `index` (1-based).
