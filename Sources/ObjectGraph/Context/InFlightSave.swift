@@ -95,6 +95,14 @@ final class InFlightSave: Sendable {
         guard let entity = model.entityIfPresent(request.entityName) else { return .unanswerable }
         let names = request.includesSubentities ? entity.selfAndDescendantNames : [entity.name]
         let contents = contents
+        let hiddenCount = contents.hiddenCount(names)
+        if hiddenCount == 0 {
+            // Nothing pending touches these entities (the usual case between saves, when the board keeps the last
+            // view): the store's answer, sliced and ordered by its SQL, is the answer.
+            let rows = try store.fetch(request)
+            guard board.current === self else { return .stale }
+            return .rows(rows)
+        }
         var pending: [Snapshot] = []
         do {
             for id in contents.candidates(names, request.predicate) {
@@ -105,7 +113,7 @@ final class InFlightSave: Sendable {
             return .unanswerable
         }
         var storeRequest = request
-        storeRequest.limit = request.limit.map { $0 + request.offset + contents.hiddenCount(names) }
+        storeRequest.limit = request.limit.map { $0 + request.offset + hiddenCount }
         storeRequest.offset = 0
         let stored = try store.fetch(storeRequest).filter { !contents.replaces($0.objectID) }
         // A save that began after this one could have committed before the store read: then this view is stale.
