@@ -37,7 +37,7 @@ extension ManagedEntity {
     /// was arbitrary).
     @MainActor
     public static func first(in stack: DataStack? = nil, where format: String? = nil, _ arguments: Any?..., orderBy: [String] = []) throws -> Self? {
-        try filter(in: stack, format: format, arguments: arguments, orderBy: orderBy, offset: 0, limit: 1).first
+        try firstObject(in: stack, format: format, arguments: arguments, orderBy: orderBy)
     }
 
     /// The last object matching a format in the same defined order (the seeds' `lastItemWithFormat:`, whose
@@ -53,13 +53,13 @@ extension ManagedEntity {
             }
         }
         let reversed = orderBy.map { $0.hasPrefix("-") ? String($0.dropFirst()) : "-" + $0 }
-        return try filter(in: stack, format: format, arguments: arguments, orderBy: reversed, offset: 0, limit: 1).first
+        return try firstObject(in: stack, format: format, arguments: arguments, orderBy: reversed)
     }
 
     /// The one object matching a format, or nil when none does.
     @MainActor
     public static func one(in stack: DataStack? = nil, where format: String, _ arguments: Any?...) throws -> Self? {
-        try filter(in: stack, format: format, arguments: arguments, orderBy: [], offset: 0, limit: 1).first
+        try firstObject(in: stack, format: format, arguments: arguments, orderBy: [])
     }
 
     /// Deletes objects of the main context (the seeds' `deleteDataItemSet:`).
@@ -87,6 +87,15 @@ extension ManagedEntity {
         request.fetchOffset = offset
         request.fetchLimit = limit
         return request
+    }
+
+    /// The first object of a request limited to one, fetched untyped and cast once: a typed array for one object
+    /// cost a generic array's metadata and witness look-ups on every call, a twentieth of a screen's small query.
+    @MainActor
+    static func firstObject(in stack: DataStack?, format: String?, arguments: [Any?], orderBy: [String]) throws -> Self? {
+        let request = try request(format: format, arguments: arguments, orderBy: orderBy, offset: 0, limit: 1)
+        let stack = try DataStack.current(stack)
+        return try stack.onMain { ctx in try ctx.fetch(request).first as? Self }
     }
 
     @MainActor
