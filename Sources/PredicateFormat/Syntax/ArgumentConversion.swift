@@ -39,6 +39,16 @@ enum ArgumentConversion {
     }
 
     static func constant(_ value: Any?) -> PredicateValue? {
+        // The common arguments by their exact type first: comparing a metatype is a load, where each failed cast
+        // below walks the runtime's general conversion rules (an Int64 went through three).
+        if let value {
+            let type = ObjectIdentifier(Swift.type(of: value))
+            if type == ObjectIdentifier(Int64.self), let v = value as? Int64 { return .int(v) }
+            if type == ObjectIdentifier(Int.self), let v = value as? Int { return .int(Int64(v)) }
+            if type == ObjectIdentifier(String.self), let v = value as? String { return .string(v) }
+            if type == ObjectIdentifier(Double.self), let v = value as? Double { return .double(v) }
+            if type == ObjectIdentifier(Bool.self), let v = value as? Bool { return .bool(v) }
+        }
         // The common arguments, directly: unwrapping looks through optionals with a Mirror, which costs more than
         // the rest of a small fetch. A cast sees through `Optional.some`, so only nil and other types go on.
         switch value {
