@@ -79,26 +79,24 @@ public struct BenchmarkSuite: Sendable {
             log("W5 memory…")
             report.rows.append(try await memory())
         }
-        for size in options.scalingSizes where selected("W6") {
-            log("W6 at \(size)…")
-            var row = try await insert(count: size, label: "W6 insert \(size)", contenders: options.contenders.intersection(["raw", "ObjectGraph"]))
-            row.values = row.values.mapValues { $0 / Double(size) * 1e9 }
-            row.unit = "ns/object"
-            report.rows.append(row)
-            var read = try await fetch(count: size, label: "W6 fetch \(size)", contenders: options.contenders.intersection(["raw", "ObjectGraph"]))
-            read.values = read.values.mapValues { $0 / Double(size) * 1e9 }
-            read.unit = "ns/object"
-            report.rows.append(read)
+        if selected("W6") {
+            log("W6 at \(options.scalingSizes.map(String.init).joined(separator: ", "))…")
+            report.rows += try await scaling()
         }
         return report
     }
 
     // MARK: W1 insert
 
-    func insert(count: Int, label: String, contenders: Set<String>? = nil) async throws -> BenchmarkReport.Row {
-        let contenders = contenders ?? options.contenders
+    func insert(count: Int, label: String) async throws -> BenchmarkReport.Row {
+        let samples = try await insertSamples(count: count, contenders: options.contenders, repetitions: options.repetitions)
+        return BenchmarkReport.Row(workload: label, unit: "s", values: samples.mapValues(Measure.median))
+    }
+
+    /// Each contender's times for inserting `count` rows into a fresh store, `repetitions` times.
+    func insertSamples(count: Int, contenders: Set<String>, repetitions: Int) async throws -> [String: [Double]] {
         var samples: [String: [Double]] = [:]
-        for _ in 0..<options.repetitions {
+        for _ in 0..<repetitions {
             if contenders.contains("raw") {
                 let raw = try RawSQLite(path: try freshPath("w1-raw"))
                 try raw.execute(plainSchema)
@@ -142,19 +140,20 @@ public struct BenchmarkSuite: Sendable {
                 })
             }
         }
-        return BenchmarkReport.Row(workload: label, unit: "s", values: samples.mapValues(Measure.median))
+        return samples
     }
 
     // MARK: W2 fetch
 
-    /// A store of `count` rows in each contender's schema, written with raw SQLite for speed.
-    func populated(count: Int) throws -> (plain: String, graph: String) {
-        let plain = try freshPath("w2-plain")
+    /// A store of `count` rows in each contender's schema, written with raw SQLite for speed, in files named after
+    /// `name`.
+    func populated(count: Int, name: String = "w2") throws -> (plain: String, graph: String) {
+        let plain = try freshPath("\(name)-plain")
         let raw = try RawSQLite(path: plain)
         try raw.execute(plainSchema)
         try raw.insert(rows: count, table: "item")
         raw.close()
-        let graph = try freshPath("w2-graph")
+        let graph = try freshPath("\(name)-graph")
         _ = try PersistentStoreCoordinator(model: Self.model, storeURL: URL(fileURLWithPath: graph))
         let rawGraph = try RawSQLite(path: graph)
         try rawGraph.execute("BEGIN")
@@ -172,14 +171,35 @@ public struct BenchmarkSuite: Sendable {
         return (plain, graph)
     }
 
-    func fetch(count: Int, label: String, contenders: Set<String>? = nil) async throws -> BenchmarkReport.Row {
-        let contenders = contenders ?? options.contenders
-        let (plain, graph) = try populated(count: count)
-        let expected = Int64(count) * Int64(count * 10 - 1) * 10 / 2
+    func fetch(count: Int, label: String) async throws -> BenchmarkReport.Row {
+        let fixture = try FetchFixture(suite: self, count: count, name: "w2")
+        let samples = try await fetchSamples(fixture, contenders: options.contenders, repetitions: options.repetitions)
+        return BenchmarkReport.Row(workload: label, unit: "s", values: samples.mapValues(Measure.median))
+    }
+
+    /// A populated store of `count` rows and an ObjectGraph context on it, kept across repetitions.
+    struct FetchFixture {
+        let count: Int
+        let plain: String
+        let context: ObjectContext
+
+        init(suite: BenchmarkSuite, count: Int, name: String) throws {
+            let (plain, graph) = try suite.populated(count: count, name: name)
+            let coordinator = try PersistentStoreCoordinator(model: BenchmarkSuite.model, storeURL: URL(fileURLWithPath: graph))
+            self.count = count
+            self.plain = plain
+            self.context = ObjectContext(coordinator: coordinator, name: "bench")
+        }
+
+        /// The sum of every value the rows hold (`row * 10 + column`), which each contender must read back.
+        var expectedSum: Int64 { Int64(count) * Int64(count * 10 - 1) * 10 / 2 }
+    }
+
+    /// Each contender's times for reading every row of `fixture` and all ten values, `repetitions` times.
+    func fetchSamples(_ fixture: FetchFixture, contenders: Set<String>, repetitions: Int) async throws -> [String: [Double]] {
+        let (plain, context, expected) = (fixture.plain, fixture.context, fixture.expectedSum)
         var samples: [String: [Double]] = [:]
-        let coordinator = try PersistentStoreCoordinator(model: Self.model, storeURL: URL(fileURLWithPath: graph))
-        let context = ObjectContext(coordinator: coordinator, name: "bench")
-        for _ in 0..<options.repetitions {
+        for _ in 0..<repetitions {
             if contenders.contains("raw") {
                 let raw = try RawSQLite(path: plain)
                 var sum: Int64 = 0
@@ -221,11 +241,39 @@ public struct BenchmarkSuite: Sendable {
                 try check(sum, expected, "ObjectGraph")
             }
         }
-        return BenchmarkReport.Row(workload: label, unit: "s", values: samples.mapValues(Measure.median))
+        return samples
     }
 
     func check(_ sum: Int64, _ expected: Int64, _ who: String) throws {
         guard sum == expected else { throw BenchmarkError("\(who) read a sum of \(sum), expected \(expected)") }
+    }
+
+    // MARK: W6 scaling
+
+    /// W1 and W2 at each of ``Options/scalingSizes``, interleaved: every round measures every size (so a change in
+    /// the machine's state between minutes moves all sizes alike rather than one size's median), and a small size
+    /// repeats up to five times a round (its repetition lasts milliseconds, short enough for one pause to move it).
+    func scaling() async throws -> [BenchmarkReport.Row] {
+        let contenders = options.contenders.intersection(["raw", "ObjectGraph"])
+        let sizes = options.scalingSizes
+        var fixtures: [Int: FetchFixture] = [:]
+        for size in sizes { fixtures[size] = try FetchFixture(suite: self, count: size, name: "w6-\(size)") }
+        var inserts: [Int: [String: [Double]]] = [:]
+        var fetches: [Int: [String: [Double]]] = [:]
+        for _ in 0..<options.repetitions {
+            for size in sizes {
+                let times = min(5, max(1, 100_000 / size))
+                inserts[size, default: [:]].merge(try await insertSamples(count: size, contenders: contenders, repetitions: times), uniquingKeysWith: +)
+                fetches[size, default: [:]].merge(try await fetchSamples(fixtures[size]!, contenders: contenders, repetitions: times), uniquingKeysWith: +)
+            }
+        }
+        func perObject(_ samples: [String: [Double]]?, _ size: Int) -> [String: Double] {
+            (samples ?? [:]).mapValues { Measure.median($0) / Double(size) * 1e9 }
+        }
+        return sizes.flatMap { size in [
+            BenchmarkReport.Row(workload: "W6 insert \(size)", unit: "ns/object", values: perObject(inserts[size], size)),
+            BenchmarkReport.Row(workload: "W6 fetch \(size)", unit: "ns/object", values: perObject(fetches[size], size)),
+        ] }
     }
 
     // MARK: W3 indexed lookup

@@ -18,10 +18,10 @@ extension Statement {
     /// Resets the statement and binds `values` to its parameters, which must be as many (a statement keeps
     /// bindings from its last use, so a missing value would silently reuse an old one).
     ///
-    /// - Throws: `DatabaseError` (`SQLITE_MISUSE`) naming both counts when they differ.
-    ///
     /// A fetch's slice (`LIMIT ? OFFSET ?`, the last two parameters) comes as `slice`, so that a sliced fetch need
     /// not copy its cached arguments into a new array to append two integers.
+    ///
+    /// - Throws: `DatabaseError` (`SQLITE_MISUSE`) naming both counts when they differ.
     func bind(_ values: [DatabaseValue], slice: FetchSlice? = nil, in db: Database) throws {
         let raw = sqliteStatement
         sqlite3_reset(raw)
