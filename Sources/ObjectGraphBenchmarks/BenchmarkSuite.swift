@@ -248,34 +248,6 @@ public struct BenchmarkSuite: Sendable {
         guard sum == expected else { throw BenchmarkError("\(who) read a sum of \(sum), expected \(expected)") }
     }
 
-    // MARK: W6 scaling
-
-    /// W1 and W2 at each of ``Options/scalingSizes``, interleaved: every round measures every size (so a change in
-    /// the machine's state between minutes moves all sizes alike rather than one size's median), and a small size
-    /// repeats up to five times a round (its repetition lasts milliseconds, short enough for one pause to move it).
-    func scaling() async throws -> [BenchmarkReport.Row] {
-        let contenders = options.contenders.intersection(["raw", "ObjectGraph"])
-        let sizes = options.scalingSizes
-        var fixtures: [Int: FetchFixture] = [:]
-        for size in sizes { fixtures[size] = try FetchFixture(suite: self, count: size, name: "w6-\(size)") }
-        var inserts: [Int: [String: [Double]]] = [:]
-        var fetches: [Int: [String: [Double]]] = [:]
-        for _ in 0..<options.repetitions {
-            for size in sizes {
-                let times = min(5, max(1, 100_000 / size))
-                inserts[size, default: [:]].merge(try await insertSamples(count: size, contenders: contenders, repetitions: times), uniquingKeysWith: +)
-                fetches[size, default: [:]].merge(try await fetchSamples(fixtures[size]!, contenders: contenders, repetitions: times), uniquingKeysWith: +)
-            }
-        }
-        func perObject(_ samples: [String: [Double]]?, _ size: Int) -> [String: Double] {
-            (samples ?? [:]).mapValues { Measure.median($0) / Double(size) * 1e9 }
-        }
-        return sizes.flatMap { size in [
-            BenchmarkReport.Row(workload: "W6 insert \(size)", unit: "ns/object", values: perObject(inserts[size], size)),
-            BenchmarkReport.Row(workload: "W6 fetch \(size)", unit: "ns/object", values: perObject(fetches[size], size)),
-        ] }
-    }
-
     // MARK: W3 indexed lookup
 
     func lookups() async throws -> [BenchmarkReport.Row] {
@@ -407,6 +379,34 @@ public struct BenchmarkSuite: Sendable {
         }
         return BenchmarkReport.Row(workload: "W5 read \(count) peak RSS growth", unit: "MB", values: ["ObjectGraph": batched],
                                    note: String(format: "batched 1,000; unbatched: %.0f MB", unbatched))
+    }
+
+    // MARK: W6 scaling
+
+    /// W1 and W2 at each of ``Options/scalingSizes``, interleaved: every round measures every size (so a change in
+    /// the machine's state between minutes moves all sizes alike rather than one size's median), and a small size
+    /// repeats up to five times a round (its repetition lasts milliseconds, short enough for one pause to move it).
+    func scaling() async throws -> [BenchmarkReport.Row] {
+        let contenders = options.contenders.intersection(["raw", "ObjectGraph"])
+        let sizes = options.scalingSizes
+        var fixtures: [Int: FetchFixture] = [:]
+        for size in sizes { fixtures[size] = try FetchFixture(suite: self, count: size, name: "w6-\(size)") }
+        var inserts: [Int: [String: [Double]]] = [:]
+        var fetches: [Int: [String: [Double]]] = [:]
+        for _ in 0..<options.repetitions {
+            for size in sizes {
+                let times = min(5, max(1, 100_000 / size))
+                inserts[size, default: [:]].merge(try await insertSamples(count: size, contenders: contenders, repetitions: times), uniquingKeysWith: +)
+                fetches[size, default: [:]].merge(try await fetchSamples(fixtures[size]!, contenders: contenders, repetitions: times), uniquingKeysWith: +)
+            }
+        }
+        func perObject(_ samples: [String: [Double]]?, _ size: Int) -> [String: Double] {
+            (samples ?? [:]).mapValues { Measure.median($0) / Double(size) * 1e9 }
+        }
+        return sizes.flatMap { size in [
+            BenchmarkReport.Row(workload: "W6 insert \(size)", unit: "ns/object", values: perObject(inserts[size], size)),
+            BenchmarkReport.Row(workload: "W6 fetch \(size)", unit: "ns/object", values: perObject(fetches[size], size)),
+        ] }
     }
 }
 
