@@ -531,10 +531,12 @@ extension ContextState {
         if changed.isEmpty {
             materializedCount.subtract(1, ordering: .relaxed)
             object.isFaultStorage = true
+            // The committed row first: while it is the current row, emptying the current one would keep it apart
+            // (a copy) only for it to be dropped the line after.
+            object.committed = nil
             object.values = .empty
             object.toOne = []
             object.toMany = [:]
-            object.committed = nil
             object.committedToMany = [:]
             object.isMarkedUpdated = false
             updated[object.objectID] = nil
