@@ -295,7 +295,8 @@ public struct BenchmarkSuite: Sendable {
     @MainActor
     func stack() async throws -> [BenchmarkReport.Row] {
         var rows: [BenchmarkReport.Row] = []
-        let lookups = Self.contenderOrder.filter(options.contenders.contains)
+        // In the report's order: `options.contenders` is a set, whose order would change from run to run.
+        let lookups = BenchmarkReport.contenders.filter(options.contenders.contains)
         for layout in DataStack.Layout.allCases {
             var times: [Double] = []
             var busy: [String: [Double]] = [:]
@@ -321,8 +322,6 @@ public struct BenchmarkSuite: Sendable {
         }
         return rows
     }
-
-    static let contenderOrder = ["ObjectGraph", "raw", "GRDB rows", "GRDB records"]
 
     /// One import through a fresh stack of `layout`, with the main actor running `lookup`'s query meanwhile.
     @MainActor
