@@ -10,7 +10,10 @@ public struct MainContext {
     init(_ context: ObjectContext) {
         precondition(context.concurrencyType == .mainQueue, "MainContext needs a main-queue context, not '\(context.name)'")
         state = context.mainActorState
-        state.checkExecutor()
+        // The compiler has already proven that this runs on the main actor (this initializer is isolated to it), which
+        // is the main context's executor: asking Dispatch again cost a twentieth of a screen's small query. What the
+        // check also does, adopting IDs that saves below made permanent, still runs.
+        state.adoptPermanentIDsIfNeeded()
     }
 
     /// Inserts a new object of a macro entity class.
