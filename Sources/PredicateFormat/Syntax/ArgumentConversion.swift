@@ -39,16 +39,7 @@ enum ArgumentConversion {
     }
 
     static func constant(_ value: Any?) -> PredicateValue? {
-        // The common arguments by their exact type first: comparing a metatype is a load, where each failed cast
-        // below walks the runtime's general conversion rules (an Int64 went through three).
-        if let value {
-            let type = ObjectIdentifier(Swift.type(of: value))
-            if type == ObjectIdentifier(Int64.self), let v = value as? Int64 { return .int(v) }
-            if type == ObjectIdentifier(Int.self), let v = value as? Int { return .int(Int64(v)) }
-            if type == ObjectIdentifier(String.self), let v = value as? String { return .string(v) }
-            if type == ObjectIdentifier(Double.self), let v = value as? Double { return .double(v) }
-            if type == ObjectIdentifier(Bool.self), let v = value as? Bool { return .bool(v) }
-        }
+        if let value, let constant = exactConstant(value) { return constant }
         // The common arguments, directly: unwrapping looks through optionals with a Mirror, which costs more than
         // the rest of a small fetch. A cast sees through `Optional.some`, so only nil and other types go on.
         switch value {
@@ -76,6 +67,20 @@ enum ArgumentConversion {
         case let v as URL: return .url(v)
         default: return nil
         }
+    }
+
+    /// The common arguments, by their exact type: opening the existential hands the type over as `T`, compared
+    /// with a load, where each failed cast below walks the runtime's general conversion rules (an Int64 went
+    /// through three), and even a cast that succeeds runs the runtime's cast code, cold when a screen's query runs
+    /// beside an import.
+    private static func exactConstant<T>(_ value: T) -> PredicateValue? {
+        // Each bit cast follows a check that `T` is that very type, so it reinterprets a value as its own type.
+        if T.self == Int64.self { return .int(unsafeBitCast(value, to: Int64.self)) }
+        if T.self == Int.self { return .int(Int64(unsafeBitCast(value, to: Int.self))) }
+        if T.self == String.self { return .string(unsafeBitCast(value, to: String.self)) }
+        if T.self == Double.self { return .double(unsafeBitCast(value, to: Double.self)) }
+        if T.self == Bool.self { return .bool(unsafeBitCast(value, to: Bool.self)) }
+        return nil
     }
 
     /// A constant, or a literal collection for an array or set argument.

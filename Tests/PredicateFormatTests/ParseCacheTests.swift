@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+@testable import PredicateFormat
+
+/// Parses are kept by format and arguments; a kept parse must only ever stand for exactly its own format and
+/// arguments, whatever else shares its slot.
+@Suite struct ParseCacheTests {
+    /// The tree a format with one integer argument must give.
+    func comparison(_ key: String, _ value: PredicateValue) -> FormatPredicate {
+        .comparison(Comparison(.keyPath([key]), .equal, .constant(value)))
+    }
+
+    /// Far more formats and arguments than the cache has slots, twice over: every parse, fresh or kept, is its own.
+    @Test func manyParsesSharingSlotsEachGiveTheirOwnTree() throws {
+        for _ in 0..<2 {
+            for number in 0..<3_000 {
+                let key = "k\(number % 7)"
+                #expect(try FormatPredicate("\(key) == %@", number) == comparison(key, .int(Int64(number))))
+                #expect(try FormatPredicate("\(key) == %@", "v\(number)") == comparison(key, .string("v\(number)")))
+            }
+        }
+    }
+
+    /// Values equal in Swift but different to SQLite (or to the predicate's types) are different parses.
+    @Test func argumentsThatDifferInTypeOrBytesAreDifferentParses() throws {
+        let precomposed = "Caf\u{E9}"
+        let decomposed = "Cafe\u{301}"
+        for _ in 0..<2 {
+            // Swift's == on the trees would call both equal: the bytes are what must differ.
+            for text in [precomposed, decomposed] {
+                let parsed = try FormatPredicate("name == %@", text)
+                guard case .comparison(let found) = parsed, case .constant(.string(let kept)) = found.right else {
+                    Issue.record("\(parsed) is not a comparison with a string")
+                    continue
+                }
+                #expect(Array(kept.utf8) == Array(text.utf8))
+            }
+            #expect(try FormatPredicate("n == %@", 1) == comparison("n", .int(1)))
+            #expect(try FormatPredicate("n == %@", 1.0) == comparison("n", .double(1)))
+            #expect(try FormatPredicate("n == %@", true) == comparison("n", .bool(true)))
+            #expect(try FormatPredicate("n == %@", nil as Int?) == comparison("n", .null))
+        }
+    }
+
+    /// Arguments that are not constants (collections) are parsed every time, and still correctly.
+    @Test func collectionArgumentsAreParsedEveryTime() throws {
+        for values in [[1, 2], [3], [1, 2]] {
+            let parsed = try FormatPredicate("n IN %@", values)
+            #expect(parsed == .comparison(Comparison(.keyPath(["n"]), .in, .aggregate(values.map { .constant(.int(Int64($0))) }))))
+        }
+    }
+}
