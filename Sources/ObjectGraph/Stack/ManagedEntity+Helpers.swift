@@ -47,7 +47,7 @@ extension ManagedEntity {
         if orderBy.isEmpty {
             let request = try request(format: format, arguments: arguments, orderBy: [], offset: 0, limit: nil)
             let stack = try DataStack.current(stack)
-        return try stack.onMain { ctx in
+            return try stack.onMain { ctx in
                 guard let id = try ctx.fetchObjectIDs(request).last else { return nil }
                 return try ctx.existingObject(with: id) as? Self
             }
@@ -94,8 +94,8 @@ extension ManagedEntity {
     @MainActor
     static func firstObject(in stack: DataStack?, format: String?, arguments: [Any?], orderBy: [String]) throws -> Self? {
         let request = try request(format: format, arguments: arguments, orderBy: orderBy, offset: 0, limit: 1)
-        let stack = try DataStack.current(stack)
-        return try stack.onMain { ctx in try ctx.fetch(request).first as? Self }
+        guard let object = try DataStack.current(stack).firstObject(request) else { return nil }
+        return object as? Self
     }
 
     @MainActor
@@ -107,6 +107,13 @@ extension ManagedEntity {
 }
 
 extension DataStack {
+    /// The first object a request selects in the main context. Outside the generic helpers: a closure of theirs
+    /// built generic metadata for its result type on every call (a fortieth of a screen's small query).
+    @MainActor
+    func firstObject(_ request: FetchRequest) throws -> ManagedObject? {
+        try onMain { ctx in try ctx.fetch(request).first }
+    }
+
     /// The seeds' asynchronous filter: the fetch runs on a worker; the results come back as main-context objects
     /// (handed over by ID, loaded in one read).
     @MainActor

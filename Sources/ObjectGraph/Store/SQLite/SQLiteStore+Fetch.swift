@@ -131,19 +131,17 @@ extension SQLiteStore {
         let key = request.predicate?.hasNonASCIIText == true ? nil : FetchSQLKey(
             entityName: request.entityName, includesSubentities: request.includesSubentities, predicate: request.predicate,
             sortKeys: request.sortKeys)
-        let compiled = try key.flatMap { key in fetchSQLCache.withLock { $0[key] } } ?? {
+        let hash = key?.hash
+        let compiled: FetchSQL
+        if let hash, let entry = fetchSQLCache.entry(for: hash) as? FetchSQLKey.Entry, entry.key == key {
+            compiled = entry.sql
+        } else {
             var unsliced = request
             (unsliced.limit, unsliced.offset) = (nil, 0)
             let (sql, arguments, _) = try selectSQL(unsliced, columns: { $0.selectList.joined(separator: ", ") }, ordered: true, sliced: false)
-            let compiled = FetchSQL(sql: sql, slicedSQL: sql + " LIMIT ? OFFSET ?", arguments: arguments)
-            if let key {
-                fetchSQLCache.withLock { cache in
-                    if cache.count >= 256 { cache = [:] }
-                    cache[key] = compiled
-                }
-            }
-            return compiled
-        }()
+            compiled = FetchSQL(sql: sql, slicedSQL: sql + " LIMIT ? OFFSET ?", arguments: arguments)
+            if let key, let hash { fetchSQLCache.keep(FetchSQLKey.Entry(key: key, sql: compiled), for: hash) }
+        }
         guard request.limit != nil || request.offset > 0 else { return (compiled.sql, compiled.arguments, nil) }
         return (compiled.slicedSQL, compiled.arguments, FetchSlice(limit: Int64(request.limit ?? -1), offset: Int64(request.offset)))
     }
@@ -318,11 +316,32 @@ struct FetchSlice {
 }
 
 /// What decides the SQL of an object fetch (its slice is bound, not written).
-struct FetchSQLKey: Hashable, Sendable {
+struct FetchSQLKey: Equatable, Sendable {
     let entityName: String
     let includesSubentities: Bool
     let predicate: FormatPredicate?
     let sortKeys: [SortKey]
+
+    /// A kept compilation.
+    final class Entry: Sendable {
+        let key: FetchSQLKey
+        let sql: FetchSQL
+
+        init(key: FetchSQLKey, sql: FetchSQL) { (self.key, self.sql) = (key, sql) }
+    }
+
+    /// The key's slot in the store's ``SlotTable`` of compilations.
+    var hash: FNV1a {
+        var hash = FNV1a()
+        hash.combine(bytesOf: entityName)
+        hash.combine(byte: includesSubentities ? 1 : 0)
+        if let predicate { hash.combine(predicate) }
+        for key in sortKeys {
+            for name in key.keyPath { hash.combine(bytesOf: name) }
+            hash.combine(byte: key.ascending ? 1 : 0)
+        }
+        return hash
+    }
 }
 
 extension FormatPredicate {

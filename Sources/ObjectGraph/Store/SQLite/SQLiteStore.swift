@@ -19,7 +19,7 @@ public final class SQLiteStore: PersistentStore {
     let tables: [String: TableLayout]
     let statementCount = Atomic<Int>(0)
     /// The SQL of recent object fetches, by what decides it (see ``fetchSQL(_:)``).
-    let fetchSQLCache = Protected<[FetchSQLKey: FetchSQL]>([:])
+    let fetchSQLCache = SlotTable(count: 256)
 
     static let metadataTable = "objectgraph_metadata"
     static let sequenceTable = "objectgraph_sequence"
