@@ -135,7 +135,7 @@ extension ContextState {
     /// and the result is ``FetchCandidates/streamed``.
     func fetchCandidates(_ request: FetchRequest, loadValues: Bool = true, streamingRowsTo sink: ((Snapshot) throws -> Void)? = nil) throws -> FetchCandidates {
         try request.validate()
-        let entity = try model.entity(named: request.entityName)
+        let entity = try entity(named: request.entityName)
         let names = entity.names(includingSubentities: request.includesSubentities)
         let own = request.includesPendingChanges ? pendingObjects(of: names) : (changed: [], hidden: [])
         let hidden = own.hidden
@@ -200,7 +200,7 @@ extension ContextState {
     /// The number of results: counted below without reading rows when nothing is pending here.
     func count(_ request: FetchRequest) throws -> Int {
         try request.validate()
-        let entity = try model.entity(named: request.entityName)
+        let entity = try entity(named: request.entityName)
         let names = entity.names(includingSubentities: request.includesSubentities)
         let own = pendingObjects(of: names)
         let layered = layers.contains { layer in

@@ -1,5 +1,6 @@
 import GRDB
 import PredicateFormat
+import Synchronization
 
 /// Read-only connections for reads of one statement, lent one at a time.
 ///
@@ -8,12 +9,20 @@ import PredicateFormat
 /// which is what a screen's query costs the main thread while an import runs. A store's schema never changes once
 /// it is open, and SQLite reads one statement from one snapshot by itself, so such reads take a plain read-only
 /// connection from a short list instead; reads of several statements still take a pool reader and a transaction.
+///
+/// The first connection is lent through an atomic flag, not the lock: a read that finds it free (the usual case: one
+/// reader at a time, often the main thread) takes no lock at all, where taking and returning a connection under a
+/// lock cost two locks per read.
 final class StatementReaders: Sendable {
+    /// The connection opened with the store, and whether a read has it.
+    private let first: DatabaseQueue
+    private let firstIsLent = Atomic<Bool>(false)
+    /// Further idle connections, for reads while the first is lent.
     private let idle = Protected<[DatabaseQueue]>([])
     private let path: String
     private let configuration: Configuration
-    /// How many idle connections are kept; more concurrent reads open more, closed when done.
-    private let limit = 4
+    /// How many further idle connections are kept; more concurrent reads open more, closed when done.
+    private let limit = 3
 
     /// Opens the first connection at once: opening one costs little on a fresh heap, but much (glibc consolidates
     /// its free lists for SQLite's page cache) on the heap a large import has just churned, and the first read is
@@ -25,12 +34,15 @@ final class StatementReaders: Sendable {
         configuration.label = "ObjectGraph.SQLiteStore.reader"
         configuration.prepareDatabase { db in PredicateSQLFunctions.register(in: db) }
         self.configuration = configuration
-        let first = try DatabaseQueue(path: path, configuration: configuration)
-        idle.withLock { $0.append(first) }
+        first = try DatabaseQueue(path: path, configuration: configuration)
     }
 
     /// Runs `body` on an idle connection (opening one when none is idle), outside any transaction.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
+        if firstIsLent.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged {
+            defer { firstIsLent.store(false, ordering: .releasing) }
+            return try first.unsafeRead(body)
+        }
         let reader = try idle.withLock { $0.popLast() } ?? DatabaseQueue(path: path, configuration: configuration)
         defer {
             idle.withLock { idle in
