@@ -98,6 +98,15 @@ import Testing
         #expect(first.map { Array($0.utf8) } == [Array(precomposed.utf8)])
         #expect(second.map { Array($0.utf8) } == [Array(decomposed.utf8)])
         #expect(again.map { Array($0.utf8) } == [Array(precomposed.utf8)])
+        // The same deeper in a predicate, and in a list argument (not a kept parse, but kept SQL).
+        let nested = try await context.perform { ctx in
+            try [precomposed, decomposed, precomposed, decomposed].map { value in
+                let byCondition = try ctx.fetch(FetchRequest(entityName: "Book", format: "name != '' AND (name == %@ OR author == 'nobody')", value), as: Book.self)
+                let byList = try ctx.fetch(FetchRequest(entityName: "Book", format: "name IN %@", [value]), as: Book.self)
+                return (byCondition + byList).map { Array($0.name.utf8) }
+            }
+        }
+        #expect(nested == [precomposed, decomposed, precomposed, decomposed].map { [Array($0.utf8), Array($0.utf8)] })
     }
 }
 

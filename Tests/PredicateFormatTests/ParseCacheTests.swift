@@ -49,4 +49,26 @@ import Testing
             #expect(parsed == .comparison(Comparison(.keyPath(["n"]), .in, .aggregate(values.map { .constant(.int(Int64($0))) }))))
         }
     }
+
+    /// Identity for caches of compiled requests: `==`, except that string constants compare by their bytes, at any
+    /// depth of the tree.
+    @Test func identityComparesStringConstantsByTheirBytesAtAnyDepth() throws {
+        let precomposed = "Caf\u{E9}"
+        let decomposed = "Cafe\u{301}"
+        let formats = [
+            "name == %@", "NOT (name == %@)", "pages > 3 AND (name == %@ OR pages < 2)", "name IN {'a', %@}",
+            "SUBQUERY(books, $b, $b.title == %@).@count > 0", "ANY books.title BEGINSWITH[cd] %@",
+        ]
+        for format in formats {
+            let a = try FormatPredicate(format, precomposed)
+            let b = try FormatPredicate(format, decomposed)
+            #expect(a == b, "Swift calls \(format)'s two trees equal")
+            #expect(!a.isIdentical(to: b), "\(format)")
+            #expect(a.isIdentical(to: try FormatPredicate(format, precomposed)), "\(format)")
+        }
+        #expect(!(try FormatPredicate("n == 1")).isIdentical(to: try FormatPredicate("n == 2")))
+        #expect(!(try FormatPredicate("n == 1")).isIdentical(to: try FormatPredicate("m == 1")))
+        #expect(!(try FormatPredicate("n == 1")).isIdentical(to: try FormatPredicate("n != 1")))
+        #expect(!(try FormatPredicate("n == 1 AND m == 2")).isIdentical(to: try FormatPredicate("n == 1 OR m == 2")))
+    }
 }

@@ -77,15 +77,3 @@ struct ParseCache: Sendable {
         table.keep(Entry(format: format, arguments: values, predicate: predicate), for: hash)
     }
 }
-
-extension PredicateValue {
-    /// Equality as SQLite sees it: strings compare by their UTF-8 bytes, not by Swift's canonical equivalence ("é"
-    /// precomposed and decomposed are equal Swift strings but different SQLite values, so one must not stand for
-    /// the other in a cache).
-    func isIdentical(to other: PredicateValue) -> Bool {
-        switch (self, other) {
-        case (.string(let a), .string(let b)): a.utf8.elementsEqual(b.utf8)
-        default: self == other
-        }
-    }
-}

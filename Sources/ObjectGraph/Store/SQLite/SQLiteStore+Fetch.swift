@@ -125,22 +125,19 @@ extension SQLiteStore {
     /// The SQL of an object fetch. An app repeats the same few fetches (a screen's query, a lookup on each
     /// keystroke), so the compiled SQL is kept by what decides it: everything but the slice, which is bound.
     func fetchSQL(_ request: StoreFetchRequest) throws -> (sql: String, arguments: [DatabaseValue], slice: FetchSlice?) {
-        // Swift's string equality treats "é" precomposed and decomposed as equal, but they are different SQLite
-        // values: a predicate with text outside ASCII is compiled every time rather than risk one standing for the
-        // other.
-        let key = request.predicate?.hasNonASCIIText == true ? nil : FetchSQLKey(
+        let key = FetchSQLKey(
             entityName: request.entityName, includesSubentities: request.includesSubentities, predicate: request.predicate,
             sortKeys: request.sortKeys)
-        let hash = key?.hash
+        let hash = key.hash
         let compiled: FetchSQL
-        if let hash, let entry = fetchSQLCache.entry(for: hash) as? FetchSQLKey.Entry, entry.key == key {
+        if let entry = fetchSQLCache.entry(for: hash) as? FetchSQLKey.Entry, entry.key.isIdentical(to: key) {
             compiled = entry.sql
         } else {
             var unsliced = request
             (unsliced.limit, unsliced.offset) = (nil, 0)
             let (sql, arguments, _) = try selectSQL(unsliced, columns: { $0.selectList.joined(separator: ", ") }, ordered: true, sliced: false)
             compiled = FetchSQL(sql: sql, slicedSQL: sql + " LIMIT ? OFFSET ?", arguments: arguments)
-            if let key, let hash { fetchSQLCache.keep(FetchSQLKey.Entry(key: key, sql: compiled), for: hash) }
+            fetchSQLCache.keep(FetchSQLKey.Entry(key: key, sql: compiled), for: hash)
         }
         guard request.limit != nil || request.offset > 0 else { return (compiled.sql, compiled.arguments, nil) }
         return (compiled.slicedSQL, compiled.arguments, FetchSlice(limit: Int64(request.limit ?? -1), offset: Int64(request.offset)))
@@ -316,7 +313,7 @@ struct FetchSlice {
 }
 
 /// What decides the SQL of an object fetch (its slice is bound, not written).
-struct FetchSQLKey: Equatable, Sendable {
+struct FetchSQLKey: Sendable {
     let entityName: String
     let includesSubentities: Bool
     let predicate: FormatPredicate?
@@ -330,6 +327,18 @@ struct FetchSQLKey: Equatable, Sendable {
         init(key: FetchSQLKey, sql: FetchSQL) { (self.key, self.sql) = (key, sql) }
     }
 
+    /// Whether the two keys decide the same SQL and arguments: string constants compare by their bytes, since the
+    /// kept arguments are bound as they are ("é" precomposed must not stand for "é" decomposed, which Swift's `==`
+    /// calls equal).
+    func isIdentical(to other: FetchSQLKey) -> Bool {
+        guard entityName == other.entityName, includesSubentities == other.includesSubentities, sortKeys == other.sortKeys else { return false }
+        switch (predicate, other.predicate) {
+        case (nil, nil): return true
+        case (let a?, let b?): return a.isIdentical(to: b)
+        default: return false
+        }
+    }
+
     /// The key's slot in the store's ``SlotTable`` of compilations.
     var hash: FNV1a {
         var hash = FNV1a()
@@ -341,31 +350,6 @@ struct FetchSQLKey: Equatable, Sendable {
             hash.combine(byte: key.ascending ? 1 : 0)
         }
         return hash
-    }
-}
-
-extension FormatPredicate {
-    /// Whether a string constant holds a character outside ASCII (where Swift's equality and SQLite's differ).
-    var hasNonASCIIText: Bool {
-        switch self {
-        case .constant: false
-        case .not(let inner): inner.hasNonASCIIText
-        case .and(let parts), .or(let parts): parts.contains { $0.hasNonASCIIText }
-        case .comparison(let comparison): comparison.left.hasNonASCIIText || comparison.right.hasNonASCIIText
-        }
-    }
-}
-
-extension FormatExpression {
-    var hasNonASCIIText: Bool {
-        switch self {
-        case .constant(.string(let text)): !text.utf8.allSatisfy { $0 < 0x80 }
-        case .constant, .evaluatedObject, .keyPath, .variable: false
-        case .member(let base, _): base.hasNonASCIIText
-        case .aggregate(let items): items.contains { $0.hasNonASCIIText }
-        case .collection(_, let collection, _): collection.hasNonASCIIText
-        case .subquery(let collection, _, let predicate): collection.hasNonASCIIText || predicate.hasNonASCIIText
-        }
     }
 }
 
