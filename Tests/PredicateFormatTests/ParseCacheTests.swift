@@ -71,4 +71,18 @@ import Testing
         #expect(!(try FormatPredicate("n == 1")).isIdentical(to: try FormatPredicate("n != 1")))
         #expect(!(try FormatPredicate("n == 1 AND m == 2")).isIdentical(to: try FormatPredicate("n == 1 OR m == 2")))
     }
+
+    /// The common argument types are recognized by their exact type, before any cast; other types still convert.
+    @Test func commonArgumentsAreRecognizedByTheirExactType() {
+        let arguments: [Any?] = [Int64(-5), 7, "text", 2.5, true]
+        let expected: [PredicateValue] = [.int(-5), .int(7), .string("text"), .double(2.5), .bool(true)]
+        for (argument, value) in zip(arguments, expected) {
+            #expect(argument.flatMap(ArgumentConversion.exactConstant) == value)
+            #expect(ArgumentConversion.constant(argument) == value)
+        }
+        #expect(ArgumentConversion.exactConstant(Int32(3)) == nil)
+        #expect(ArgumentConversion.constant(Int32(3)) == .int(3))
+        #expect(ArgumentConversion.constant(Optional<Int64>.some(4) as Any?) == .int(4))
+        #expect(ArgumentConversion.constant(Optional<Int64>.none as Any?) == .null)
+    }
 }

@@ -72,15 +72,18 @@ enum ArgumentConversion {
     /// The common arguments, by their exact type: opening the existential hands the type over as `T`, compared
     /// with a load, where each failed cast below walks the runtime's general conversion rules (an Int64 went
     /// through three), and even a cast that succeeds runs the runtime's cast code, cold when a screen's query runs
-    /// beside an import.
-    private static func exactConstant<T>(_ value: T) -> PredicateValue? {
-        // Each bit cast follows a check that `T` is that very type, so it reinterprets a value as its own type.
-        if T.self == Int64.self { return .int(unsafeBitCast(value, to: Int64.self)) }
-        if T.self == Int.self { return .int(Int64(unsafeBitCast(value, to: Int.self))) }
-        if T.self == String.self { return .string(unsafeBitCast(value, to: String.self)) }
-        if T.self == Double.self { return .double(unsafeBitCast(value, to: Double.self)) }
-        if T.self == Bool.self { return .bool(unsafeBitCast(value, to: Bool.self)) }
-        return nil
+    /// beside an import. The opening is explicit: passed to an unconstrained `T`, an `Any` would bind `T` to `Any`.
+    static func exactConstant(_ value: Any) -> PredicateValue? {
+        func convert<T>(_ value: T) -> PredicateValue? {
+            // Each bit cast follows a check that `T` is that very type, so it reinterprets a value as its own type.
+            if T.self == Int64.self { return .int(unsafeBitCast(value, to: Int64.self)) }
+            if T.self == Int.self { return .int(Int64(unsafeBitCast(value, to: Int.self))) }
+            if T.self == String.self { return .string(unsafeBitCast(value, to: String.self)) }
+            if T.self == Double.self { return .double(unsafeBitCast(value, to: Double.self)) }
+            if T.self == Bool.self { return .bool(unsafeBitCast(value, to: Bool.self)) }
+            return nil
+        }
+        return _openExistential(value, do: convert)
     }
 
     /// A constant, or a literal collection for an array or set argument.
