@@ -43,3 +43,50 @@ extension PredicateValue {
         }
     }
 }
+
+/// The hash the request caches choose slots by, fed so that identical values and trees (``isIdentical(to:)``) feed
+/// equal words: strings by their bytes.
+extension FNV1a {
+    /// Equal values (strings by their bytes) feed equal words.
+    package mutating func combine(_ value: PredicateValue) {
+        switch value {
+        case .null: combine(byte: 0)
+        case .bool(let v): combine(byte: v ? 1 : 2)
+        case .int(let v): combine(byte: 3); combine(UInt64(bitPattern: v))
+        case .double(let v): combine(byte: 4); combine((v == 0 ? 0 : v).bitPattern)  // -0.0 == 0.0
+        case .string(let v): combine(byte: 5); combine(bytesOf: v)
+        default: combine(byte: 6); combine(UInt64(bitPattern: Int64(value.hashValue)))
+        }
+    }
+
+    /// Feeds what tells predicates apart: their operators, key paths and constants. Rarer expressions feed only
+    /// their kind (equal predicates still feed equal words; different ones that feed the same merely share a slot).
+    package mutating func combine(_ predicate: FormatPredicate) {
+        switch predicate {
+        case .constant(let value): combine(byte: value ? 1 : 2)
+        case .not(let inner): combine(byte: 3); combine(inner)
+        case .and(let parts): combine(byte: 4); for part in parts { combine(part) }
+        case .or(let parts): combine(byte: 5); for part in parts { combine(part) }
+        case .comparison(let comparison):
+            combine(byte: 6)
+            combine(comparison.left)
+            combine(bytesOf: comparison.op.rawValue)
+            combine(bytesOf: comparison.modifier.rawValue)
+            combine(UInt64(truncatingIfNeeded: comparison.options.rawValue))
+            combine(comparison.right)
+        }
+    }
+
+    package mutating func combine(_ expression: FormatExpression) {
+        switch expression {
+        case .constant(let value): combine(byte: 1); combine(value)
+        case .keyPath(let path): combine(byte: 2); for key in path { combine(bytesOf: key) }
+        case .variable(let name): combine(byte: 3); combine(bytesOf: name)
+        case .evaluatedObject: combine(byte: 4)
+        case .member: combine(byte: 5)
+        case .aggregate(let items): combine(byte: 6); combine(UInt64(items.count))
+        case .collection: combine(byte: 7)
+        case .subquery: combine(byte: 8)
+        }
+    }
+}
