@@ -15,8 +15,8 @@ extension Statement {
         try step(in: db)
     }
 
-    /// Resets the statement and binds `values` to its parameters, which must be as many (a statement keeps
-    /// bindings from its last use, so a missing value would silently reuse an old one).
+    /// Binds `values` to the statement's parameters, which must be as many (a statement keeps bindings from its last
+    /// use, so a missing value would silently reuse an old one); a statement still running is reset first.
     ///
     /// A fetch's slice (`LIMIT ? OFFSET ?`, the last two parameters) comes as `slice`, so that a sliced fetch need
     /// not copy its cached arguments into a new array to append two integers.
