@@ -40,8 +40,9 @@ enum ArgumentConversion {
 
     static func constant(_ value: Any?) -> PredicateValue? {
         if let value, let constant = exactConstant(value) { return constant }
-        // The common arguments, directly: unwrapping looks through optionals with a Mirror, which costs more than
-        // the rest of a small fetch. A cast sees through `Optional.some`, so only nil and other types go on.
+        // The common types wrapped in an optional (`String?` passed as `Any?`), directly: unwrapping looks through
+        // optionals with a Mirror, which costs more than the rest of a small fetch. A cast sees through
+        // `Optional.some`, so only nil and other types go on.
         switch value {
         case let v as Bool: return .bool(v)
         case let v as Int: return .int(Int64(v))
