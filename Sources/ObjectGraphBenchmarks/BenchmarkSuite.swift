@@ -261,7 +261,7 @@ public struct BenchmarkSuite: Sendable {
         let raw = try RawSQLite(path: plain)
         let statement = try raw.prepare("SELECT id, a1 FROM item WHERE a0 = ? LIMIT 1")
         for key in keys {
-            latencies["raw", default: []].append(Measure.seconds { _ = raw.lookup(key, table: "item", statement: statement) })
+            latencies["raw", default: []].append(Measure.seconds { _ = raw.lookup(key, statement: statement) })
         }
         raw.close()
         let grdb = try grdbLookups(path: plain, keys: keys)
@@ -483,7 +483,7 @@ final class MainActorLookup {
     func run(in stack: DataStack) throws {
         switch contender {
         case "raw":
-            if let raw { _ = raw.connection.lookup(10, table: "Item", statement: raw.statement) }
+            if let raw { _ = raw.connection.lookup(10, statement: raw.statement) }
         case "GRDB rows":
             _ = try queue.map(grdbLookupRow)
         case "GRDB records":

@@ -53,7 +53,7 @@ struct RawSQLite {
     }
 
     /// W3: one row by an indexed value.
-    func lookup(_ value: Int64, table: String, statement: OpaquePointer) -> Int64 {
+    func lookup(_ value: Int64, statement: OpaquePointer) -> Int64 {
         sqlite3_bind_int64(statement, 1, value)
         var found: Int64 = -1
         if sqlite3_step(statement) == SQLITE_ROW { found = sqlite3_column_int64(statement, 1) }
