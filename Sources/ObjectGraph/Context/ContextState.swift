@@ -12,8 +12,9 @@ final class ContextState {
     var model: Model { coordinator.model }
     /// The store (for a root context) or the parent's current state (for a child).
     let below: any RowSource
-    /// Whether this context writes to the store itself.
-    var isRoot: Bool { below is StoreSource }
+    /// Whether this context writes to the store itself. Kept, not asked of `below`: a fetch asks on every call, and a
+    /// failed cast from an existential walks the runtime's conversion rules.
+    let isRoot: Bool
     /// Children's saved changes, pending here until this context saves, oldest first, each naming every object by
     /// the ID the tree knows it by now.
     ///
@@ -59,7 +60,7 @@ final class ContextState {
     /// Compiled validation patterns, by pattern.
     var patterns: [String: NSRegularExpression] = [:]
     @exclusivity(unchecked) var updated: [ObjectID: ManagedObject] = [:]
-    var deleted: [ObjectID: ManagedObject] = [:]
+    @exclusivity(unchecked) var deleted: [ObjectID: ManagedObject] = [:]
     /// How many live objects of this context hold loaded values (for tests and benchmarks of batching).
     let materializedCount = Atomic<Int>(0)
     /// Values read ahead (prefetching, batches) for objects nobody holds yet; used before going to the store.
@@ -84,6 +85,7 @@ final class ContextState {
         self.checksConfinement = ConcurrencyChecks.isEnabled
         self.coordinator = coordinator
         self.below = below
+        self.isRoot = below is StoreSource
         self.notifications = notifications
         self.adoptedSaveCount = coordinator.saveCount
     }

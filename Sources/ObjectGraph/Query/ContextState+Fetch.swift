@@ -160,10 +160,10 @@ extension ContextState {
         if own.changed.isEmpty && hidden.isEmpty && layerContents == nil {
             storeRequest.limit = request.fetchLimit
             storeRequest.offset = request.fetchOffset
-            if !loadValues, below is StoreSource {
+            if !loadValues, isRoot {
                 return .rows(try coordinator.store.fetchIDs(storeRequest).map { Snapshot(objectID: $0, version: 0, values: [], toOne: []) })
             }
-            if let sink, below is StoreSource {
+            if let sink, isRoot {
                 try coordinator.store.fetch(storeRequest, each: sink)
                 return .streamed
             }
