@@ -53,8 +53,9 @@ struct ParseCache: Sendable {
     func hash(format: String, _ arguments: [Any?]) -> FNV1a? {
         var hash = FNV1a()
         hash.combine(bytesOf: format)
-        for argument in arguments {
-            guard let value = ArgumentConversion.constant(argument) else { return nil }
+        // By index: a `for in` over `[Any?]` copied each argument out through the runtime's value witnesses.
+        for index in arguments.indices {
+            guard let value = ArgumentConversion.constant(arguments[index]) else { return nil }
             hash.combine(value)
         }
         return hash
@@ -64,8 +65,10 @@ struct ParseCache: Sendable {
     func predicate(at hash: FNV1a, format: String, _ arguments: [Any?]) -> FormatPredicate? {
         guard let entry = table.entry(for: hash) as? Entry, entry.arguments.count == arguments.count,
               entry.format.utf8.elementsEqual(format.utf8) else { return nil }
-        for (kept, argument) in zip(entry.arguments, arguments) {
-            guard let value = ArgumentConversion.constant(argument), kept.isIdentical(to: value) else { return nil }
+        for index in arguments.indices {
+            guard let value = ArgumentConversion.constant(arguments[index]), entry.arguments[index].isIdentical(to: value) else {
+                return nil
+            }
         }
         return entry.predicate
     }
