@@ -19,7 +19,7 @@ public final class Model: Sendable {
     public let entityDescriptions: [EntityDescription]
     /// Whether any entity has a relationship (when none has, a save has no references to rewrite).
     let hasRelationships: Bool
-    private let entitiesByName: [String: ModelEntity]
+    private let entitiesByName: NameTable<ModelEntity>
     /// Entities by the class that represents them (classes that represent one entity only).
     private let entitiesByClass: [ObjectIdentifier: ModelEntity]
 
@@ -51,7 +51,7 @@ public final class Model: Sendable {
         }
         self.entities = built
         self.hasRelationships = built.contains { !$0.relationships.isEmpty }
-        self.entitiesByName = Dictionary(uniqueKeysWithValues: built.map { ($0.name, $0) })
+        self.entitiesByName = NameTable(built.map { ($0.name, $0) })
         let byClass = Dictionary(grouping: built.filter { $0.objectType != ManagedObject.self }) { ObjectIdentifier($0.objectType) }
         self.entitiesByClass = byClass.compactMapValues { $0.count == 1 ? $0[0] : nil }
         self.entityDescriptions = descriptions.sorted { $0.name < $1.name }
@@ -60,7 +60,7 @@ public final class Model: Sendable {
 
     /// The entity named `name`.
     public func entity(named name: String) throws -> ModelEntity {
-        guard let entity = entitiesByName[name] else { throw ObjectGraphError.unknownEntity(name) }
+        guard let entity = entityIfPresent(name) else { throw ObjectGraphError.unknownEntity(name) }
         return entity
     }
 

@@ -16,7 +16,7 @@ public final class SQLiteStore: PersistentStore {
     let pool: DatabasePool
     /// Connections for single-statement reads (see ``StatementReaders``).
     let statementReaders: StatementReaders
-    let tables: [String: TableLayout]
+    let tables: NameTable<TableLayout>
     let statementCount = Atomic<Int>(0)
     /// The SQL of recent object fetches, by what decides it (see ``fetchSQL(_:)``).
     let fetchSQLCache = SlotTable(count: 256)
@@ -34,10 +34,7 @@ public final class SQLiteStore: PersistentStore {
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ObjectGraphError.storeUnavailable(path: path, reason: "the folder \(folder) does not exist")
         }
-        var tables: [String: TableLayout] = [:]
-        for entity in model.entities where entity.rootName == entity.name {
-            tables[entity.name] = TableLayout(root: entity, model: model)
-        }
+        let tables = NameTable(model.entities.filter { $0.rootName == $0.name }.map { ($0.name, TableLayout(root: $0, model: model)) })
         self.tables = tables
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
@@ -63,7 +60,7 @@ public final class SQLiteStore: PersistentStore {
         }
     }
 
-    private static func prepareSchema(_ db: Database, model: Model, tables: [String: TableLayout], path: String) throws -> String {
+    private static func prepareSchema(_ db: Database, model: Model, tables: NameTable<TableLayout>, path: String) throws -> String {
         if try db.tableExists(metadataTable) {
             let stored = try String.fetchOne(db, sql: "SELECT value FROM \(metadataTable) WHERE key = 'model_hash'") ?? "none"
             guard stored == model.versionHash else {
@@ -89,7 +86,7 @@ public final class SQLiteStore: PersistentStore {
         for (key, value) in metadata {
             try db.execute(sql: "INSERT INTO \(metadataTable) (key, value) VALUES (?, ?)", arguments: [key, value])
         }
-        for table in tables.values.sorted(by: { $0.name < $1.name }) {
+        for table in tables.sorted(by: { $0.name < $1.name }) {
             for statement in table.createStatements(model: model) { try db.execute(sql: statement) }
             try db.execute(sql: "INSERT INTO \(sequenceTable) (entity, max_key) VALUES (?, 0)", arguments: [table.name])
         }
