@@ -28,9 +28,16 @@ final class InFlightSave: Sendable {
     private let merged = Protected<Contents?>(nil)
 
     /// The pending rows as one indexed change set, IDs as the layers name them (temporary for inserts).
-    struct Contents: Sendable {
+    ///
+    /// A class: every read through the view takes the contents, and copying a change set's tables out of the lock
+    /// retained and released each of them.
+    final class Contents: Sendable {
         let changes: ChangeSet
         let temporaryIDs: [ObjectID: ObjectID]
+
+        init(changes: ChangeSet, temporaryIDs: [ObjectID: ObjectID]) {
+            (self.changes, self.temporaryIDs) = (changes, temporaryIDs)
+        }
 
         /// The IDs of pending rows of `entityName`.
         func rowIDs(of entityName: String) -> [ObjectID] { changes.index.rowsByEntity[entityName] ?? [] }
