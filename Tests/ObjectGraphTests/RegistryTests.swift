@@ -108,6 +108,34 @@ import Testing
         }
         #expect(nested == [precomposed, decomposed, precomposed, decomposed].map { [Array($0.utf8), Array($0.utf8)] })
     }
+
+    /// A reader connection keeps the statement of the fetch it ran last; a fetch of the same compiled SQL with or
+    /// without a slice, or another fetch in between, must each run their own statement with their own bindings.
+    @Test func fetchesAlternatingOnOneConnectionEachGetTheirOwnStatement() async throws {
+        let folder = try TemporaryFolder()
+        let context = ObjectContext(coordinator: try StoreKind.sqlite.coordinator(try Model([Book.self]), folder), name: "memo")
+        let answers = try await context.perform { ctx in
+            for index in 0..<6 { try ctx.insert(Book.self).name = "Book \(index % 3)" }
+            try ctx.save()
+            ctx.reset()
+            var answers: [[String]] = []
+            for round in 0..<3 {
+                for limit in [nil, 1, 2, nil] as [Int?] {
+                    var request = try FetchRequest(entityName: "Book", format: "name == %@", "Book \(round)")
+                    request.fetchLimit = limit
+                    if limit == 2 { request.fetchOffset = 1 }
+                    answers.append(try ctx.fetch(request, as: Book.self).map(\.name))
+                    answers.append(try ctx.fetch(FetchRequest(entityName: "Book", format: "name BEGINSWITH 'Book'"), as: Book.self).map(\.name))
+                }
+            }
+            return answers
+        }
+        let all = (0..<6).map { "Book \($0 % 3)" }
+        let expected = (0..<3).flatMap { round in
+            [2, 1, 1, 2].flatMap { count in [Array(repeating: "Book \(round)", count: count), all] }
+        }
+        #expect(answers == expected)
+    }
 }
 
 /// The coordinator's memory of permanent IDs: every save's mapping stays resolvable both ways however the

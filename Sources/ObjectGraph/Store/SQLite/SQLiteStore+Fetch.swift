@@ -23,8 +23,19 @@ extension SQLiteStore {
     /// single statement needs none (SQLite reads each statement from one snapshot), which spares a small fetch
     /// the cost of opening and closing a transaction, and takes one of the store's ``StatementReaders``.
     func readStore<T>(singleStatement: Bool = false, _ body: (Database) throws -> T) throws -> T {
+        if singleStatement { return try readStatement { db, _ in try body(db) } }
+        return try reportingStoreErrors { try pool.read(body) }
+    }
+
+    /// Runs `body`, a read of one statement, on one of the store's ``StatementReaders``, with the connection's memo
+    /// of its last statement.
+    func readStatement<T>(_ body: (Database, StatementMemo) throws -> T) throws -> T {
+        try reportingStoreErrors { try statementReaders.read(body) }
+    }
+
+    private func reportingStoreErrors<T>(_ body: () throws -> T) throws -> T {
         do {
-            return singleStatement ? try statementReaders.read(body) : try pool.read(body)
+            return try body()
         } catch let error as DatabaseError {
             throw ObjectGraphError.storeUnavailable(path: location, reason: error.message ?? "\(error)")
         }
@@ -38,8 +49,15 @@ extension SQLiteStore {
     func step(
         _ db: Database, _ sql: String, _ arguments: [DatabaseValue], slice: FetchSlice? = nil, cached: Bool, _ body: (OpaquePointer) throws -> Void
     ) throws {
-        statementCount.add(1, ordering: .relaxed)
         let statement = cached ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
+        try step(db, statement, arguments, slice: slice, body)
+    }
+
+    /// Runs a prepared statement, as ``step(_:_:_:slice:cached:_:)`` does.
+    func step(
+        _ db: Database, _ statement: Statement, _ arguments: [DatabaseValue], slice: FetchSlice?, _ body: (OpaquePointer) throws -> Void
+    ) throws {
+        statementCount.add(1, ordering: .relaxed)
         try statement.bind(arguments, slice: slice, in: db)
         let raw = statement.sqliteStatement
         defer { sqlite3_reset(raw) }
@@ -47,7 +65,8 @@ extension SQLiteStore {
             let code = sqlite3_step(raw)
             if code == SQLITE_DONE { return }
             guard code == SQLITE_ROW else {
-                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql)
+                throw DatabaseError(
+                    resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: statement.sql)
             }
             try body(raw)
         }
@@ -124,7 +143,7 @@ extension SQLiteStore {
 
     /// The SQL of an object fetch. An app repeats the same few fetches (a screen's query, a lookup on each
     /// keystroke), so the compiled SQL is kept by what decides it: everything but the slice, which is bound.
-    func fetchSQL(_ request: StoreFetchRequest) throws -> (sql: String, arguments: [DatabaseValue], slice: FetchSlice?) {
+    func fetchSQL(_ request: StoreFetchRequest) throws -> (compiled: FetchSQL, slice: FetchSlice?) {
         let key = FetchSQLKey(
             entityName: request.entityName, includesSubentities: request.includesSubentities, predicate: request.predicate,
             sortKeys: request.sortKeys)
@@ -139,8 +158,8 @@ extension SQLiteStore {
             compiled = FetchSQL(sql: sql, slicedSQL: sql + " LIMIT ? OFFSET ?", arguments: arguments)
             fetchSQLCache.keep(FetchSQLKey.Entry(key: key, sql: compiled), for: hash)
         }
-        guard request.limit != nil || request.offset > 0 else { return (compiled.sql, compiled.arguments, nil) }
-        return (compiled.slicedSQL, compiled.arguments, FetchSlice(limit: Int64(request.limit ?? -1), offset: Int64(request.offset)))
+        guard request.limit != nil || request.offset > 0 else { return (compiled, nil) }
+        return (compiled, FetchSlice(limit: Int64(request.limit ?? -1), offset: Int64(request.offset)))
     }
 
     public func fetch(_ request: StoreFetchRequest) throws -> [Snapshot] {
@@ -151,10 +170,11 @@ extension SQLiteStore {
 
     public func fetch(_ request: StoreFetchRequest, each body: (Snapshot) throws -> Void) throws {
         let (_, table) = try layout(for: request.entityName)
-        let (sql, arguments, slice) = try fetchSQL(request)
-        try readStore(singleStatement: true) { db in
+        let (compiled, slice) = try fetchSQL(request)
+        try readStatement { db, memo in
             var reader = RowReader(table: table)
-            try step(db, sql, arguments, slice: slice, cached: true) { row in try body(try reader.snapshot(row)) }
+            let statement = try memo.statement(for: compiled, sliced: slice != nil, in: db)
+            try step(db, statement, compiled.arguments, slice: slice) { row in try body(try reader.snapshot(row)) }
         }
     }
 
@@ -300,10 +320,14 @@ extension SQLiteStore {
 
 /// A fetch's compiled SQL, unsliced and with its slice's placeholders (kept ready: a small query that appended them
 /// every time spent about 4% of its time copying the SQL and arguments).
-struct FetchSQL: Sendable {
+final class FetchSQL: Sendable {
     let sql: String
     let slicedSQL: String
     let arguments: [DatabaseValue]
+
+    init(sql: String, slicedSQL: String, arguments: [DatabaseValue]) {
+        (self.sql, self.slicedSQL, self.arguments) = (sql, slicedSQL, arguments)
+    }
 }
 
 /// A fetch's `LIMIT ? OFFSET ?`, bound after its other arguments (a limit of -1 is none).

@@ -15,10 +15,10 @@ import Synchronization
 /// lock cost two locks per read.
 final class StatementReaders: Sendable {
     /// The connection opened with the store, and whether a read has it.
-    private let first: DatabaseQueue
+    private let first: Reader
     private let firstIsLent = Atomic<Bool>(false)
     /// Further idle connections, for reads while the first is lent.
-    private let idle = Protected<[DatabaseQueue]>([])
+    private let idle = Protected<[Reader]>([])
     private let path: String
     private let configuration: Configuration
     /// How many further idle connections are kept; more concurrent reads open more, closed when done.
@@ -34,21 +34,55 @@ final class StatementReaders: Sendable {
         configuration.label = "ObjectGraph.SQLiteStore.reader"
         configuration.prepareDatabase { db in PredicateSQLFunctions.register(in: db) }
         self.configuration = configuration
-        first = try DatabaseQueue(path: path, configuration: configuration)
+        first = try Reader(queue: DatabaseQueue(path: path, configuration: configuration))
     }
 
-    /// Runs `body` on an idle connection (opening one when none is idle), outside any transaction.
-    func read<T>(_ body: (Database) throws -> T) throws -> T {
+    /// Runs `body` on an idle connection (opening one when none is idle), outside any transaction, with the
+    /// connection's memo of its last statement.
+    func read<T>(_ body: (Database, StatementMemo) throws -> T) throws -> T {
         if firstIsLent.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged {
             defer { firstIsLent.store(false, ordering: .releasing) }
-            return try first.unsafeRead(body)
+            return try first.read(body)
         }
-        let reader = try idle.withLock { $0.popLast() } ?? DatabaseQueue(path: path, configuration: configuration)
+        let reader = try idle.withLock { $0.popLast() } ?? Reader(queue: DatabaseQueue(path: path, configuration: configuration))
         defer {
             idle.withLock { idle in
                 if idle.count < limit { idle.append(reader) }
             }
         }
-        return try reader.unsafeRead(body)
+        return try reader.read(body)
+    }
+
+    /// One connection and its memo.
+    private final class Reader: Sendable {
+        let queue: DatabaseQueue
+        let memo = StatementMemo()
+
+        init(queue: DatabaseQueue) { self.queue = queue }
+
+        func read<T>(_ body: (Database, StatementMemo) throws -> T) throws -> T {
+            try queue.unsafeRead { db in try body(db, memo) }
+        }
+    }
+}
+
+/// The statement a reader connection prepared for the fetch it ran last, found by the compiled fetch's identity.
+///
+/// A screen repeats its query, and GRDB finds a kept statement by its SQL text: hashing and comparing the text of a
+/// fetch (a select list of every column) is a twentieth of a small query when caches are cold. Keeping the compiled
+/// fetch alive here keeps its identity from being reused by another.
+final class StatementMemo: @unchecked Sendable {
+    // @unchecked Sendable: sound because only the access closure of the memo's own connection touches it, and GRDB
+    // runs those one at a time (StatementReaders lends each connection to one read at a time besides).
+    private var compiled: FetchSQL?
+    private var sliced = false
+    private var statement: Statement?
+
+    /// The statement of `compiled` (its sliced SQL when `sliced`), prepared on `db`, this memo's connection.
+    func statement(for compiled: FetchSQL, sliced: Bool, in db: Database) throws -> Statement {
+        if let statement, self.compiled === compiled, self.sliced == sliced { return statement }
+        let statement = try db.cachedStatement(sql: sliced ? compiled.slicedSQL : compiled.sql)
+        (self.compiled, self.sliced, self.statement) = (compiled, sliced, statement)
+        return statement
     }
 }
