@@ -461,45 +461,54 @@ final class MainThreadSampler {
 }
 
 /// The main actor's small query in W4, one per contender: one object by an indexed value (`a0 == 10`).
+///
+/// The contender is resolved once, into what its query needs: matching its name on every query cost each contender a
+/// different number of string comparisons (the last one three), which the busy share would count as its own.
 @MainActor
 final class MainActorLookup {
     let contender: String
-    private var raw: (connection: RawSQLite, statement: OpaquePointer)?
-    private var queue: DatabaseQueue?
+    private enum Query {
+        case raw(connection: RawSQLite, statement: OpaquePointer)
+        case grdbRows(DatabaseQueue)
+        case grdbRecords(DatabaseQueue)
+        case objectGraph
+        case closed
+    }
+    private var query: Query
 
     init(contender: String, path: String) throws {
         self.contender = contender
         switch contender {
         case "raw":
             let connection = try RawSQLite(path: path)
-            raw = (connection, try connection.prepare("SELECT * FROM \"Item\" WHERE a0 = ? LIMIT 1"))
-        case "GRDB rows", "GRDB records":
-            queue = try DatabaseQueue(path: path)
+            query = .raw(connection: connection, statement: try connection.prepare("SELECT * FROM \"Item\" WHERE a0 = ? LIMIT 1"))
+        case "GRDB rows":
+            query = .grdbRows(try DatabaseQueue(path: path))
+        case "GRDB records":
+            query = .grdbRecords(try DatabaseQueue(path: path))
+        case "ObjectGraph":
+            query = .objectGraph
         default:
-            break
+            throw BenchmarkError("no contender named \(contender)")
         }
     }
 
     func run(in stack: DataStack) throws {
-        switch contender {
-        case "raw":
-            if let raw { _ = raw.connection.lookup(10, statement: raw.statement) }
-        case "GRDB rows":
-            _ = try queue.map(grdbLookupRow)
-        case "GRDB records":
-            _ = try queue.map(grdbLookupRecord)
-        default:
-            _ = try Item.one(in: stack, where: "a0 == %lld", Int64(10))
+        switch query {
+        case .raw(let connection, let statement): _ = connection.lookup(10, statement: statement)
+        case .grdbRows(let queue): _ = try grdbLookupRow(queue)
+        case .grdbRecords(let queue): _ = try grdbLookupRecord(queue)
+        case .objectGraph: _ = try Item.one(in: stack, where: "a0 == %lld", Int64(10))
+        case .closed: throw BenchmarkError("\(contender)'s lookup ran after it was closed")
         }
     }
 
     func close() {
-        if let raw {
-            sqlite3_finalize(raw.statement)
-            raw.connection.close()
+        if case .raw(let connection, let statement) = query {
+            sqlite3_finalize(statement)
+            connection.close()
         }
-        self.raw = nil
-        queue = nil
+        query = .closed
     }
 }
 

@@ -126,13 +126,16 @@ final class InFlightSave: Sendable {
         // A save that began after this one could have committed before the store read: then this view is stale.
         guard board.current === self else { return .stale }
         var results = stored + pending
-        do {
-            try InMemoryOrdering.sort(&results, by: request.sortKeys, value: { snapshot, path in
-                guard path.count == 1, let source = source(for: snapshot) else { throw InFlightSave.Unanswerable() }
-                return try AttributeValue.read(path, from: source, entity: entity.name)
-            }, tieBreak: { ContextState.storeOrder($0.objectID, $1.objectID) })
-        } catch {
-            return .unanswerable
+        // One row needs no order (a lookup by key, the usual read beside an import), and sorting builds arrays.
+        if results.count > 1 {
+            do {
+                try InMemoryOrdering.sort(&results, by: request.sortKeys, value: { snapshot, path in
+                    guard path.count == 1, let source = source(for: snapshot) else { throw InFlightSave.Unanswerable() }
+                    return try AttributeValue.read(path, from: source, entity: entity.name)
+                }, tieBreak: { ContextState.storeOrder($0.objectID, $1.objectID) })
+            } catch {
+                return .unanswerable
+            }
         }
         let start = min(request.offset, results.count)
         let end = request.limit.map { min(start + $0, results.count) } ?? results.count

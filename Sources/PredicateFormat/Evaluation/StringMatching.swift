@@ -15,7 +15,7 @@ public enum StringMatching {
     }
 
     /// Exact equality of Unicode scalars, as SQLite's binary collation sees it.
-    public static func equal(_ a: String, _ b: String) -> Bool { a.utf8.elementsEqual(b.utf8) }
+    public static func equal(_ a: String, _ b: String) -> Bool { a.hasSameUTF8(as: b) }
 
     /// Byte order of UTF-8, as SQLite's binary collation sorts.
     public static func order(_ a: String, _ b: String) -> ComparisonResult {

@@ -38,7 +38,7 @@ extension PredicateValue {
     /// Whether the two values are equal with strings compared by their UTF-8 bytes.
     package func isIdentical(to other: PredicateValue) -> Bool {
         switch (self, other) {
-        case (.string(let a), .string(let b)): a.utf8.elementsEqual(b.utf8)
+        case (.string(let a), .string(let b)): a.hasSameUTF8(as: b)
         default: self == other
         }
     }

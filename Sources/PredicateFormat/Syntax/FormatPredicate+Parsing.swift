@@ -64,7 +64,7 @@ struct ParseCache: Sendable {
     /// The parse kept in the slot of `hash`, if it is of exactly this format and these arguments.
     func predicate(at hash: FNV1a, format: String, _ arguments: [Any?]) -> FormatPredicate? {
         guard let entry = table.entry(for: hash) as? Entry, entry.arguments.count == arguments.count,
-              entry.format.utf8.elementsEqual(format.utf8) else { return nil }
+              entry.format.hasSameUTF8(as: format) else { return nil }
         for index in arguments.indices {
             guard let value = ArgumentConversion.constant(arguments[index]), entry.arguments[index].isIdentical(to: value) else {
                 return nil

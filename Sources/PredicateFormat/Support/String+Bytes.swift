@@ -1,0 +1,16 @@
+extension String {
+    /// Whether the two strings hold the same UTF-8 bytes (Swift's `==` compares by canonical equivalence, so
+    /// "é" precomposed and decomposed are equal there, but they are different keys to SQLite and to the caches).
+    ///
+    /// Compared as two buffers where the strings are stored contiguously (native and small strings): walking both
+    /// `utf8` views compares index by index through generic code, the most of a cached parse's look-up when caches
+    /// are cold.
+    package func hasSameUTF8(as other: String) -> Bool {
+        guard utf8.count == other.utf8.count else { return false }
+        let compared: Bool?? = utf8.withContiguousStorageIfAvailable { mine in
+            other.utf8.withContiguousStorageIfAvailable { theirs in mine.elementsEqual(theirs) }
+        }
+        if let compared = compared ?? nil { return compared }
+        return utf8.elementsEqual(other.utf8)
+    }
+}
