@@ -83,7 +83,7 @@ extension ManagedEntity {
     static func request(format: String?, arguments: [Any?], orderBy: [String], offset: Int, limit: Int?) throws -> FetchRequest {
         var request = fetchRequest()
         if let format { request.predicate = try FormatPredicate(format: format, argumentArray: arguments) }
-        request.sortKeys = orderBy.map { SortKey($0) }
+        if !orderBy.isEmpty { request.sortKeys = orderBy.map { SortKey($0) } }
         request.fetchOffset = offset
         request.fetchLimit = limit
         return request

@@ -7,7 +7,10 @@ import PredicateFormat
 /// One table per root entity: an entity without sub-entities gets a table of its own, with a column per attribute
 /// and per to-one relationship. Sub-entities share their root's table, told apart by `_entity`, so fetching a parent
 /// entity returns its sub-entities' objects with one query.
-struct TableLayout: Sendable {
+///
+/// A class, immutable: every fetch takes its table's layout, and a struct of arrays, a dictionary and strings cost
+/// a retain and a release of each.
+final class TableLayout: Sendable {
     struct Column: Sendable {
         var name: String
         var sqlType: String
