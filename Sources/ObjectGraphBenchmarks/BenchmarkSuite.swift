@@ -330,12 +330,14 @@ public struct BenchmarkSuite: Sendable {
             var times: [Double] = []
             var busy: [String: [Double]] = [:]
             var stalls: [String: [Double]] = [:]
+            var queryTimes: [String: [Double]] = [:]
             for _ in 0..<options.repetitions {
                 for contender in lookups {
                     let (elapsed, monitor) = try await importWatched(layout: layout, lookup: contender)
                     if contender == "ObjectGraph" { times.append(elapsed) }
                     busy[contender, default: []].append(monitor.busy / elapsed * 100)
                     stalls[contender, default: []].append(monitor.maxStall * 1000)
+                    queryTimes[contender, default: []].append(Measure.median(monitor.queryTimes) * 1e6)
                 }
             }
             let label = "W4 \(layout.rawValue)"
@@ -347,6 +349,8 @@ public struct BenchmarkSuite: Sendable {
             }
             rows.append(BenchmarkReport.Row(workload: "\(label) main busy", unit: "%", values: busy.mapValues(Measure.median),
                                             note: "each contender's lookup every 2 ms during the import"))
+            rows.append(BenchmarkReport.Row(workload: "\(label) lookup median", unit: "µs", values: queryTimes.mapValues(Measure.median),
+                                            note: "one main-actor lookup during the import"))
             rows.append(BenchmarkReport.Row(workload: "\(label) max stall", unit: "ms", values: stalls.mapValues(Measure.median)))
         }
         return rows
@@ -443,6 +447,9 @@ public struct BenchmarkSuite: Sendable {
 final class MainThreadSampler {
     private(set) var busy: Double = 0
     private(set) var maxStall: Double = 0
+    /// Each query's time, in seconds: their median is what one query costs beside the import, which the busy share
+    /// multiplies by the cadence.
+    private(set) var queryTimes: [Double] = []
     private var running = true
 
     func stop() { running = false }
@@ -455,7 +462,9 @@ final class MainThreadSampler {
             let awake = clock.now
             maxStall = max(maxStall, (awake - asleep - .milliseconds(2)).seconds)
             try query()
-            busy += (clock.now - awake).seconds
+            let took = (clock.now - awake).seconds
+            busy += took
+            queryTimes.append(took)
         }
     }
 }
