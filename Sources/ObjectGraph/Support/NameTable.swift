@@ -2,8 +2,9 @@
 /// several times on the way down.
 ///
 /// Up to 16 names are compared in turn rather than hashed. A name of up to 15 UTF-8 bytes is stored inline in its
-/// `String`, so comparing two is comparing two words, where hashing runs the general hasher's code and probes a
-/// table's memory: what a screen's small query pays for most when it runs beside an import, with cold caches.
+/// `String`, so equal names compare as two words and different ones by their few bytes, where hashing runs the
+/// general hasher's code and probes a table's memory: what a screen's small query pays for most when it runs beside
+/// an import, with cold caches.
 struct NameTable<Value>: Sequence {
     private let names: [String]
     private let values: [Value]

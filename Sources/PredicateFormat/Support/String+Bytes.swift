@@ -3,8 +3,7 @@ extension String {
     /// "é" precomposed and decomposed are equal there, but they are different keys to SQLite and to the caches).
     ///
     /// Compared as two buffers where the strings are stored contiguously (native and small strings): walking both
-    /// `utf8` views compares index by index through generic code, the most of a cached parse's look-up when caches
-    /// are cold.
+    /// `utf8` views advances and compares string indices through generic code, byte by byte.
     package func hasSameUTF8(as other: String) -> Bool {
         guard utf8.count == other.utf8.count else { return false }
         let compared: Bool?? = utf8.withContiguousStorageIfAvailable { mine in
