@@ -118,21 +118,24 @@ import Testing
             for index in 0..<6 { try ctx.insert(Book.self).name = "Book \(index % 3)" }
             try ctx.save()
             ctx.reset()
+            func named(_ round: Int, limit: Int?) throws -> FetchRequest {
+                var request = try FetchRequest(entityName: "Book", format: "name == %@", "Book \(round)")
+                request.fetchLimit = limit
+                if limit == 2 { request.fetchOffset = 1 }
+                return request
+            }
             var answers: [[String]] = []
             for round in 0..<3 {
-                for limit in [nil, 1, 2, nil] as [Int?] {
-                    var request = try FetchRequest(entityName: "Book", format: "name == %@", "Book \(round)")
-                    request.fetchLimit = limit
-                    if limit == 2 { request.fetchOffset = 1 }
-                    answers.append(try ctx.fetch(request, as: Book.self).map(\.name))
-                    answers.append(try ctx.fetch(FetchRequest(entityName: "Book", format: "name BEGINSWITH 'Book'"), as: Book.self).map(\.name))
-                }
+                // The same compiled fetch, unsliced and sliced in turn, then another fetch, then the first again.
+                for limit in [nil, 1, 2, nil] as [Int?] { answers.append(try ctx.fetch(named(round, limit: limit), as: Book.self).map(\.name)) }
+                answers.append(try ctx.fetch(FetchRequest(entityName: "Book", format: "name BEGINSWITH 'Book'"), as: Book.self).map(\.name))
+                answers.append(try ctx.fetch(named(round, limit: 1), as: Book.self).map(\.name))
             }
             return answers
         }
         let all = (0..<6).map { "Book \($0 % 3)" }
         let expected = (0..<3).flatMap { round in
-            [2, 1, 1, 2].flatMap { count in [Array(repeating: "Book \(round)", count: count), all] }
+            [2, 1, 1, 2].map { Array(repeating: "Book \(round)", count: $0) } + [all, ["Book \(round)"]]
         }
         #expect(answers == expected)
     }
