@@ -445,11 +445,12 @@ public struct BenchmarkSuite: Sendable {
 /// Samples how available the main actor stays: wakes every 2 ms, runs a small main-context call, records lateness.
 @MainActor
 final class MainThreadSampler {
-    private(set) var busy: Double = 0
     private(set) var maxStall: Double = 0
     /// Each query's time, in seconds: their median is what one query costs beside the import, which the busy share
     /// multiplies by the cadence.
     private(set) var queryTimes: [Double] = []
+    /// The time the queries took in all.
+    var busy: Double { queryTimes.reduce(0, +) }
     private var running = true
 
     func stop() { running = false }
@@ -462,9 +463,7 @@ final class MainThreadSampler {
             let awake = clock.now
             maxStall = max(maxStall, (awake - asleep - .milliseconds(2)).seconds)
             try query()
-            let took = (clock.now - awake).seconds
-            busy += took
-            queryTimes.append(took)
+            queryTimes.append((clock.now - awake).seconds)
         }
     }
 }

@@ -149,14 +149,14 @@ extension SQLiteStore {
             sortKeys: request.sortKeys)
         let hash = key.hash
         let compiled: FetchSQL
-        if let entry = fetchSQLCache.entry(for: hash) as? FetchSQLKey.Entry, entry.key.isIdentical(to: key) {
-            compiled = entry.sql
+        if let kept = fetchSQLCache.entry(for: hash) as? FetchSQL, kept.key.isIdentical(to: key) {
+            compiled = kept
         } else {
             var unsliced = request
             (unsliced.limit, unsliced.offset) = (nil, 0)
             let (sql, arguments, _) = try selectSQL(unsliced, columns: { $0.selectList.joined(separator: ", ") }, ordered: true, sliced: false)
-            compiled = FetchSQL(sql: sql, slicedSQL: sql + " LIMIT ? OFFSET ?", arguments: arguments)
-            fetchSQLCache.keep(FetchSQLKey.Entry(key: key, sql: compiled), for: hash)
+            compiled = FetchSQL(key: key, sql: sql, slicedSQL: sql + " LIMIT ? OFFSET ?", arguments: arguments)
+            fetchSQLCache.keep(compiled, for: hash)
         }
         guard request.limit != nil || request.offset > 0 else { return (compiled, nil) }
         return (compiled, FetchSlice(limit: Int64(request.limit ?? -1), offset: Int64(request.offset)))
@@ -319,14 +319,16 @@ extension SQLiteStore {
 }
 
 /// A fetch's compiled SQL, unsliced and with its slice's placeholders (kept ready: a small query that appended them
-/// every time spent about 4% of its time copying the SQL and arguments).
+/// every time spent about 4% of its time copying the SQL and arguments), kept in the store's ``SlotTable`` with the
+/// key it was compiled for.
 final class FetchSQL: Sendable {
+    let key: FetchSQLKey
     let sql: String
     let slicedSQL: String
     let arguments: [DatabaseValue]
 
-    init(sql: String, slicedSQL: String, arguments: [DatabaseValue]) {
-        (self.sql, self.slicedSQL, self.arguments) = (sql, slicedSQL, arguments)
+    init(key: FetchSQLKey, sql: String, slicedSQL: String, arguments: [DatabaseValue]) {
+        (self.key, self.sql, self.slicedSQL, self.arguments) = (key, sql, slicedSQL, arguments)
     }
 }
 
@@ -342,14 +344,6 @@ struct FetchSQLKey: Sendable {
     let includesSubentities: Bool
     let predicate: FormatPredicate?
     let sortKeys: [SortKey]
-
-    /// A kept compilation.
-    final class Entry: Sendable {
-        let key: FetchSQLKey
-        let sql: FetchSQL
-
-        init(key: FetchSQLKey, sql: FetchSQL) { (self.key, self.sql) = (key, sql) }
-    }
 
     /// Whether the two keys decide the same SQL and arguments: string constants compare by their bytes, since the
     /// kept arguments are bound as they are ("é" precomposed must not stand for "é" decomposed, which Swift's `==`
