@@ -167,11 +167,28 @@ import Testing
         for object in objects { registry.remove(object) }
         #expect(registry.count == 0)
         for object in objects { #expect(registry[object.storedObjectID] == nil) }
-        // A table emptied keeping half its slots (a context's reset) takes the same entries again.
-        registry.removeAll(keepingHalfCapacity: true)
+        // A table emptied keeping its slots (a context's reset) takes the same entries again, in the same slots.
+        let capacity = registry.capacity
+        registry.removeAll(keepingCapacity: true)
+        #expect(registry.capacity == capacity)
+        for object in objects { #expect(registry[object.storedObjectID] == nil) }
         for object in objects { #expect(registry.object(for: object.storedObjectID) { object }.isNew) }
         for object in objects { #expect(registry[object.storedObjectID] === object) }
-        #expect(registry.count == 10_000)
+        #expect(registry.count == 10_000 && registry.capacity == capacity)
+        // Emptied by its objects' ends (tombstones) and filled again to the same count: rebuilt where it is, not
+        // shrunk and grown again. The entries taken over the tombstones are all found, the old ones gone.
+        for object in objects { registry.remove(object) }
+        let again = entities.flatMap { entity in
+            (Int64(5_001)...10_000).map { key in
+                let id = ObjectID(entityName: entity.name, rawKey: key)
+                return registry.object(for: id) { entity.objectType.init(entity: entity, objectID: id) }.object
+            }
+        }
+        #expect(registry.count == 10_000 && registry.capacity == capacity)
+        for object in again { #expect(registry[object.storedObjectID] === object) }
+        for object in objects { #expect(registry[object.storedObjectID] == nil) }
+        registry.removeAll()
+        #expect(registry.capacity == 0)
     }
 
     @Test func randomOperationsAgreeWithADictionary() throws {
@@ -207,7 +224,7 @@ import Testing
                 if step % 5_000 == 0 { registry.reserveCapacity(reference.count * 3) }
                 // Now and then everything goes at once, as a context's reset empties its table.
                 if step % 7_919 == 0 {
-                    registry.removeAll(keepingHalfCapacity: true)
+                    registry.removeAll(keepingCapacity: true)
                     reference = [:]
                 }
                 // A stale remove: an object that is not (or no longer) the one registered changes nothing.

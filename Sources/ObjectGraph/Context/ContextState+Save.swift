@@ -514,7 +514,7 @@ extension ContextState {
 
     func reset() {
         for object in registered.objects { detach(object, reason: .contextReset) }
-        registered.removeAll(keepingHalfCapacity: true)
+        registered.removeAll(keepingCapacity: true)
         rowCache = [:]
         insertionOrder = []
         layers = []

@@ -167,25 +167,28 @@ struct ObjectRegistry {
         return result
     }
 
+    /// The number of slots (what the table's memory holds, 16 bytes each).
+    var capacity: Int { slots.count }
+
     /// Makes room for `count` entries without resizing on the way.
     mutating func reserveCapacity(_ count: Int) {
         let capacity = Self.capacity(for: count)
         if capacity > slots.count { resize(to: capacity) }
     }
 
-    /// Empties the table. With `keepingHalfCapacity`, an emptied table keeps half its slots: a context reset after
-    /// a large fetch usually fetches again, and would otherwise grow its table from sixteen slots up once more.
-    mutating func removeAll(keepingHalfCapacity: Bool = false) {
-        let capacity = keepingHalfCapacity ? slots.count / 2 : 0
+    /// Empties the table. With `keepingCapacity`, the emptied table keeps its slots, cleared where they are: a
+    /// context reset after a large fetch usually fetches as much again, and a table rebuilt smaller would be grown
+    /// again during that fetch, each time into freshly mapped memory (a tenth of a large fetch went to faulting in
+    /// such pages). A context's table therefore stays as large as its largest fetch needed, 16 bytes per slot.
+    mutating func removeAll(keepingCapacity: Bool = false) {
         count = 0
         used = 0
-        guard capacity > 16 else {
+        guard keepingCapacity, slots.count > 16 else {
             slots = []
             shift = 64
             return
         }
-        slots = Array(repeating: Slot(), count: capacity)
-        shift = 64 - (capacity.trailingZeroBitCount - 3)
+        clearSlots()
     }
 
     // MARK: Storage
@@ -197,6 +200,11 @@ struct ObjectRegistry {
         return capacity
     }
 
+    /// Empties every slot, keeping the table's memory.
+    private mutating func clearSlots() {
+        slots.withUnsafeMutableBufferPointer { $0.update(repeating: Slot()) }
+    }
+
     private mutating func clear(_ index: Int) {
         slots[index].address = Slot.tombstone
         count -= 1
@@ -204,9 +212,10 @@ struct ObjectRegistry {
 
     private mutating func insert(_ object: ManagedObject, for id: ObjectID) {
         if (used + 1) * 8 > slots.count * 5 {
-            // Full of tombstones after a large fetch's objects went: shrink by half at most, so the next fetch of
-            // that size grows the table once rather than from sixteen slots up (fifteen rebuilds for 200,000 rows).
-            resize(to: Swift.max(Self.capacity(for: count + 1), slots.count / 2))
+            // Full of tombstones after a large fetch's objects went: the table keeps its size (see
+            // ``removeAll(keepingCapacity:)``) and is rebuilt where it is, so the next fetch of that size grows
+            // nothing; it doubles only when the live entries need it.
+            resize(to: Swift.max(Self.capacity(for: count + 1), slots.count))
         }
         let mask = slots.count - 1
         let tag = tag(of: id)
@@ -217,10 +226,17 @@ struct ObjectRegistry {
         used += 1
     }
 
-    /// Rebuilds the table at `capacity` slots (dropping tombstones), from the slots alone.
+    /// Rebuilds the table at `capacity` slots (dropping tombstones), from the slots alone. At the same size the
+    /// live entries are set aside and the slots cleared in place: no new memory to fault in.
     private mutating func resize(to capacity: Int) {
-        let old = slots
-        slots = Array(repeating: Slot(), count: capacity)
+        let old: [Slot]
+        if capacity == slots.count {
+            old = slots.filter { $0.address > Slot.tombstone }
+            clearSlots()
+        } else {
+            old = slots
+            slots = Array(repeating: Slot(), count: capacity)
+        }
         shift = 64 - (capacity.trailingZeroBitCount - 3)
         used = count
         let mask = capacity - 1
