@@ -395,7 +395,8 @@ extension ContextState {
             // Inserted rows are at version 1 and not listed in `versions` (see ``SaveResult``).
             let listed = result.versions.isEmpty ? nil : result.versions[object.storedObjectID]
             let version = listed ?? object.committed?.version ?? 1
-            object.committed = Snapshot(objectID: object.storedObjectID, version: version, values: object.values, toOne: object.toOne)
+            // The saved row is the current one: held once until the object next changes.
+            object.commitCurrentRow(version: version)
             object.committedToMany = object.toMany
             object.isMarkedUpdated = false
         }

@@ -179,10 +179,7 @@ final class ContextState {
         if object.isFaultStorage { materializedCount.add(1, ordering: .relaxed) }
         // The row is both the current and the committed one, held once: through ``ManagedObject/committed`` the
         // whole snapshot would be copied into an optional first, and each part would be held twice.
-        object.hasCommitted = true
-        object.committedVersion = snapshot.version
-        object.currentIsCommitted = true
-        (object.storedCommittedAttributes, object.storedCommittedDestinations) = (.empty, [])
+        object.commitCurrentRow(version: snapshot.version)
         object.currentValues = snapshot.values
         object.currentDestinations = snapshot.toOne
         object.isFaultStorage = false

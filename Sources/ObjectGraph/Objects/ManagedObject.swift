@@ -64,7 +64,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Whether ``committed`` holds a row.
     @exclusivity(unchecked) var hasCommitted = false
     /// Whether the committed row's values and destinations are the current ones, not kept apart: true from a fetch
-    /// until the first change (a fetched object then holds its row's storage once, not twice).
+    /// or a save until the next change (the object then holds its row's storage once, not twice).
     @exclusivity(unchecked) var currentIsCommitted = false
     /// Why ``state`` is nil, for the error message.
     var detachReason = DetachReason.contextDeallocated
@@ -118,48 +118,93 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     func keepCommittedApart() {
         guard currentIsCommitted else { return }
         currentIsCommitted = false
-        (storedCommittedAttributes, storedCommittedDestinations) = (currentValues, currentDestinations)
+        let extras = madeExtras()
+        (extras.committedAttributes, extras.committedDestinations) = (currentValues, currentDestinations)
+    }
+    /// What few objects use, made on first use (see ``ObjectExtras``); nil in most objects.
+    @exclusivity(unchecked) var extras: ObjectExtras?
+
+    /// The object's extras, made now if it has none.
+    @inline(__always)
+    func madeExtras() -> ObjectExtras {
+        if let extras { return extras }
+        let made = ObjectExtras()
+        extras = made
+        return made
     }
     /// Loaded to-many relationships, by relationship index.
-    var toMany: [Int: RelatedIDs] = [:]
+    var toMany: [Int: RelatedIDs] {
+        get { extras?.toMany ?? [:] }
+        set {
+            // Emptying what was never loaded makes no box.
+            if newValue.isEmpty && extras == nil { return }
+            madeExtras().toMany = newValue
+        }
+        _modify { yield &madeExtras().toMany }
+    }
+    /// To-many contents as last loaded or saved, by relationship index.
+    var committedToMany: [Int: RelatedIDs] {
+        get { extras?.committedToMany ?? [:] }
+        set {
+            if newValue.isEmpty && extras == nil { return }
+            madeExtras().committedToMany = newValue
+        }
+        _modify { yield &madeExtras().committedToMany }
+    }
     /// The row as last stored or fetched; nil for an inserted object. Kept in parts, without the row's ID (the
-    /// object's own) and the optional's padding: 32 bytes rather than 64 in every object.
+    /// object's own) and the optional's padding, and the parts in ``extras`` unless they are the current row's.
     var committed: Snapshot? {
         get {
             guard hasCommitted else { return nil }
             return Snapshot(objectID: storedObjectID, version: committedVersion, values: committedAttributes, toOne: committedDestinations)
         }
         set {
-            // A committed row set here is kept apart from the current one (only a fetch's fill shares them).
+            // A committed row set here is kept apart from the current one (see ``commitCurrentRow(version:)``).
             currentIsCommitted = false
             if let newValue {
                 (hasCommitted, committedVersion) = (true, newValue.version)
-                (storedCommittedAttributes, storedCommittedDestinations) = (newValue.values, newValue.toOne)
+                let extras = madeExtras()
+                (extras.committedAttributes, extras.committedDestinations) = (newValue.values, newValue.toOne)
             } else {
                 (hasCommitted, committedVersion) = (false, 0)
-                (storedCommittedAttributes, storedCommittedDestinations) = (.empty, [])
+                extras?.dropCommittedRow()
             }
         }
+    }
+
+    /// Makes the current row the committed one at `version`, held once (a fetch's fill, a save's commit): the
+    /// row is kept apart again only when it next changes.
+    @inline(__always)
+    func commitCurrentRow(version: Int64) {
+        (hasCommitted, committedVersion, currentIsCommitted) = (true, version, true)
+        extras?.dropCommittedRow()
     }
     /// The committed row's version (see ``committed``).
     @exclusivity(unchecked) var committedVersion: Int64 = 0
     /// The committed row's attribute values (see ``committed``).
     var committedAttributes: AttributeValues {
         _read {
-            if currentIsCommitted { yield currentValues } else { yield storedCommittedAttributes }
+            if currentIsCommitted {
+                yield currentValues
+            } else if let extras {
+                yield extras.committedAttributes
+            } else {
+                yield .empty
+            }
         }
     }
     /// The committed row's to-one destinations (see ``committed``).
     var committedDestinations: [ObjectID?] {
         _read {
-            if currentIsCommitted { yield currentDestinations } else { yield storedCommittedDestinations }
+            if currentIsCommitted {
+                yield currentDestinations
+            } else if let extras {
+                yield extras.committedDestinations
+            } else {
+                yield []
+            }
         }
     }
-    /// The committed row's parts while kept apart from the current ones (see ``currentIsCommitted``).
-    @exclusivity(unchecked) var storedCommittedAttributes = AttributeValues.empty
-    @exclusivity(unchecked) var storedCommittedDestinations: [ObjectID?] = []
-    /// To-many contents as last loaded or saved, by relationship index.
-    var committedToMany: [Int: RelatedIDs] = [:]
 
     /// Creates an object; only contexts call this.
     public required init(entity: ModelEntity, objectID: ObjectID) {
