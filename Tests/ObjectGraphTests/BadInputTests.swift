@@ -181,4 +181,33 @@ import Testing
             #expect(error.message.contains("cannot open the store at \(url.path): the location cannot be opened for writing"), "\(error.message)")
         }
     }
+
+    /// A read SQLite refuses on a store that opened fine is not called an unavailable store: the error says the read
+    /// failed, with SQLite's message and the statement, and the store reads again once the cause is gone.
+    @Test func aRefusedReadSaysWhichStatementFailed() async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try PersistentStoreCoordinator(model: try Fixtures.model(), storeURL: folder.storeURL)
+        let store = try #require(coordinator.store as? SQLiteStore)
+        // Another program renames a table under the open store.
+        try await store.pool.writeWithoutTransaction { try $0.execute(sql: "ALTER TABLE Author RENAME TO Shelved") }
+        let context = ObjectContext(coordinator: coordinator, name: "reader")
+        let failure: ObjectGraphError? = await context.perform { ctx in
+            do {
+                _ = try ctx.fetch(FetchRequest(entityName: "Author"))
+                return nil
+            } catch {
+                return error as? ObjectGraphError
+            }
+        }
+        guard case .storeReadFailed(let path, let reason) = failure else {
+            Issue.record("expected a failed read, got \(String(describing: failure))")
+            return
+        }
+        #expect(path == folder.storeURL.path)
+        #expect(reason.contains("no such table: Author") && reason.contains("SELECT"), "\(reason)")
+        #expect(failure?.description.hasPrefix("reading the store at \(folder.storeURL.path) failed: ") == true)
+        try await store.pool.writeWithoutTransaction { try $0.execute(sql: "ALTER TABLE Shelved RENAME TO Author") }
+        let count = try await context.perform { ctx in try ctx.fetch(FetchRequest(entityName: "Author")).count }
+        #expect(count == 0)
+    }
 }

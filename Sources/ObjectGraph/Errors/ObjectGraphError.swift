@@ -57,8 +57,11 @@ public enum ObjectGraphError: Error, Sendable, Hashable, CustomStringConvertible
     case invalidURI(String, reason: String)
     /// The store was built for another model.
     case modelMismatch(path: String, storeHash: String, modelHash: String)
-    /// The store could not be opened or read.
+    /// The store could not be opened, or its file stopped being one SQLite can read.
     case storeUnavailable(path: String, reason: String)
+    /// A read of the store failed: SQLite refused a statement (a table changed under the store, a busy or locked
+    /// file, a statement given the wrong number of values). The reason carries SQLite's message and the statement.
+    case storeReadFailed(path: String, reason: String)
     /// Stored rows changed or vanished since the context read them (optimistic locking); nothing was written.
     case conflict([SaveConflict])
     /// A uniqueness constraint refused the save; nothing was written.
@@ -104,6 +107,8 @@ public enum ObjectGraphError: Error, Sendable, Hashable, CustomStringConvertible
                 + "but this model's version is \(modelHash); migration is not supported yet"
         case let .storeUnavailable(path, reason):
             return "cannot open the store at \(path): \(reason)"
+        case let .storeReadFailed(path, reason):
+            return "reading the store at \(path) failed: \(reason)"
         case let .conflict(conflicts):
             return "save conflict (optimistic locking): " + conflicts.map(\.description).joined(separator: "; ")
         case let .uniquenessViolation(entity, keys, detail):

@@ -33,11 +33,21 @@ extension SQLiteStore {
         try reportingStoreErrors { try statementReaders.read(body) }
     }
 
+    /// Runs a read, reporting SQLite's errors as the store's: a file SQLite can no longer open or recognize as a
+    /// database as ``ObjectGraphError/storeUnavailable(path:reason:)``, any other failure as
+    /// ``ObjectGraphError/storeReadFailed(path:reason:)`` with the statement that failed.
     private func reportingStoreErrors<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let error as DatabaseError {
-            throw ObjectGraphError.storeUnavailable(path: location, reason: error.message ?? "\(error)")
+            let message = error.message ?? "SQLite error \(error.resultCode.rawValue)"
+            switch error.resultCode.primaryResultCode {
+            case .SQLITE_CANTOPEN, .SQLITE_NOTADB:
+                throw ObjectGraphError.storeUnavailable(path: location, reason: message)
+            default:
+                let statement = error.sql.map { " (while running \($0))" } ?? ""
+                throw ObjectGraphError.storeReadFailed(path: location, reason: "\(message), SQLite code \(error.resultCode.rawValue)\(statement)")
+            }
         }
     }
 
