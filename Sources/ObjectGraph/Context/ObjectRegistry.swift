@@ -120,6 +120,7 @@ struct ObjectRegistry {
 
     /// The object registered for `id`, or the one `make` creates, registered: one probe sequence either way (a
     /// large fetch registers every row it reads).
+    @inline(__always)
     mutating func object(for id: ObjectID, orRegister make: () -> ManagedObject) -> (object: ManagedObject, isNew: Bool) {
         if (used + 1) * 8 > slots.count * 5 {
             if let index = find(id), let object = slots[index].object { return (object, false) }

@@ -12,9 +12,11 @@
 /// values[1] = .int(604)
 /// ```
 ///
-/// `@unchecked Sendable` is sound for the same reason `Array` is Sendable: the storage is written only while it is
-/// being filled, before any collection holding it can be shared, or after `isKnownUniquelyReferenced` proved that
-/// one collection alone holds it (``makeUnique()``); shared storage is only read. (`ManagedBuffer`, which the
+/// `@unchecked Sendable` is sound for the same reason `Array` is Sendable: a row's words are written only while the
+/// row is being filled, before any collection holding it can be shared, or after `isKnownUniquelyReferenced` proved
+/// that one collection alone holds the storage (``makeUnique()``); a shared row is only read. A block's later rows
+/// are filled while its earlier ones are already out (a large fetch reads ahead on another thread), but those are
+/// other words: no row is written once handed out. (`ManagedBuffer`, which the
 /// storage is, cannot be declared Sendable itself.)
 public struct AttributeValues: @unchecked Sendable {
     /// The words, shared with every row of the same block and with copies of this collection until one changes;

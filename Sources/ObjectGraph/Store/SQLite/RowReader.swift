@@ -20,44 +20,49 @@ struct RowReader {
 
     /// The row the statement is positioned on (columns in ``TableLayout/selectList`` order) as a snapshot.
     mutating func snapshot(_ statement: OpaquePointer) throws -> Snapshot {
-        let entityName: String
-        let columns: TableLayout.EntityColumns
-        if let single {
-            (entityName, columns) = (singleName, single)
-        } else {
-            entityName = sqlite3_column_text(statement, 1).map { String(cString: $0) } ?? ""
-            guard let found = table.entities[entityName] else { throw ObjectGraphError.unknownEntity(entityName) }
-            columns = found
-        }
+        if let single { return read(statement, entityName: singleName, columns: single) }
+        let entityName = sqlite3_column_text(statement, 1).map { String(cString: $0) } ?? ""
+        guard let found = table.entities[entityName] else { throw ObjectGraphError.unknownEntity(entityName) }
+        return read(statement, entityName: entityName, columns: found)
+    }
+
+    @inline(__always)
+    private mutating func read(_ statement: OpaquePointer, entityName: String, columns: TableLayout.EntityColumns) -> Snapshot {
         // Integers and reals in numeric attributes (most of what rows hold) go straight from SQLite's column
         // functions into the values' words; everything else goes through GRDB's value and ``SQLiteValueCoding``,
-        // which holds the rules for every other pairing.
+        // which holds the rules for every other pairing. The reads are walked through a buffer pointer: iterating
+        // the array itself retained and released it (and the columns holding it) for every row.
         let values = blocks.row(for: columns) { row in
-            for (index, read) in columns.reads.enumerated() {
-                // One column lookup per value: the type and the number are then read from the same cell (asking
-                // the statement twice, for the type and for the number, was a sixth of a large fetch).
-                let cell = sqlite3_column_value(statement, read.position)
-                switch (sqlite3_value_type(cell), read.kind) {
-                case (SQLITE_NULL, _): row.setNull(at: index)
-                case (SQLITE_INTEGER, .integer): row.setInt(sqlite3_value_int64(cell), at: index)
-                case (SQLITE_FLOAT, .real): row.setDouble(sqlite3_value_double(cell), at: index)
-                default:
-                    let value = DatabaseValue(sqliteStatement: statement, index: read.position)
-                    row.set(SQLiteValueCoding.decode(value, as: columns.attributeTypes[index]), at: index)
+            columns.reads.withUnsafeBufferPointer { reads in
+                for index in reads.indices {
+                    let read = reads[index]
+                    // One column lookup per value: the type and the number are then read from the same cell (asking
+                    // the statement twice, for the type and for the number, was a sixth of a large fetch).
+                    let cell = sqlite3_column_value(statement, read.position)
+                    switch (sqlite3_value_type(cell), read.kind) {
+                    case (SQLITE_NULL, _): row.setNull(at: index)
+                    case (SQLITE_INTEGER, .integer): row.setInt(sqlite3_value_int64(cell), at: index)
+                    case (SQLITE_FLOAT, .real): row.setDouble(sqlite3_value_double(cell), at: index)
+                    default:
+                        let value = DatabaseValue(sqliteStatement: statement, index: read.position)
+                        row.set(SQLiteValueCoding.decode(value, as: columns.attributeTypes[index]), at: index)
+                    }
                 }
             }
         }
         var toOne: [ObjectID?] = []
         // Reserving on an empty array would give every row a buffer of its own, even with no to-one to hold.
-        if !columns.toOne.isEmpty { toOne.reserveCapacity(columns.toOne.count) }
-        for slot in columns.toOne.indices {
-            let position = Int32(columns.toOne[slot])
-            if sqlite3_column_type(statement, position) != SQLITE_NULL {
-                let destination = columns.toOneEntity[slot].flatMap { sqlite3_column_text(statement, Int32($0)).map { String(cString: $0) } }
-                    ?? columns.toOneDestination[slot]
-                toOne.append(ObjectID(entityName: destination, rawKey: sqlite3_column_int64(statement, position)))
-            } else {
-                toOne.append(nil)
+        if !columns.toOne.isEmpty {
+            toOne.reserveCapacity(columns.toOne.count)
+            for slot in columns.toOne.indices {
+                let position = Int32(columns.toOne[slot])
+                if sqlite3_column_type(statement, position) != SQLITE_NULL {
+                    let destination = columns.toOneEntity[slot].flatMap { sqlite3_column_text(statement, Int32($0)).map { String(cString: $0) } }
+                        ?? columns.toOneDestination[slot]
+                    toOne.append(ObjectID(entityName: destination, rawKey: sqlite3_column_int64(statement, position)))
+                } else {
+                    toOne.append(nil)
+                }
             }
         }
         return Snapshot(

@@ -67,6 +67,18 @@ extension SQLiteStore {
     func step(
         _ db: Database, _ statement: Statement, _ arguments: [DatabaseValue], slice: FetchSlice?, _ body: (OpaquePointer) throws -> Void
     ) throws {
+        try step(db, statement, arguments, slice: slice, while: { row in
+            try body(row)
+            return true
+        })
+    }
+
+    /// Runs a prepared statement while `body` returns true for the row it was handed; the statement is reset when
+    /// this returns, whatever `body` did with it.
+    func step(
+        _ db: Database, _ statement: Statement, _ arguments: [DatabaseValue], slice: FetchSlice?,
+        while body: (OpaquePointer) throws -> Bool
+    ) throws {
         statementCount.add(1, ordering: .relaxed)
         try statement.bind(arguments, slice: slice, in: db)
         let raw = statement.sqliteStatement
@@ -78,7 +90,7 @@ extension SQLiteStore {
                 throw DatabaseError(
                     resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: statement.sql)
             }
-            try body(raw)
+            guard try body(raw) else { return }
         }
     }
 
@@ -182,10 +194,26 @@ extension SQLiteStore {
         let (_, table) = try layout(for: request.entityName)
         let (compiled, slice) = try fetchSQL(request)
         try readStatement { db, memo in
-            var reader = RowReader(table: table)
             let statement = try memo.statement(for: compiled, sliced: slice != nil, in: db)
-            try step(db, statement, compiled.arguments, slice: slice) { row in try body(try reader.snapshot(row)) }
+            try stepRows(db, statement, compiled.arguments, slice: slice, table: table, body)
         }
+    }
+
+    /// Runs a fetch's statement and hands each row to `body` as a snapshot; past ``pipelineThreshold`` rows, the
+    /// rest are read on a thread of their own while `body` handles the rows already read (see ``RowPipeline``).
+    private func stepRows(
+        _ db: Database, _ statement: Statement, _ arguments: [DatabaseValue], slice: FetchSlice?, table: TableLayout,
+        _ body: (Snapshot) throws -> Void
+    ) throws {
+        var reader = RowReader(table: table)
+        var remaining = pipelineThreshold.load(ordering: .relaxed)
+        try step(db, statement, arguments, slice: slice, while: { row in
+            try body(try reader.snapshot(row))
+            remaining -= 1
+            guard remaining == 0 else { return true }
+            try RowPipeline(statement: row, sql: statement.sql, reader: reader).run(body)
+            return false
+        })
     }
 
     public func fetchIDs(_ request: StoreFetchRequest) throws -> [ObjectID] {

@@ -18,6 +18,10 @@ public final class SQLiteStore: PersistentStore {
     let statementReaders: StatementReaders
     let tables: NameTable<TableLayout>
     let statementCount = Atomic<Int>(0)
+    /// After how many rows a fetch reads the rest on a thread of its own (see ``RowPipeline``): far more than a
+    /// screen's query reads, few enough that a large fetch overlaps most of its reading with making its objects.
+    /// Tests lower it to run the pipeline on small stores; 0 turns it off.
+    let pipelineThreshold = Atomic<Int>(2_048)
     /// The SQL of recent object fetches, by what decides it (see ``fetchSQL(_:)``).
     let fetchSQLCache = SlotTable(count: 256)
 

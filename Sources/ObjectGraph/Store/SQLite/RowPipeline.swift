@@ -1,0 +1,175 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import Synchronization
+
+/// The rest of a large fetch, read on a thread of its own while the caller turns the rows already read into objects.
+///
+/// A fetch of many rows spends about half its time in SQLite and in decoding rows, and a third in making and
+/// registering objects, which must happen on the context's executor. Past ``SQLiteStore/pipelineThreshold`` rows, a
+/// reading thread takes over the statement (stepping it, decoding rows into snapshots, in batches) while the
+/// caller's thread registers the batches already read, so the two halves overlap on two cores. A small fetch, the
+/// usual query, never starts a thread.
+///
+/// Ownership is handed over, never shared: from ``run(_:)``'s start until the reading thread reports it has
+/// finished, only that thread touches the statement and the row reader; the caller waits for that report before it
+/// returns, also when its own handling of a row throws (it asks the reader to stop, then waits).
+///
+/// Batches cross through a ring of a few slots, counted by two atomics, one written by each side. A side that finds
+/// nothing to do spins briefly, yielding its core, before it sleeps: waking a sleeping thread is a system call and,
+/// on a virtual machine, an interrupt sent to the other processor, and waking the caller for every batch cost a
+/// seventh of the reading thread's time.
+final class RowPipeline: @unchecked Sendable {
+    // @unchecked Sendable: sound because the statement and `reader` are used by one thread at a time (the reading
+    // thread from `run`'s start until it sets `finished`, the caller before that start), a slot is written only by
+    // the reading thread while `taken` says the caller is done with it and read only by the caller once `published`
+    // says it is filled, and `failure` is written before `finished` is set and read after it is seen. The atomics'
+    // sequentially consistent stores and loads order all of that.
+    private let statement: OpaquePointer
+    private let sql: String
+    private var reader: RowReader
+    private let slots: UnsafeMutablePointer<[Snapshot]>
+    /// Batches the reading thread has published, and batches the caller has taken.
+    private let published = Atomic<Int>(0), taken = Atomic<Int>(0)
+    /// Whether the reading thread is done with the statement (all rows read, an error, or asked to stop).
+    private let finished = Atomic<Bool>(false)
+    /// Whether the caller asked the reading thread to stop (its handling of a row threw).
+    private let stopRequested = Atomic<Bool>(false)
+    /// What stopped the reading thread early, thrown to the caller after the rows read before it.
+    private var failure: (any Error)?
+    /// Where a side sleeps once spinning found nothing, and whether it does: the other side then wakes it.
+    private let sleep = NSCondition()
+    private let callerSleeps = Atomic<Bool>(false), readerSleeps = Atomic<Bool>(false)
+
+    /// Rows per batch, and batches read ahead at most: the reading thread waits rather than run far ahead.
+    static let batchSize = 512
+    static let capacity = 4
+
+    /// Takes over `statement`, positioned on a row already handled, and `reader`, which decoded the rows so far.
+    init(statement: OpaquePointer, sql: String, reader: RowReader) {
+        self.statement = statement
+        self.sql = sql
+        self.reader = reader
+        slots = .allocate(capacity: Self.capacity)
+        slots.initialize(repeating: [], count: Self.capacity)
+    }
+
+    deinit {
+        slots.deinitialize(count: Self.capacity)
+        slots.deallocate()
+    }
+
+    /// Starts the reading thread, then hands every row it reads to `body`, in order, on the calling thread.
+    ///
+    /// - Throws: what `body` throws (the reading thread is stopped first), or the error that stopped the reading
+    ///   thread, after the rows read before it.
+    func run(_ body: (Snapshot) throws -> Void) throws {
+        let thread = Thread { [self] in read() }
+        thread.name = "ObjectGraph.RowPipeline"
+        thread.start()
+        while let batch = next() {
+            do {
+                for snapshot in batch { try body(snapshot) }
+            } catch {
+                stop()
+                throw error
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    // MARK: The caller's side
+
+    /// The next batch, waiting for one; nil once the reading thread finished and every batch was taken.
+    private func next() -> [Snapshot]? {
+        let index = taken.load(ordering: .sequentiallyConsistent)
+        // Seen finished first, then nothing more published: nothing more will be.
+        wait(as: callerSleeps) { published.load(ordering: .sequentiallyConsistent) > index || finished.load(ordering: .sequentiallyConsistent) }
+        guard published.load(ordering: .sequentiallyConsistent) > index else { return nil }
+        let batch = slots[index % Self.capacity]
+        slots[index % Self.capacity] = []
+        taken.store(index + 1, ordering: .sequentiallyConsistent)
+        wake(readerSleeps)
+        return batch
+    }
+
+    /// Asks the reading thread to stop, and waits until it no longer touches the statement.
+    private func stop() {
+        stopRequested.store(true, ordering: .sequentiallyConsistent)
+        wake(readerSleeps)
+        wait(as: callerSleeps) { finished.load(ordering: .sequentiallyConsistent) }
+    }
+
+    // MARK: The reading thread
+
+    /// Steps the statement to its end (or an error, or a stop), a batch at a time.
+    private func read() {
+        var batch: [Snapshot] = []
+        batch.reserveCapacity(Self.batchSize)
+        var error: (any Error)?
+        reading: while true {
+            let code = sqlite3_step(statement)
+            if code == SQLITE_DONE { break }
+            guard code == SQLITE_ROW else {
+                let message = String(cString: sqlite3_errmsg(sqlite3_db_handle(statement)))
+                error = DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: sql)
+                break
+            }
+            do {
+                batch.append(try reader.snapshot(statement))
+            } catch let failure {
+                error = failure
+                break
+            }
+            if batch.count == Self.batchSize {
+                guard publish(batch) else { break reading }
+                batch = []
+                batch.reserveCapacity(Self.batchSize)
+            }
+        }
+        if !batch.isEmpty { _ = publish(batch) }
+        failure = error
+        finished.store(true, ordering: .sequentiallyConsistent)
+        wake(callerSleeps)
+    }
+
+    /// Puts a batch in the next slot, waiting while every slot is full; false when the caller asked to stop.
+    private func publish(_ batch: [Snapshot]) -> Bool {
+        let index = published.load(ordering: .sequentiallyConsistent)
+        wait(as: readerSleeps) {
+            stopRequested.load(ordering: .sequentiallyConsistent) || index - taken.load(ordering: .sequentiallyConsistent) < Self.capacity
+        }
+        guard !stopRequested.load(ordering: .sequentiallyConsistent) else { return false }
+        slots[index % Self.capacity] = batch
+        published.store(index + 1, ordering: .sequentiallyConsistent)
+        wake(callerSleeps)
+        return true
+    }
+
+    // MARK: Waiting
+
+    /// Returns once `ready` holds: at first by checking again after yielding the core, then asleep until the other
+    /// side's ``wake(_:)``. The sleeper's flag is set before its last check and the waker's change is made before it
+    /// reads the flag (both sequentially consistent), so one of them sees the other: no wake-up is lost.
+    private func wait(as sleeper: borrowing Atomic<Bool>, until ready: () -> Bool) {
+        for _ in 0..<20_000 {
+            if ready() { return }
+            sched_yield()
+        }
+        sleep.lock()
+        defer { sleep.unlock() }
+        sleeper.store(true, ordering: .sequentiallyConsistent)
+        while !ready() { sleep.wait() }
+        sleeper.store(false, ordering: .sequentiallyConsistent)
+    }
+
+    /// Wakes the other side if it sleeps.
+    private func wake(_ sleeper: borrowing Atomic<Bool>) {
+        guard sleeper.load(ordering: .sequentiallyConsistent) else { return }
+        // Taking the lock once orders this after the sleeper's last check (it holds the lock until it waits);
+        // broadcasting after releasing it spares the woken thread from waiting for the lock again at once.
+        sleep.lock()
+        sleep.unlock()
+        sleep.broadcast()
+    }
+}

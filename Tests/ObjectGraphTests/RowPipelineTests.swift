@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+@testable import ObjectGraph
+
+/// Past a threshold, a fetch reads the rest of its rows on a second thread while the first makes objects of the rows
+/// already read. Whatever the threshold: the same rows in the same order as a read on one thread, an error on
+/// either side ends the fetch with that error after the rows before it, and the store reads on afterwards.
+@Suite struct RowPipelineTests {
+    /// 1,300 books and 700 movies (one table, two entities) with authors, and the store under them.
+    private func library() async throws -> (folder: TemporaryFolder, coordinator: PersistentStoreCoordinator, store: SQLiteStore) {
+        let folder = try TemporaryFolder()
+        let coordinator = try PersistentStoreCoordinator(model: try Fixtures.model(), storeURL: folder.storeURL)
+        let context = ObjectContext(coordinator: coordinator, name: "writer")
+        try await context.perform { ctx in
+            let authors = try (0..<7).map { index in
+                let author = try ctx.insert("Author")
+                try author.setValue("author \(index)", forKey: "name")
+                return author
+            }
+            for index in 0..<2_000 {
+                let media = try ctx.insert(index % 20 < 13 ? "Book" : "Movie")
+                try media.setValue("title \(index)", forKey: "title")
+                if index % 20 < 13 {
+                    try media.setValue(Int32(1 + index % 900), forKey: "pages")
+                    // Every third book has no author: null and non-null to-one columns alternate.
+                    if index % 3 != 0 { try media.setObject(authors[index % 7], forKey: "author") }
+                } else {
+                    try media.setValue(Int64(index), forKey: "minutes")
+                }
+            }
+            try ctx.save()
+        }
+        return (folder, coordinator, try #require(coordinator.store as? SQLiteStore))
+    }
+
+    private func requests() throws -> [StoreFetchRequest] {
+        var all = StoreFetchRequest(entityName: "Media")
+        all.sortKeys = [SortKey("-title")]
+        var long = StoreFetchRequest(entityName: "Book")
+        long.predicate = try FormatPredicate("pages > %d", 100)
+        var slice = StoreFetchRequest(entityName: "Media")
+        (slice.offset, slice.limit) = (150, 1_700)
+        return [all, long, slice, StoreFetchRequest(entityName: "Movie")]
+    }
+
+    @Test func everyThresholdReadsTheRowsOfAReadOnOneThread() async throws {
+        let (folder, coordinator, store) = try await library()
+        _ = folder
+        for request in try requests() {
+            store.pipelineThreshold.store(0, ordering: .relaxed)
+            let expected = try store.fetch(request)
+            #expect(expected.count > 600)
+            // One row, the middle of a batch, a batch boundary, and past the end (never handed over).
+            for threshold in [1, 7, 512, 600, expected.count + 1] {
+                store.pipelineThreshold.store(threshold, ordering: .relaxed)
+                #expect(try store.fetch(request) == expected, "threshold \(threshold)")
+            }
+        }
+        // Through a context: the objects made on the caller's thread hold the rows read on the other.
+        store.pipelineThreshold.store(0, ordering: .relaxed)
+        let context = ObjectContext(coordinator: coordinator, name: "reader")
+        let oneThread = try await context.perform { ctx in
+            let rows = try ctx.fetch(FetchRequest(entityName: "Media", sortKeys: [SortKey("title")])).map { try $0.value(forKey: "title") }
+            ctx.reset()
+            return rows
+        }
+        store.pipelineThreshold.store(5, ordering: .relaxed)
+        let pipelined = try await context.perform { ctx in
+            try ctx.fetch(FetchRequest(entityName: "Media", sortKeys: [SortKey("title")])).map { try $0.value(forKey: "title") }
+        }
+        #expect(oneThread.count == 2_000 && pipelined == oneThread)
+    }
+
+    private struct Enough: Error {}
+
+    @Test func aRowHandlerThatThrowsStopsTheReadingThreadAndTheStoreReadsOn() async throws {
+        let (folder, _, store) = try await library()
+        _ = folder
+        store.pipelineThreshold.store(10, ordering: .relaxed)
+        let request = StoreFetchRequest(entityName: "Media")
+        // Right after the hand-over, inside a batch, at a batch's end, and at the very last row.
+        for stop in [11, 700, 10 + 512 * 2, 2_000] {
+            var handled = 0
+            #expect(throws: Enough.self) {
+                try store.fetch(request) { _ in
+                    handled += 1
+                    if handled == stop { throw Enough() }
+                }
+            }
+            #expect(handled == stop)
+            #expect(try store.fetch(request).count == 2_000)
+        }
+    }
+
+    @Test func aRowTheReadingThreadCannotDecodeEndsTheFetchAfterTheRowsBeforeIt() async throws {
+        let (folder, _, store) = try await library()
+        _ = folder
+        // Another program writes a row of an entity the model does not have, far past the hand-over.
+        try await store.pool.writeWithoutTransaction { try $0.execute(sql: "UPDATE Media SET _entity = 'Ghost' WHERE id = 1500") }
+        store.pipelineThreshold.store(10, ordering: .relaxed)
+        var keys: [Int64] = []
+        do {
+            try store.fetch(StoreFetchRequest(entityName: "Media")) { keys.append($0.objectID.rawKey) }
+            Issue.record("the fetch read a row of an unknown entity")
+        } catch let error as ObjectGraphError {
+            #expect(error == .unknownEntity("Ghost"))
+        }
+        #expect(keys == Array(1...1_499))
+        try await store.pool.writeWithoutTransaction { try $0.execute(sql: "UPDATE Media SET _entity = 'Book' WHERE id = 1500") }
+        #expect(try store.fetch(StoreFetchRequest(entityName: "Media")).count == 2_000)
+    }
+}
