@@ -9,7 +9,8 @@ struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Import books in the background while the main context answers queries.")
 
     @Option(help: "How many books to import.") var count = 100_000
-    @Option(help: "The store file (default: objectgraph-demo.sqlite in the temporary folder).") var store: String?
+    @Option(help: "The store file, kept and added to by later runs (default: a fresh objectgraph-demo.sqlite in the temporary folder each run).")
+    var store: String?
     @Flag(help: "Use an in-memory store instead of a file.") var inMemory = false
     @Option(help: "Books per background save.") var batch = 5_000
     @Option(help: "The stack's layout: nested (writer <- main <- workers) or siblings.") var layout: DataStack.Layout = .nested
@@ -18,6 +19,13 @@ struct Demo: AsyncParsableCommand {
     mutating func run() async throws {
         let model = try Model([Writer.self, Book.self])
         let path = store ?? FileManager.default.temporaryDirectory.appendingPathComponent("objectgraph-demo.sqlite").path
+        // The default store starts empty each run, so repeated runs measure the same import rather than one into an
+        // ever larger store; a store named with --store is the user's, kept and added to.
+        if store == nil && !inMemory {
+            for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+                try FileManager.default.removeItem(atPath: path + suffix)
+            }
+        }
         let stack = inMemory ? DataStack.inMemory(model: model, layout: layout)
             : try DataStack(databaseFileName: path, model: model, layout: layout)
         print("store: \(inMemory ? "in memory" : path), layout: \(layout.rawValue)")
