@@ -109,4 +109,48 @@ import Testing
         try await store.pool.writeWithoutTransaction { try $0.execute(sql: "UPDATE Media SET _entity = 'Book' WHERE id = 1500") }
         #expect(try store.fetch(StoreFetchRequest(entityName: "Media")).count == 2_000)
     }
+
+    /// SQLite failing mid-fetch on the reading thread (a damaged page) ends the fetch with the store's read error,
+    /// after the rows read before the damage, in order.
+    @Test func aDamagedPageFoundByTheReadingThreadEndsTheFetchWithTheStoresError() async throws {
+        let folder = try TemporaryFolder()
+        let model = try Fixtures.model()
+        do {
+            let coordinator = try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL)
+            let context = ObjectContext(coordinator: coordinator, name: "writer")
+            try await context.perform { ctx in
+                for index in 0..<3_000 {
+                    let author = try ctx.insert("Author")
+                    try author.setValue("author \(index) " + String(repeating: "·", count: 20), forKey: "name")
+                }
+                try ctx.save()
+            }
+            let store = try #require(coordinator.store as? SQLiteStore)
+            _ = try await store.pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+        }
+        // Only authors were written, last: the file's last page holds the last authors' rows. Damage it.
+        var bytes = try Data(contentsOf: folder.storeURL)
+        let pageSize = 4_096
+        #expect(bytes.count % pageSize == 0 && bytes.count > pageSize * 20)
+        bytes.replaceSubrange((bytes.count - pageSize)..<bytes.count, with: Data(repeating: 0xA5, count: pageSize))
+        try bytes.write(to: folder.storeURL)
+
+        let store = try #require(try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL).store as? SQLiteStore)
+        store.pipelineThreshold.store(10, ordering: .relaxed)
+        var keys: [Int64] = []
+        do {
+            try store.fetch(StoreFetchRequest(entityName: "Author")) { keys.append($0.objectID.rawKey) }
+            Issue.record("read every row of a damaged table")
+        } catch let error as ObjectGraphError {
+            guard case .storeReadFailed(let path, let reason) = error else {
+                Issue.record("expected a failed read, got \(error)")
+                return
+            }
+            #expect(path == folder.storeURL.path)
+            #expect(reason.contains("malformed"), "\(reason)")
+        }
+        // The rows before the damaged page, every one in key order, and more than the first thread read alone.
+        #expect(keys.count > 10 && keys.count < 3_000)
+        #expect(keys == Array(1...Int64(keys.count)))
+    }
 }
