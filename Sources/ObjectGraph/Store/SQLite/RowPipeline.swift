@@ -84,7 +84,7 @@ final class RowPipeline: @unchecked Sendable {
     private func next() -> [Snapshot]? {
         let index = taken.load(ordering: .sequentiallyConsistent)
         // Seen finished first, then nothing more published: nothing more will be.
-        wait(as: callerSleeps) { published.load(ordering: .sequentiallyConsistent) > index || finished.load(ordering: .sequentiallyConsistent) }
+        wait(as: callerSleeps, spinning: Self.callerSpin) { published.load(ordering: .sequentiallyConsistent) > index || finished.load(ordering: .sequentiallyConsistent) }
         guard published.load(ordering: .sequentiallyConsistent) > index else { return nil }
         let batch = slots[index % Self.capacity]
         slots[index % Self.capacity] = []
@@ -97,7 +97,7 @@ final class RowPipeline: @unchecked Sendable {
     private func stop() {
         stopRequested.store(true, ordering: .sequentiallyConsistent)
         wake(readerSleeps)
-        wait(as: callerSleeps) { finished.load(ordering: .sequentiallyConsistent) }
+        wait(as: callerSleeps, spinning: Self.callerSpin) { finished.load(ordering: .sequentiallyConsistent) }
     }
 
     // MARK: The reading thread
@@ -136,7 +136,7 @@ final class RowPipeline: @unchecked Sendable {
     /// Puts a batch in the next slot, waiting while every slot is full; false when the caller asked to stop.
     private func publish(_ batch: [Snapshot]) -> Bool {
         let index = published.load(ordering: .sequentiallyConsistent)
-        wait(as: readerSleeps) {
+        wait(as: readerSleeps, spinning: Self.readerSpin) {
             stopRequested.load(ordering: .sequentiallyConsistent) || index - taken.load(ordering: .sequentiallyConsistent) < Self.capacity
         }
         guard !stopRequested.load(ordering: .sequentiallyConsistent) else { return false }
@@ -148,13 +148,24 @@ final class RowPipeline: @unchecked Sendable {
 
     // MARK: Waiting
 
-    /// Returns once `ready` holds: at first by checking again after yielding the core, then asleep until the other
-    /// side's ``wake(_:)``. The sleeper's flag is set before its last check and the waker's change is made before it
-    /// reads the flag (both sequentially consistent), so one of them sees the other: no wake-up is lost.
-    private func wait(as sleeper: borrowing Atomic<Bool>, until ready: () -> Bool) {
-        for _ in 0..<20_000 {
+    /// How long the caller checks again before it sleeps: longer than the reading thread takes for a batch, so that
+    /// the usual wait (the reading thread is the slower side) ends without a wake-up.
+    private static let callerSpin = Duration.milliseconds(5)
+    /// How long the reading thread checks again: briefly, since the caller, slower when it waits for room, can afford
+    /// to wake it, and a reading thread spinning for long would take a core the caller's process may need.
+    private static let readerSpin = Duration.microseconds(200)
+
+    /// Returns once `ready` holds: at first by checking again after yielding the core, for up to `spin`, then asleep
+    /// until the other side's ``wake(_:)``. The sleeper's flag is set before its last check and the waker's change is
+    /// made before it reads the flag (both sequentially consistent), so one of them sees the other: no wake-up is lost.
+    private func wait(as sleeper: borrowing Atomic<Bool>, spinning spin: Duration, until ready: () -> Bool) {
+        let clock = ContinuousClock()
+        let deadline = clock.now + spin
+        var round = 0
+        while round & 15 != 0 || clock.now < deadline {
             if ready() { return }
             sched_yield()
+            round += 1
         }
         sleep.lock()
         defer { sleep.unlock() }
