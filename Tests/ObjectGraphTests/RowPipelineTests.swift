@@ -55,6 +55,10 @@ import Testing
                 store.pipelineThreshold.store(threshold, ordering: .relaxed)
                 #expect(try store.fetch(request) == expected, "threshold \(threshold)")
             }
+            // A system that refuses the reading thread: the fetch's own thread reads on, nothing lost or repeated.
+            store.refusesReadingThreads.store(true, ordering: .relaxed)
+            #expect(try store.fetch(request) == expected, "without a reading thread")
+            store.refusesReadingThreads.store(false, ordering: .relaxed)
         }
         // Through a context: the objects made on the caller's thread hold the rows read on the other.
         store.pipelineThreshold.store(0, ordering: .relaxed)

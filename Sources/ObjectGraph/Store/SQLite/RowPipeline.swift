@@ -59,14 +59,18 @@ final class RowPipeline: @unchecked Sendable {
         slots.deallocate()
     }
 
-    /// Starts the reading thread, then hands every row it reads to `body`, in order, on the calling thread.
+    /// Starts the reading thread; false when the system refuses a thread (too many threads, or no memory for its
+    /// stack): the caller then reads on by itself, as it would have without the pipeline, rather than wait for a
+    /// thread that never runs.
+    func start() -> Bool {
+        Self.spawn { [self] in read() }
+    }
+
+    /// Hands every row the started reading thread reads to `body`, in order, on the calling thread.
     ///
     /// - Throws: what `body` throws (the reading thread is stopped first), or the error that stopped the reading
     ///   thread, after the rows read before it.
     func run(_ body: (Snapshot) throws -> Void) throws {
-        let thread = Thread { [self] in read() }
-        thread.name = "ObjectGraph.RowPipeline"
-        thread.start()
         while let batch = next() {
             do {
                 for snapshot in batch { try body(snapshot) }
@@ -143,6 +147,41 @@ final class RowPipeline: @unchecked Sendable {
         slots[index % Self.capacity] = batch
         published.store(index + 1, ordering: .sequentiallyConsistent)
         wake(callerSleeps)
+        return true
+    }
+
+    // MARK: Threads
+
+    /// Runs `body` on a new detached thread; false when the thread could not be created. (Foundation's `Thread`
+    /// does not report that, and the caller would wait for it forever.)
+    private static func spawn(_ body: @escaping @Sendable () -> Void) -> Bool {
+        final class Start: Sendable {
+            let body: @Sendable () -> Void
+            init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+        }
+        let start = Unmanaged.passRetained(Start(body)).toOpaque()
+        #if canImport(Darwin)
+        var thread: pthread_t?
+        let code = pthread_create(&thread, nil, { raw in
+            Unmanaged<Start>.fromOpaque(raw).takeRetainedValue().body()
+            return nil
+        }, start)
+        #else
+        var thread = pthread_t()
+        let code = pthread_create(&thread, nil, { raw in
+            if let raw { Unmanaged<Start>.fromOpaque(raw).takeRetainedValue().body() }
+            return nil
+        }, start)
+        #endif
+        guard code == 0 else {
+            Unmanaged<Start>.fromOpaque(start).release()
+            return false
+        }
+        #if canImport(Darwin)
+        if let thread { pthread_detach(thread) }
+        #else
+        pthread_detach(thread)
+        #endif
         return true
     }
 

@@ -211,7 +211,10 @@ extension SQLiteStore {
             try body(try reader.snapshot(row))
             remaining -= 1
             guard remaining == 0 else { return true }
-            try RowPipeline(statement: row, sql: statement.sql, reader: reader).run(body)
+            let pipeline = RowPipeline(statement: row, sql: statement.sql, reader: reader)
+            // Without a reading thread, this one reads on (its reader is the one the pipeline would have taken).
+            guard !refusesReadingThreads.load(ordering: .relaxed), pipeline.start() else { return true }
+            try pipeline.run(body)
             return false
         })
     }

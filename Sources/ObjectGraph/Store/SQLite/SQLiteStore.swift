@@ -22,6 +22,9 @@ public final class SQLiteStore: PersistentStore {
     /// screen's query reads, few enough that a large fetch overlaps most of its reading with making its objects.
     /// Tests lower it to run the pipeline on small stores; 0 turns it off.
     let pipelineThreshold = Atomic<Int>(2_048)
+    /// Whether the store acts as if the system refused it a reading thread: tests set it to take the path where
+    /// the fetch's own thread reads on.
+    let refusesReadingThreads = Atomic<Bool>(false)
     /// The SQL of recent object fetches, by what decides it (see ``fetchSQL(_:)``).
     let fetchSQLCache = SlotTable(count: 256)
 
