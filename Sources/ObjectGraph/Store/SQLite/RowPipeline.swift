@@ -11,9 +11,9 @@ import Synchronization
 /// caller's thread registers the batches already read, so the two halves overlap on two cores. A small fetch, the
 /// usual query, never starts a thread.
 ///
-/// Ownership is handed over, never shared: from ``run(_:)``'s start until the reading thread reports it has
-/// finished, only that thread touches the statement and the row reader; the caller waits for that report before it
-/// returns, also when its own handling of a row throws (it asks the reader to stop, then waits).
+/// Ownership is handed over, never shared: from ``start()`` until the reading thread reports it has finished, only
+/// that thread touches the statement and the row reader; the caller waits for that report before it returns, also
+/// when its own handling of a row throws (it asks the reader to stop, then waits).
 ///
 /// Batches cross through a ring of a few slots, counted by two atomics, one written by each side. A side that finds
 /// nothing to do spins briefly, yielding its core, before it sleeps: waking a sleeping thread is a system call and,
@@ -21,7 +21,7 @@ import Synchronization
 /// seventh of the reading thread's time.
 final class RowPipeline: @unchecked Sendable {
     // @unchecked Sendable: sound because the statement and `reader` are used by one thread at a time (the reading
-    // thread from `run`'s start until it sets `finished`, the caller before that start), a slot is written only by
+    // thread from `start()` until it sets `finished`, the caller before that), a slot is written only by
     // the reading thread while `taken` says the caller is done with it and read only by the caller once `published`
     // says it is filled, and `failure` is written before `finished` is set and read after it is seen. The atomics'
     // sequentially consistent stores and loads order all of that.
@@ -87,8 +87,11 @@ final class RowPipeline: @unchecked Sendable {
     /// The next batch, waiting for one; nil once the reading thread finished and every batch was taken.
     private func next() -> [Snapshot]? {
         let index = taken.load(ordering: .sequentiallyConsistent)
-        // Seen finished first, then nothing more published: nothing more will be.
-        wait(as: callerSleeps, spinning: Self.callerSpin) { published.load(ordering: .sequentiallyConsistent) > index || finished.load(ordering: .sequentiallyConsistent) }
+        wait(as: callerSleeps, spinning: Self.callerSpin) {
+            published.load(ordering: .sequentiallyConsistent) > index || finished.load(ordering: .sequentiallyConsistent)
+        }
+        // The reading thread publishes its last batch before it sets `finished`: once that is seen, this second look
+        // sees every batch.
         guard published.load(ordering: .sequentiallyConsistent) > index else { return nil }
         let batch = slots[index % Self.capacity]
         slots[index % Self.capacity] = []
