@@ -68,12 +68,11 @@ extension ContextState {
     func fetch<T: ManagedEntity>(_ request: FetchRequest, as type: T.Type) throws -> [T] {
         let objects = try fetch(request)
         // The usual fetch returns objects of exactly `T`: the array is then handed over as `[T]`, without a second
-        // array and a retain and release of every object (a twentieth of a large fetch). Sound because an array of
-        // class references is one reference to its storage whatever the class, elements are stored as references
-        // either way, and every element was just checked to be a `T` (this is what the standard library's own
-        // `as!` does on Apple platforms, where it reuses such an array's storage). (Building the typed array while
-        // rows are read was tried: unspecialized across the module boundary, that generic path looked up type
-        // metadata for every row.)
+        // array and a retain and release of every object. Sound because an array of class references is one
+        // reference to its storage whatever the class, elements are stored as references either way, and every
+        // element was just checked to be a `T` (this is what the standard library's own `as!` does on Apple
+        // platforms, where it reuses such an array's storage). (Building the typed array while rows are read was
+        // tried: unspecialized across the module boundary, that generic path looked up type metadata for every row.)
         if objects.allSatisfy({ Swift.type(of: $0) == T.self }) { return unsafeBitCast(objects, to: [T].self) }
         var typed: [T] = []
         typed.reserveCapacity(objects.count)
