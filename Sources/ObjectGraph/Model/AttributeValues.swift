@@ -16,8 +16,8 @@
 /// row is being filled, before any collection holding it can be shared, or after `isKnownUniquelyReferenced` proved
 /// that one collection alone holds the storage (``makeUnique()``); a shared row is only read. A block's later rows
 /// are filled while its earlier ones are already out (a large fetch reads ahead on another thread), but those are
-/// other words: no row is written once handed out. (`ManagedBuffer`, which the
-/// storage is, cannot be declared Sendable itself.)
+/// other words: no row is written once handed out. (`ManagedBuffer`, which the storage is, cannot be declared
+/// Sendable itself.)
 public struct AttributeValues: @unchecked Sendable {
     /// The words, shared with every row of the same block and with copies of this collection until one changes;
     /// nil for no values, so an empty collection (every fault's) retains nothing. Nil exactly when `count` is 0:

@@ -118,8 +118,7 @@ final class RowPipeline: @unchecked Sendable {
             let code = sqlite3_step(statement)
             if code == SQLITE_DONE { break }
             guard code == SQLITE_ROW else {
-                let message = String(cString: sqlite3_errmsg(sqlite3_db_handle(statement)))
-                error = DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: sql)
+                error = Statement.error(connection: sqlite3_db_handle(statement), sql: sql)
                 break
             }
             do {

@@ -30,8 +30,8 @@ struct RowReader {
     private mutating func read(_ statement: OpaquePointer, entityName: String, columns: TableLayout.EntityColumns) -> Snapshot {
         // Integers and reals in numeric attributes (most of what rows hold) go straight from SQLite's column
         // functions into the values' words; everything else goes through GRDB's value and ``SQLiteValueCoding``,
-        // which holds the rules for every other pairing. The reads are walked through a buffer pointer: iterating
-        // the array itself retained and released it (and the columns holding it) for every row.
+        // which holds the rules for every other pairing. The reads are walked by index through a buffer, taken once
+        // per row, rather than by an enumerated iterator over the array.
         let values = blocks.row(for: columns) { row in
             columns.reads.withUnsafeBufferPointer { reads in
                 for index in reads.indices {
@@ -52,17 +52,15 @@ struct RowReader {
         }
         var toOne: [ObjectID?] = []
         // Reserving on an empty array would give every row a buffer of its own, even with no to-one to hold.
-        if !columns.toOne.isEmpty {
-            toOne.reserveCapacity(columns.toOne.count)
-            for slot in columns.toOne.indices {
-                let position = Int32(columns.toOne[slot])
-                if sqlite3_column_type(statement, position) != SQLITE_NULL {
-                    let destination = columns.toOneEntity[slot].flatMap { sqlite3_column_text(statement, Int32($0)).map { String(cString: $0) } }
-                        ?? columns.toOneDestination[slot]
-                    toOne.append(ObjectID(entityName: destination, rawKey: sqlite3_column_int64(statement, position)))
-                } else {
-                    toOne.append(nil)
-                }
+        if !columns.toOne.isEmpty { toOne.reserveCapacity(columns.toOne.count) }
+        for slot in columns.toOne.indices {
+            let position = Int32(columns.toOne[slot])
+            if sqlite3_column_type(statement, position) != SQLITE_NULL {
+                let destination = columns.toOneEntity[slot].flatMap { sqlite3_column_text(statement, Int32($0)).map { String(cString: $0) } }
+                    ?? columns.toOneDestination[slot]
+                toOne.append(ObjectID(entityName: destination, rawKey: sqlite3_column_int64(statement, position)))
+            } else {
+                toOne.append(nil)
             }
         }
         return Snapshot(

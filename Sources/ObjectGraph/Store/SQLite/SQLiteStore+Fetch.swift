@@ -86,10 +86,7 @@ extension SQLiteStore {
         while true {
             let code = sqlite3_step(raw)
             if code == SQLITE_DONE { return }
-            guard code == SQLITE_ROW else {
-                throw DatabaseError(
-                    resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: statement.sql)
-            }
+            guard code == SQLITE_ROW else { throw Statement.error(db, sql: statement.sql) }
             guard try body(raw) else { return }
         }
     }
@@ -210,10 +207,10 @@ extension SQLiteStore {
         try step(db, statement, arguments, slice: slice, while: { row in
             try body(try reader.snapshot(row))
             remaining -= 1
-            guard remaining == 0 else { return true }
+            guard remaining == 0, !refusesReadingThreads.load(ordering: .relaxed) else { return true }
             let pipeline = RowPipeline(statement: row, sql: statement.sql, reader: reader)
             // Without a reading thread, this one reads on (its reader is the one the pipeline would have taken).
-            guard !refusesReadingThreads.load(ordering: .relaxed), pipeline.start() else { return true }
+            guard pipeline.start() else { return true }
             try pipeline.run(body)
             return false
         })

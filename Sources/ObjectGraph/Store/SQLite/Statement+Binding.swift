@@ -85,8 +85,13 @@ extension Statement {
     }
 
     static func error(_ db: Database, sql: String) -> DatabaseError {
-        let connection = db.sqliteConnection
-        return DatabaseError(
+        error(connection: db.sqliteConnection, sql: sql)
+    }
+
+    /// The last error of `connection` (SQLite's extended code and message) as GRDB's error for `sql`: what a failed
+    /// bind or step reports, also where a statement is stepped outside GRDB's queue (``RowPipeline``).
+    static func error(connection: OpaquePointer?, sql: String) -> DatabaseError {
+        DatabaseError(
             resultCode: ResultCode(rawValue: sqlite3_extended_errcode(connection)),
             message: connection.map { String(cString: sqlite3_errmsg($0)) }, sql: sql)
     }
