@@ -184,13 +184,20 @@ import Testing
 
     /// A read SQLite refuses on a store that opened fine is not called an unavailable store: the error says the read
     /// failed, with SQLite's message and the statement, and the store reads again once the cause is gone.
-    @Test func aRefusedReadSaysWhichStatementFailed() async throws {
+    /// Also when the fetch ran before (`readBefore`): its statement is then kept prepared, and the failing read runs
+    /// it outside GRDB's queue.
+    @Test(arguments: [false, true])
+    func aRefusedReadSaysWhichStatementFailed(readBefore: Bool) async throws {
         let folder = try TemporaryFolder()
         let coordinator = try PersistentStoreCoordinator(model: try Fixtures.model(), storeURL: folder.storeURL)
         let store = try #require(coordinator.store as? SQLiteStore)
+        let context = ObjectContext(coordinator: coordinator, name: "reader")
+        if readBefore {
+            let count = try await context.perform { ctx in try ctx.fetch(FetchRequest(entityName: "Author")).count }
+            #expect(count == 0)
+        }
         // Another program renames a table under the open store.
         try await store.pool.writeWithoutTransaction { try $0.execute(sql: "ALTER TABLE Author RENAME TO Shelved") }
-        let context = ObjectContext(coordinator: coordinator, name: "reader")
         let failure: ObjectGraphError? = await context.perform { ctx in
             do {
                 _ = try ctx.fetch(FetchRequest(entityName: "Author"))

@@ -344,10 +344,13 @@ func titles(_ objects: [ManagedObject]) throws -> [String] {
                 try ctx.save()
             }
             let seen = try await reader.perform { ctx in
-                try ctx.fetch(try FetchRequest(entityName: "Tag", format: "label == %@", "round \(round)")).count
-                    + (try ctx.fetch(FetchRequest(entityName: "Tag")).count) * 100
+                // The first read finds its statement still prepared from the last round's last read, and runs it
+                // outside GRDB's queue: it must read the store as it is now all the same.
+                [try ctx.fetch(FetchRequest(entityName: "Tag")).count,
+                 try ctx.fetch(try FetchRequest(entityName: "Tag", format: "label == %@", "round \(round)")).count,
+                 try ctx.fetch(FetchRequest(entityName: "Tag")).count]
             }
-            #expect(seen == 1 + round * 100, "round \(round)")
+            #expect(seen == [round, 1, round], "round \(round)")
         }
         let counts = try await withThrowingTaskGroup(of: Int.self) { group in
             for index in 0..<12 {

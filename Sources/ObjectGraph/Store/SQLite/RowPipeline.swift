@@ -26,7 +26,6 @@ final class RowPipeline: @unchecked Sendable {
     // says it is filled, and `failure` is written before `finished` is set and read after it is seen. The atomics'
     // sequentially consistent stores and loads order all of that.
     private let statement: OpaquePointer
-    private let sql: String
     private var reader: RowReader
     private let slots: UnsafeMutablePointer<[Snapshot]>
     /// Batches the reading thread has published, and batches the caller has taken.
@@ -46,9 +45,8 @@ final class RowPipeline: @unchecked Sendable {
     static let capacity = 4
 
     /// Takes over `statement`, positioned on a row already handled, and `reader`, which decoded the rows so far.
-    init(statement: OpaquePointer, sql: String, reader: RowReader) {
+    init(statement: OpaquePointer, reader: RowReader) {
         self.statement = statement
-        self.sql = sql
         self.reader = reader
         slots = .allocate(capacity: Self.capacity)
         slots.initialize(repeating: [], count: Self.capacity)
@@ -118,7 +116,7 @@ final class RowPipeline: @unchecked Sendable {
             let code = sqlite3_step(statement)
             if code == SQLITE_DONE { break }
             guard code == SQLITE_ROW else {
-                error = Statement.error(connection: sqlite3_db_handle(statement), sql: sql)
+                error = Statement.lastError(of: statement)
                 break
             }
             do {

@@ -101,19 +101,19 @@ struct SQLiteSaveTransaction {
         do {
             // Bound one by one: an array of database values per row cost more than SQLite's insert.
             sqlite3_reset(statement.sqliteStatement)
-            try statement.bind(key, at: 1, in: db)
-            try statement.bind(row.objectID.entityName.databaseValue, at: 2, in: db)
-            try statement.bind(1, at: 3, in: db)
+            try statement.bind(key, at: 1)
+            try statement.bind(row.objectID.entityName.databaseValue, at: 2)
+            try statement.bind(1, at: 3)
             var index: Int32 = 4
             for value in row.values {
-                try statement.bind(value, at: index, in: db)
+                try statement.bind(value, at: index)
                 index += 1
             }
             for destination in row.toOne {
-                try statement.bind(self.key(destination), at: index, in: db)
+                try statement.bind(self.key(destination), at: index)
                 index += 1
             }
-            try statement.step(in: db)
+            try statement.step()
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE || error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
             throw uniqueness(try store.model.entity(named: row.objectID.entityName), error)
         }
@@ -137,7 +137,7 @@ struct SQLiteSaveTransaction {
             sql: "UPDATE \(sqlQuoted(table.name)) SET \(assignments.joined(separator: ", ")) WHERE id = ? AND _version = ?")
         values += [row.objectID.rawKey.databaseValue, row.version.databaseValue]
         do {
-            try statement.run(binding: values, in: db)
+            try statement.run(binding: values)
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
             throw uniqueness(entity, error)
         }

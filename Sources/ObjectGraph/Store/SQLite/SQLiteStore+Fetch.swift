@@ -23,14 +23,7 @@ extension SQLiteStore {
     /// single statement needs none (SQLite reads each statement from one snapshot), which spares a small fetch
     /// the cost of opening and closing a transaction, and takes one of the store's ``StatementReaders``.
     func readStore<T>(singleStatement: Bool = false, _ body: (Database) throws -> T) throws -> T {
-        if singleStatement { return try readStatement { db, _ in try body(db) } }
-        return try reportingStoreErrors { try pool.read(body) }
-    }
-
-    /// Runs `body`, a read of one statement, on one of the store's ``StatementReaders``, with the connection's memo
-    /// of its last statement.
-    func readStatement<T>(_ body: (Database, StatementMemo) throws -> T) throws -> T {
-        try reportingStoreErrors { try statementReaders.read(body) }
+        try reportingStoreErrors { singleStatement ? try statementReaders.read(body) : try pool.read(body) }
     }
 
     /// Runs a read, reporting SQLite's errors as the store's: a file SQLite can no longer open or recognize as a
@@ -60,33 +53,31 @@ extension SQLiteStore {
         _ db: Database, _ sql: String, _ arguments: [DatabaseValue], slice: FetchSlice? = nil, cached: Bool, _ body: (OpaquePointer) throws -> Void
     ) throws {
         let statement = cached ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
-        try step(db, statement, arguments, slice: slice, body)
+        try step(statement, arguments, slice: slice, body)
     }
 
     /// Runs a prepared statement, as ``step(_:_:_:slice:cached:_:)`` does.
-    func step(
-        _ db: Database, _ statement: Statement, _ arguments: [DatabaseValue], slice: FetchSlice?, _ body: (OpaquePointer) throws -> Void
-    ) throws {
-        try step(db, statement, arguments, slice: slice, while: { row in
+    func step(_ statement: Statement, _ arguments: [DatabaseValue], slice: FetchSlice?, _ body: (OpaquePointer) throws -> Void) throws {
+        try step(statement, arguments, slice: slice, while: { row in
             try body(row)
             return true
         })
     }
 
     /// Runs a prepared statement while `body` returns true for the row it was handed; the statement is reset when
-    /// this returns, whatever `body` did with it.
+    /// this returns, whatever `body` did with it. Only SQLite's C API touches the statement, so this also runs
+    /// outside GRDB's queue (``StatementReaders/withStatement(for:sliced:_:)``).
     func step(
-        _ db: Database, _ statement: Statement, _ arguments: [DatabaseValue], slice: FetchSlice?,
-        while body: (OpaquePointer) throws -> Bool
+        _ statement: Statement, _ arguments: [DatabaseValue], slice: FetchSlice?, while body: (OpaquePointer) throws -> Bool
     ) throws {
         statementCount.add(1, ordering: .relaxed)
-        try statement.bind(arguments, slice: slice, in: db)
+        try statement.bind(arguments, slice: slice)
         let raw = statement.sqliteStatement
         defer { sqlite3_reset(raw) }
         while true {
             let code = sqlite3_step(raw)
             if code == SQLITE_DONE { return }
-            guard code == SQLITE_ROW else { throw Statement.error(db, sql: statement.sql) }
+            guard code == SQLITE_ROW else { throw Statement.lastError(of: raw) }
             guard try body(raw) else { return }
         }
     }
@@ -190,25 +181,25 @@ extension SQLiteStore {
     public func fetch(_ request: StoreFetchRequest, each body: (Snapshot) throws -> Void) throws {
         let (_, table) = try layout(for: request.entityName)
         let (compiled, slice) = try fetchSQL(request)
-        try readStatement { db, memo in
-            let statement = try memo.statement(for: compiled, sliced: slice != nil, in: db)
-            try stepRows(db, statement, compiled.arguments, slice: slice, table: table, body)
+        try reportingStoreErrors {
+            try statementReaders.withStatement(for: compiled, sliced: slice != nil) { statement in
+                try stepRows(statement, compiled.arguments, slice: slice, table: table, body)
+            }
         }
     }
 
     /// Runs a fetch's statement and hands each row to `body` as a snapshot; past ``pipelineThreshold`` rows, the
     /// rest are read on a thread of their own while `body` handles the rows already read (see ``RowPipeline``).
     private func stepRows(
-        _ db: Database, _ statement: Statement, _ arguments: [DatabaseValue], slice: FetchSlice?, table: TableLayout,
-        _ body: (Snapshot) throws -> Void
+        _ statement: Statement, _ arguments: [DatabaseValue], slice: FetchSlice?, table: TableLayout, _ body: (Snapshot) throws -> Void
     ) throws {
         var reader = RowReader(table: table)
         var remaining = pipelineThreshold.load(ordering: .relaxed)
-        try step(db, statement, arguments, slice: slice, while: { row in
+        try step(statement, arguments, slice: slice, while: { row in
             try body(try reader.snapshot(row))
             remaining -= 1
             guard remaining == 0, !refusesReadingThreads.load(ordering: .relaxed) else { return true }
-            let pipeline = RowPipeline(statement: row, sql: statement.sql, reader: reader)
+            let pipeline = RowPipeline(statement: row, reader: reader)
             // Without a reading thread, this one reads on (its reader is the one the pipeline would have taken).
             guard pipeline.start() else { return true }
             try pipeline.run(body)

@@ -37,12 +37,36 @@ final class StatementReaders: Sendable {
         first = try Reader(queue: DatabaseQueue(path: path, configuration: configuration))
     }
 
-    /// Runs `body` on an idle connection (opening one when none is idle), outside any transaction, with the
-    /// connection's memo of its last statement.
-    func read<T>(_ body: (Database, StatementMemo) throws -> T) throws -> T {
+    /// Runs `body` on an idle connection (opening one when none is idle), outside any transaction.
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try lend { reader in try reader.queue.unsafeRead(body) }
+    }
+
+    /// Runs `body` with the statement of `compiled` (its sliced SQL when `sliced`) prepared on an idle connection.
+    ///
+    /// A screen repeats its query, and finds the statement still prepared on the connection it read from last:
+    /// `body` then runs on the caller's thread, outside GRDB's queue, since the connection is this read's alone
+    /// while it is lent. GRDB's queue hop (a dispatch, generic metadata, a check that the queue is not re-entered)
+    /// was a seventh of a small query beside an import. A statement not yet prepared is prepared, and run, on
+    /// GRDB's queue.
+    ///
+    /// `body` must touch only SQLite's C API on the statement (``Statement/sqliteStatement``): GRDB's own methods
+    /// check that they run on its queue, and stop the process when they do not.
+    func withStatement<T>(for compiled: FetchSQL, sliced: Bool, _ body: (Statement) throws -> T) throws -> T {
+        try lend { reader in
+            if let statement = reader.memo.statement(for: compiled, sliced: sliced) { return try body(statement) }
+            return try reader.queue.unsafeRead { db in
+                try body(try reader.memo.statement(for: compiled, sliced: sliced, in: db))
+            }
+        }
+    }
+
+    /// Lends `body` an idle connection, which no other read uses until `body` returns: the first one when it is
+    /// free, else one from the idle list, else a new one.
+    private func lend<T>(_ body: (Reader) throws -> T) throws -> T {
         if firstIsLent.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged {
             defer { firstIsLent.store(false, ordering: .releasing) }
-            return try first.read(body)
+            return try body(first)
         }
         let reader = try idle.withLock { $0.popLast() } ?? Reader(queue: DatabaseQueue(path: path, configuration: configuration))
         defer {
@@ -50,19 +74,15 @@ final class StatementReaders: Sendable {
                 if idle.count < limit { idle.append(reader) }
             }
         }
-        return try reader.read(body)
+        return try body(reader)
     }
 
-    /// One connection and its memo.
+    /// One connection and the memo of its last statement.
     private final class Reader: Sendable {
         let queue: DatabaseQueue
         let memo = StatementMemo()
 
         init(queue: DatabaseQueue) { self.queue = queue }
-
-        func read<T>(_ body: (Database, StatementMemo) throws -> T) throws -> T {
-            try queue.unsafeRead { db in try body(db, memo) }
-        }
     }
 }
 
@@ -72,15 +92,22 @@ final class StatementReaders: Sendable {
 /// fetch (a select list of every column) was 3–4% of a small query beside an import. Keeping the compiled fetch
 /// alive here keeps its identity from being reused by another.
 final class StatementMemo: @unchecked Sendable {
-    // @unchecked Sendable: sound because only the access closure of the memo's own connection touches it, and GRDB
-    // runs those one at a time (StatementReaders lends each connection to one read at a time besides).
+    // @unchecked Sendable: sound because only the read that has the memo's connection touches it, and
+    // StatementReaders lends each connection to one read at a time (its atomic flag and its lock order one read's
+    // accesses before the next one's).
     private var compiled: FetchSQL?
     private var sliced = false
     private var statement: Statement?
 
+    /// The kept statement, if it is the one of `compiled` (its sliced SQL when `sliced`).
+    func statement(for compiled: FetchSQL, sliced: Bool) -> Statement? {
+        guard let statement, self.compiled === compiled, self.sliced == sliced else { return nil }
+        return statement
+    }
+
     /// The statement of `compiled` (its sliced SQL when `sliced`), prepared on `db`, this memo's connection.
     func statement(for compiled: FetchSQL, sliced: Bool, in db: Database) throws -> Statement {
-        if let statement, self.compiled === compiled, self.sliced == sliced { return statement }
+        if let statement = statement(for: compiled, sliced: sliced) { return statement }
         let statement = try db.cachedStatement(sql: sliced ? compiled.slicedSQL : compiled.sql)
         (self.compiled, self.sliced, self.statement) = (compiled, sliced, statement)
         return statement
