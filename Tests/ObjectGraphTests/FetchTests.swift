@@ -367,4 +367,34 @@ func titles(_ objects: [ManagedObject]) throws -> [String] {
         }
         #expect(counts == Array(repeating: 5, count: 12))
     }
+    /// A reader connection keeps the statements of its last fetches prepared, bound to the slice they last read:
+    /// each fetch must read its own predicate and slice, whichever fetch or slice came before it, also when more
+    /// fetches take turns than a connection keeps statements.
+    @Test func keptStatementsReadEachFetchWithItsOwnSlice() async throws {
+        let folder = try TemporaryFolder()
+        let context = ObjectContext(coordinator: try PersistentStoreCoordinator(model: try Fixtures.model(), storeURL: folder.storeURL), name: "reader")
+        let labels = (0..<12).map { "tag \($0 % 4) \($0)" }
+        try await context.perform { ctx in
+            for label in labels { try ctx.insert("Tag").setValue(label, forKey: "label") }
+            try ctx.save()
+        }
+        // (group, limit, offset): groups 0…3 match three tags each; group 4 is every tag.
+        let slices: [(Int, Int?, Int)] = [(0, 1, 0), (0, 1, 0), (0, 1, 1), (0, 1, 1), (0, nil, 0), (0, 1, 0), (4, 2, 3), (4, 2, 3), (4, nil, 0),
+                                          (1, 2, 1), (2, nil, 1), (3, 1, 2), (0, 5, 0), (4, 2, 3)]
+        for round in 0..<3 {
+            for (step, (group, limit, offset)) in (slices + (0..<10).map { ($0 % 5, 1, $0 % 2) }).enumerated() {
+                let (found, expected) = try await context.perform { ctx in
+                    var request = group == 4 ? FetchRequest(entityName: "Tag") : try FetchRequest(entityName: "Tag", format: "label BEGINSWITH %@", "tag \(group) ")
+                    request.sortKeys = [SortKey("label")]
+                    request.fetchLimit = limit
+                    request.fetchOffset = offset
+                    let found = try ctx.fetch(request).map { try $0.value(forKey: "label") }
+                    let all = labels.filter { group == 4 || $0.hasPrefix("tag \(group) ") }.sorted().dropFirst(offset)
+                    return (found, Array(all.prefix(limit ?? all.count)).map { AttributeValue.string($0) })
+                }
+                #expect(found == expected, "round \(round), step \(step): group \(group), limit \(String(describing: limit)), offset \(offset)")
+            }
+        }
+    }
 }
+

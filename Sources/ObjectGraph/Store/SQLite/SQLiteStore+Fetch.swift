@@ -70,8 +70,13 @@ extension SQLiteStore {
     func step(
         _ statement: Statement, _ arguments: [DatabaseValue], slice: FetchSlice?, while body: (OpaquePointer) throws -> Bool
     ) throws {
-        statementCount.add(1, ordering: .relaxed)
         try statement.bind(arguments, slice: slice)
+        try step(bound: statement, while: body)
+    }
+
+    /// Runs a statement whose parameters are bound, as ``step(_:_:slice:while:)`` does.
+    func step(bound statement: Statement, while body: (OpaquePointer) throws -> Bool) throws {
+        statementCount.add(1, ordering: .relaxed)
         let raw = statement.sqliteStatement
         defer { sqlite3_reset(raw) }
         while true {
@@ -182,20 +187,19 @@ extension SQLiteStore {
         let (_, table) = try layout(for: request.entityName)
         let (compiled, slice) = try fetchSQL(request)
         try reportingStoreErrors {
-            try statementReaders.withStatement(for: compiled, sliced: slice != nil) { statement in
-                try stepRows(statement, compiled.arguments, slice: slice, table: table, body)
+            try statementReaders.withStatement(for: compiled, sliced: slice != nil) { kept in
+                try kept.bind(slice: slice)
+                try stepRows(kept.statement, table: table, body)
             }
         }
     }
 
     /// Runs a fetch's statement and hands each row to `body` as a snapshot; past ``pipelineThreshold`` rows, the
     /// rest are read on a thread of their own while `body` handles the rows already read (see ``RowPipeline``).
-    private func stepRows(
-        _ statement: Statement, _ arguments: [DatabaseValue], slice: FetchSlice?, table: TableLayout, _ body: (Snapshot) throws -> Void
-    ) throws {
+    private func stepRows(_ statement: Statement, table: TableLayout, _ body: (Snapshot) throws -> Void) throws {
         var reader = RowReader(table: table)
         var remaining = pipelineThreshold.load(ordering: .relaxed)
-        try step(statement, arguments, slice: slice, while: { row in
+        try step(bound: statement, while: { row in
             try body(try reader.snapshot(row))
             remaining -= 1
             guard remaining == 0, !refusesReadingThreads.load(ordering: .relaxed) else { return true }
@@ -362,7 +366,7 @@ final class FetchSQL: Sendable {
 }
 
 /// A fetch's `LIMIT ? OFFSET ?`, bound after its other arguments (a limit of -1 is none).
-struct FetchSlice {
+struct FetchSlice: Equatable {
     let limit: Int64
     let offset: Int64
 }

@@ -52,9 +52,9 @@ final class StatementReaders: Sendable {
     ///
     /// `body` must touch only SQLite's C API on the statement (``Statement/sqliteStatement``): GRDB's own methods
     /// check that they run on its queue, and stop the process when they do not.
-    func withStatement<T>(for compiled: FetchSQL, sliced: Bool, _ body: (Statement) throws -> T) throws -> T {
+    func withStatement<T>(for compiled: FetchSQL, sliced: Bool, _ body: (KeptStatement) throws -> T) throws -> T {
         try lend { reader in
-            if let statement = reader.memo.statement(for: compiled, sliced: sliced) { return try body(statement) }
+            if let kept = reader.memo.statement(for: compiled, sliced: sliced) { return try body(kept) }
             return try reader.queue.unsafeRead { db in
                 try body(try reader.memo.statement(for: compiled, sliced: sliced, in: db))
             }
@@ -86,30 +86,63 @@ final class StatementReaders: Sendable {
     }
 }
 
-/// The statement a reader connection prepared for the fetch it ran last, found by the compiled fetch's identity.
+/// The statements a reader connection keeps prepared for the fetches it ran last, found by the compiled fetch's
+/// identity.
 ///
-/// A screen repeats its query, and GRDB finds a kept statement by its SQL text: hashing and comparing the text of a
-/// fetch (a select list of every column) was 3–4% of a small query beside an import. Keeping the compiled fetch
-/// alive here keeps its identity from being reused by another.
+/// A screen repeats its query (an app a few, in turn), and GRDB finds a kept statement by its SQL text: hashing and
+/// comparing the text of a fetch (a select list of every column) was 3–4% of a small query beside an import.
+/// Keeping the compiled fetch alive here keeps its identity from being reused by another. The statements are the
+/// memo's own, not GRDB's cached ones, so nothing else binds them and ``KeptStatement`` knows what they hold.
 final class StatementMemo: @unchecked Sendable {
     // @unchecked Sendable: sound because only the read that has the memo's connection touches it, and
     // StatementReaders lends each connection to one read at a time (its atomic flag and its lock order one read's
     // accesses before the next one's).
-    private var compiled: FetchSQL?
-    private var sliced = false
-    private var statement: Statement?
+    private var kept: [KeptStatement] = []
+    /// How many statements a connection keeps; the oldest goes first.
+    static let capacity = 8
 
-    /// The kept statement, if it is the one of `compiled` (its sliced SQL when `sliced`).
-    func statement(for compiled: FetchSQL, sliced: Bool) -> Statement? {
-        guard let statement, self.compiled === compiled, self.sliced == sliced else { return nil }
-        return statement
+    /// The kept statement of `compiled` (its sliced SQL when `sliced`), if any.
+    func statement(for compiled: FetchSQL, sliced: Bool) -> KeptStatement? {
+        // Newest first: the fetch a screen repeats is usually the last one.
+        for kept in kept.reversed() where kept.compiled === compiled && kept.sliced == sliced { return kept }
+        return nil
     }
 
-    /// The statement of `compiled` (its sliced SQL when `sliced`), prepared on `db`, this memo's connection.
-    func statement(for compiled: FetchSQL, sliced: Bool, in db: Database) throws -> Statement {
-        if let statement = statement(for: compiled, sliced: sliced) { return statement }
-        let statement = try db.cachedStatement(sql: sliced ? compiled.slicedSQL : compiled.sql)
+    /// The statement of `compiled` (its sliced SQL when `sliced`), prepared on `db`, this memo's connection, when
+    /// not kept yet.
+    func statement(for compiled: FetchSQL, sliced: Bool, in db: Database) throws -> KeptStatement {
+        if let kept = statement(for: compiled, sliced: sliced) { return kept }
+        let made = KeptStatement(compiled: compiled, sliced: sliced, statement: try db.makeStatement(sql: sliced ? compiled.slicedSQL : compiled.sql))
+        // Finalized here, on GRDB's queue, when the memo lets go of it.
+        if kept.count == Self.capacity { kept.removeFirst() }
+        kept.append(made)
+        return made
+    }
+}
+
+/// A statement a reader connection keeps prepared for one compiled fetch, and the slice its parameters hold.
+///
+/// SQLite keeps a statement's bindings through a reset, and a compiled fetch's arguments never change, so a
+/// repeated fetch with the same slice binds nothing: binding a screen's three integers took a mutex and a value
+/// release each, a twentieth of a small query beside an import.
+final class KeptStatement {
+    let compiled: FetchSQL
+    let sliced: Bool
+    let statement: Statement
+    /// Whether the parameters hold `compiled`'s arguments and `boundSlice`: false until a binding succeeds, and
+    /// while one is under way (a failed one leaves the parameters half bound).
+    private var isBound = false
+    private var boundSlice: FetchSlice?
+
+    init(compiled: FetchSQL, sliced: Bool, statement: Statement) {
         (self.compiled, self.sliced, self.statement) = (compiled, sliced, statement)
-        return statement
+    }
+
+    /// Binds the fetch's arguments and `slice`, unless the parameters hold them already.
+    func bind(slice: FetchSlice?) throws {
+        if isBound, boundSlice == slice { return }
+        isBound = false
+        try statement.bind(compiled.arguments, slice: slice)
+        (isBound, boundSlice) = (true, slice)
     }
 }
