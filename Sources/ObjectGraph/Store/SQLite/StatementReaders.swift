@@ -87,11 +87,12 @@ final class StatementReaders: Sendable {
 }
 
 /// The statements a reader connection keeps prepared for the fetches it ran last, found by the compiled fetch's
-/// identity.
+/// identity, else by their SQL.
 ///
-/// A screen repeats its query (an app a few, in turn), and GRDB finds a kept statement by its SQL text: hashing and
-/// comparing the text of a fetch (a select list of every column) was 3–4% of a small query beside an import.
-/// Keeping the compiled fetch alive here keeps its identity from being reused by another. The statements are the
+/// A screen repeats its query (an app a few, in turn): hashing and comparing the text of a fetch (a select list of
+/// every column), as GRDB's statement cache does, was 3–4% of a small query beside an import, so the memo first
+/// looks for the compiled fetch itself (keeping it alive keeps its identity from being reused by another). Fetches
+/// that differ only in their constants share their SQL, and find the statement by its text. The statements are the
 /// memo's own, not GRDB's cached ones, so nothing else binds them and ``KeptStatement`` knows what they hold.
 final class StatementMemo: @unchecked Sendable {
     // @unchecked Sendable: sound because only the read that has the memo's connection touches it, and
@@ -101,18 +102,25 @@ final class StatementMemo: @unchecked Sendable {
     /// How many statements a connection keeps; the oldest goes first.
     static let capacity = 8
 
-    /// The kept statement of `compiled` (its sliced SQL when `sliced`), if any.
+    /// The kept statement of `compiled`'s SQL (its sliced SQL when `sliced`), if any, now bound to `compiled`'s
+    /// arguments.
     func statement(for compiled: FetchSQL, sliced: Bool) -> KeptStatement? {
         // Newest first: the fetch a screen repeats is usually the last one.
         for kept in kept.reversed() where kept.compiled === compiled && kept.sliced == sliced { return kept }
+        let sql = sliced ? compiled.slicedSQL : compiled.sql
+        for kept in kept.reversed() where kept.sql == sql {
+            kept.compiled = compiled
+            return kept
+        }
         return nil
     }
 
-    /// The statement of `compiled` (its sliced SQL when `sliced`), prepared on `db`, this memo's connection, when
-    /// not kept yet.
+    /// The statement of `compiled`'s SQL (its sliced SQL when `sliced`), prepared on `db`, this memo's connection,
+    /// when not kept yet.
     func statement(for compiled: FetchSQL, sliced: Bool, in db: Database) throws -> KeptStatement {
         if let kept = statement(for: compiled, sliced: sliced) { return kept }
-        let made = KeptStatement(compiled: compiled, sliced: sliced, statement: try db.makeStatement(sql: sliced ? compiled.slicedSQL : compiled.sql))
+        let sql = sliced ? compiled.slicedSQL : compiled.sql
+        let made = KeptStatement(compiled: compiled, sliced: sliced, sql: sql, statement: try db.makeStatement(sql: sql))
         // Finalized here, on GRDB's queue, when the memo lets go of it.
         if kept.count == Self.capacity { kept.removeFirst() }
         kept.append(made)
@@ -120,22 +128,28 @@ final class StatementMemo: @unchecked Sendable {
     }
 }
 
-/// A statement a reader connection keeps prepared for one compiled fetch, and the slice its parameters hold.
+/// A statement a reader connection keeps prepared, the compiled fetch it serves now, and the slice its parameters
+/// hold.
 ///
 /// SQLite keeps a statement's bindings through a reset, and a compiled fetch's arguments never change, so a
 /// repeated fetch with the same slice binds nothing: binding a screen's three integers took a mutex and a value
 /// release each, a twentieth of a small query beside an import.
 final class KeptStatement {
-    let compiled: FetchSQL
     let sliced: Bool
+    let sql: String
     let statement: Statement
+    /// The fetch the statement serves; another fetch with the same SQL (other constants) takes it over, and its
+    /// arguments are bound anew.
+    var compiled: FetchSQL {
+        didSet { if compiled !== oldValue { isBound = false } }
+    }
     /// Whether the parameters hold `compiled`'s arguments and `boundSlice`: false until a binding succeeds, and
     /// while one is under way (a failed one leaves the parameters half bound).
     private var isBound = false
     private var boundSlice: FetchSlice?
 
-    init(compiled: FetchSQL, sliced: Bool, statement: Statement) {
-        (self.compiled, self.sliced, self.statement) = (compiled, sliced, statement)
+    init(compiled: FetchSQL, sliced: Bool, sql: String, statement: Statement) {
+        (self.compiled, self.sliced, self.sql, self.statement) = (compiled, sliced, sql, statement)
     }
 
     /// Binds the fetch's arguments and `slice`, unless the parameters hold them already.
