@@ -75,6 +75,30 @@ import Testing
         #expect(oneThread.count == 2_000 && pipelined == oneThread)
     }
 
+    /// Reading ahead that did not pay pauses it for the next ``ReadAheadPolicy/pause`` large fetches, which read
+    /// the same rows on one thread; the fetch after them reads ahead again. A fetch that gained keeps it on.
+    @Test func readingAheadThatDidNotPayPausesItForTheNextLargeFetches() async throws {
+        let (folder, _, store) = try await library()
+        _ = folder
+        let request = try requests()[0]
+        store.pipelineThreshold.store(0, ordering: .relaxed)
+        let expected = try store.fetch(request)
+        let policy = store.readAheadPolicy
+        policy.record(oneThread: .microseconds(10), readAhead: .microseconds(5))
+        #expect(policy.allowsReadingAhead(), "reading ahead at half the one-thread pace paid")
+        policy.record(oneThread: .microseconds(10), readAhead: .microseconds(9))
+        #expect(!policy.allowsReadingAhead(), "reading ahead at nine tenths of the one-thread pace did not pay")
+        // Small thresholds time nothing, so these fetches only count down the rest of the pause.
+        store.pipelineThreshold.store(8, ordering: .relaxed)
+        for fetch in 1..<ReadAheadPolicy.pause {
+            #expect(try store.fetch(request) == expected, "paused fetch \(fetch)")
+            // Seven authors: below the threshold, so not counted.
+            #expect(try store.fetch(StoreFetchRequest(entityName: "Author")).count == 7)
+        }
+        #expect(policy.allowsReadingAhead(), "the pause is over after \(ReadAheadPolicy.pause) large fetches")
+        #expect(try store.fetch(request) == expected)
+    }
+
     private struct Enough: Error {}
 
     @Test func aRowHandlerThatThrowsStopsTheReadingThreadAndTheStoreReadsOn() async throws {

@@ -196,17 +196,36 @@ extension SQLiteStore {
 
     /// Runs a fetch's statement and hands each row to `body` as a snapshot; past ``pipelineThreshold`` rows, the
     /// rest are read on a thread of their own while `body` handles the rows already read (see ``RowPipeline``).
+    ///
+    /// The rows just before the hand-over are timed, and so are the rows after it, for the store's
+    /// ``ReadAheadPolicy``, which stops reading ahead for a while when it did not pay.
     private func stepRows(_ statement: Statement, table: TableLayout, _ body: (Snapshot) throws -> Void) throws {
         var reader = RowReader(table: table)
-        var remaining = pipelineThreshold.load(ordering: .relaxed)
+        let threshold = pipelineThreshold.load(ordering: .relaxed)
+        var remaining = threshold
+        // The rows timed on one thread: the second half of those before the hand-over (the first ones pay for
+        // starting the statement).
+        let timed = threshold / 2
+        var timing: ContinuousClock.Instant?
         try step(bound: statement, while: { row in
             try body(try reader.snapshot(row))
             remaining -= 1
-            guard remaining == 0, !refusesReadingThreads.load(ordering: .relaxed) else { return true }
+            if remaining == timed, timed >= ReadAheadPolicy.minimumRows { timing = .now }
+            guard remaining == 0, !refusesReadingThreads.load(ordering: .relaxed), readAheadPolicy.allowsReadingAhead() else {
+                return true
+            }
             let pipeline = RowPipeline(statement: row, reader: reader)
             // Without a reading thread, this one reads on (its reader is the one the pipeline would have taken).
             guard pipeline.start() else { return true }
-            try pipeline.run(body)
+            let handOver = ContinuousClock.now
+            var rowsAfter = 0
+            try pipeline.run { snapshot in
+                try body(snapshot)
+                rowsAfter += 1
+            }
+            if let timing, rowsAfter >= ReadAheadPolicy.minimumRows {
+                readAheadPolicy.record(oneThread: (handOver - timing) / timed, readAhead: (ContinuousClock.now - handOver) / rowsAfter)
+            }
             return false
         })
     }

@@ -25,6 +25,8 @@ public final class SQLiteStore: PersistentStore {
     /// Whether the store acts as if the system refused it a reading thread: tests set it to take the path where
     /// the fetch's own thread reads on.
     let refusesReadingThreads = Atomic<Bool>(false)
+    /// Whether large fetches read ahead now (see ``ReadAheadPolicy``).
+    let readAheadPolicy = ReadAheadPolicy()
     /// The SQL of recent object fetches, by what decides it (see ``fetchSQL(_:)``).
     let fetchSQLCache = SlotTable(count: 256)
 
