@@ -367,6 +367,7 @@ func titles(_ objects: [ManagedObject]) throws -> [String] {
         }
         #expect(counts == Array(repeating: 5, count: 12))
     }
+
     /// A reader connection keeps the statements of its last fetches prepared, bound to the slice they last read:
     /// each fetch must read its own predicate and slice, whichever fetch or slice came before it, also when more
     /// fetches take turns than a connection keeps statements.
@@ -397,4 +398,3 @@ func titles(_ objects: [ManagedObject]) throws -> [String] {
         }
     }
 }
-

@@ -33,10 +33,10 @@ extension Statement {
         guard count == expected else {
             throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "\(count) values for \(expected) parameters", sql: Self.sql(of: raw))
         }
-        for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1), ) }
+        for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1)) }
         if let slice {
-            try bind(slice.limit, at: Int32(values.count + 1), )
-            try bind(slice.offset, at: Int32(values.count + 2), )
+            try bind(slice.limit, at: Int32(values.count + 1))
+            try bind(slice.offset, at: Int32(values.count + 2))
         }
     }
 

@@ -77,7 +77,7 @@ final class StatementReaders: Sendable {
         return try body(reader)
     }
 
-    /// One connection and the memo of its last statement.
+    /// One connection and the memo of its last statements.
     private final class Reader: Sendable {
         let queue: DatabaseQueue
         let memo = StatementMemo()
@@ -102,8 +102,8 @@ final class StatementMemo: @unchecked Sendable {
     /// How many statements a connection keeps; the oldest goes first.
     static let capacity = 8
 
-    /// The kept statement of `compiled`'s SQL (its sliced SQL when `sliced`), if any, now bound to `compiled`'s
-    /// arguments.
+    /// The kept statement of `compiled`'s SQL (its sliced SQL when `sliced`), if any, now serving `compiled` (whose
+    /// arguments ``KeptStatement/bind(slice:)`` binds when the statement held another fetch's).
     func statement(for compiled: FetchSQL, sliced: Bool) -> KeptStatement? {
         // Newest first: the fetch a screen repeats is usually the last one.
         for kept in kept.reversed() where kept.compiled === compiled && kept.sliced == sliced { return kept }
