@@ -3,12 +3,12 @@ import Synchronization
 /// Whether a large fetch reads ahead on a second thread (``RowPipeline``): only while reading ahead has paid.
 ///
 /// Reading ahead pays when a second core is free to read while the fetch's own thread makes objects. On a virtual
-/// machine whose host takes its processors away for stretches (steal time), each thread keeps waiting for the other,
-/// and a fetch read ahead took longer than one read on one thread: 0.54–0.59 s against 0.41–0.53 s for 200,000 rows,
-/// in minutes where the host took 5–25% of the processors (the same fetch read ahead took 0.30–0.41 s in quiet
-/// minutes). So each fetch that reads ahead compares its pace after the hand-over with its own pace on one thread
-/// just before it; when reading ahead was not clearly faster, the next few large fetches read on one thread, and
-/// then reading ahead is tried again.
+/// machine whose host takes its processors away for stretches (steal time), each thread keeps waiting for the
+/// other, and a fetch read ahead took longer than one read on one thread: 0.54–0.59 s against 0.41–0.53 s for
+/// 200,000 rows, in minutes where the host took 5–25% of the processors (the same fetch read ahead took 0.30–0.41 s
+/// in quiet minutes). So each fetch that reads ahead compares its pace after the hand-over with its own pace on one
+/// thread just before it; when reading ahead was not clearly faster, the next few large fetches read on one thread,
+/// and then reading ahead is tried again.
 final class ReadAheadPolicy: Sendable {
     /// Large fetches still to read on one thread.
     private let pausedFetches = Atomic<Int>(0)
