@@ -49,32 +49,18 @@ extension SQLiteStore {
     /// The hot read path: GRDB prepares (and, when `cached`, keeps) the statement and binds the arguments, and the
     /// rows are read with SQLite's column functions, which costs no generic decoding per value. Statements whose
     /// text varies with the input (`IN (?, ?, …)` lists) are not cached, so the cache stays small.
-    func step(
-        _ db: Database, _ sql: String, _ arguments: [DatabaseValue], slice: FetchSlice? = nil, cached: Bool, _ body: (OpaquePointer) throws -> Void
-    ) throws {
+    func step(_ db: Database, _ sql: String, _ arguments: [DatabaseValue], cached: Bool, _ body: (OpaquePointer) throws -> Void) throws {
         let statement = cached ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
-        try step(statement, arguments, slice: slice, body)
-    }
-
-    /// Runs a prepared statement, as ``step(_:_:_:slice:cached:_:)`` does.
-    func step(_ statement: Statement, _ arguments: [DatabaseValue], slice: FetchSlice?, _ body: (OpaquePointer) throws -> Void) throws {
-        try step(statement, arguments, slice: slice, while: { row in
+        try statement.bind(arguments)
+        try step(bound: statement) { row in
             try body(row)
             return true
-        })
+        }
     }
 
-    /// Runs a prepared statement while `body` returns true for the row it was handed; the statement is reset when
-    /// this returns, whatever `body` did with it. Only SQLite's C API touches the statement, so this also runs
-    /// outside GRDB's queue (``StatementReaders/withStatement(for:sliced:_:)``).
-    func step(
-        _ statement: Statement, _ arguments: [DatabaseValue], slice: FetchSlice?, while body: (OpaquePointer) throws -> Bool
-    ) throws {
-        try statement.bind(arguments, slice: slice)
-        try step(bound: statement, while: body)
-    }
-
-    /// Runs a statement whose parameters are bound, as ``step(_:_:slice:while:)`` does.
+    /// Runs a statement whose parameters are bound while `body` returns true for the row it was handed; the
+    /// statement is reset when this returns, whatever `body` did with it. Only SQLite's C API touches the
+    /// statement, so this also runs outside GRDB's queue (``StatementReaders/withStatement(for:sliced:_:)``).
     func step(bound statement: Statement, while body: (OpaquePointer) throws -> Bool) throws {
         statementCount.add(1, ordering: .relaxed)
         let raw = statement.sqliteStatement
