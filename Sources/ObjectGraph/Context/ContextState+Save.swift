@@ -465,7 +465,7 @@ extension ContextState {
         // Children's pushed changes go too; objects showing them reload from below.
         if !layers.isEmpty {
             for object in registered.objects where !object.isFaultStorage && layers.contains(where: { $0.index.rows[object.objectID] != nil }) {
-                materializedCount.subtract(1, ordering: .relaxed)
+                materializedCount.add(-1)
                 object.isFaultStorage = true
                 object.committed = nil
             }
@@ -530,7 +530,7 @@ extension ContextState {
         let changed = mergeChanges ? object.changedKeys() : []
         rowCache[object.objectID] = nil
         if changed.isEmpty {
-            materializedCount.subtract(1, ordering: .relaxed)
+            materializedCount.add(-1)
             object.isFaultStorage = true
             // The committed row first: while it is the current row, emptying the current one would keep it apart
             // (a copy) only for it to be dropped the line after.

@@ -62,7 +62,7 @@ final class ContextState {
     @exclusivity(unchecked) var updated: [ObjectID: ManagedObject] = [:]
     @exclusivity(unchecked) var deleted: [ObjectID: ManagedObject] = [:]
     /// How many live objects of this context hold loaded values (for tests and benchmarks of batching).
-    let materializedCount = Atomic<Int>(0)
+    let materializedCount = ConfinedCounter()
     /// Values read ahead (prefetching, batches) for objects nobody holds yet; used before going to the store.
     var rowCache: [ObjectID: Snapshot] = [:]
     /// Where this context, as a root, publishes a save while the store writes it (see ``InFlightSave``).
@@ -176,7 +176,7 @@ final class ContextState {
     }
 
     func fill(_ object: ManagedObject, from snapshot: Snapshot) {
-        if object.isFaultStorage { materializedCount.add(1, ordering: .relaxed) }
+        if object.isFaultStorage { materializedCount.add(1) }
         // The row is both the current and the committed one, held once: through ``ManagedObject/committed`` the
         // whole snapshot would be copied into an optional first, and each part would be held twice.
         object.commitCurrentRow(version: snapshot.version)
@@ -206,7 +206,7 @@ final class ContextState {
             object.toMany[index] = RelatedIDs()
         }
         object.isFaultStorage = false
-        materializedCount.add(1, ordering: .relaxed)
+        materializedCount.add(1)
         object.isInserted = true
         withdrawView()
         registered[id] = object
@@ -250,7 +250,7 @@ final class ContextState {
     /// Cuts an object loose from this context; its registry entry goes first (see ``ObjectRegistry``).
     func detach(_ object: ManagedObject, reason: DetachReason) {
         registered.remove(object)
-        if !object.isFaultStorage { materializedCount.subtract(1, ordering: .relaxed) }
+        if !object.isFaultStorage { materializedCount.add(-1) }
         object.state = nil
         object.detachReason = reason
     }

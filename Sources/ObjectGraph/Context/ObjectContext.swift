@@ -193,7 +193,7 @@ public actor ObjectContext {
     public var deletedObjects: Set<ManagedObject> { Set(state.deleted.values) }
 
     /// How many live objects of this context hold loaded values: what batched fetching keeps bounded.
-    public var materializedObjectCount: Int { state.materializedCount.load(ordering: .relaxed) }
+    public var materializedObjectCount: Int { state.materializedCount.value }
 
     /// Every object the context holds.
     public var registeredObjects: Set<ManagedObject> { Set(state.registered.objects) }
