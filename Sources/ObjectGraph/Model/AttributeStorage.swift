@@ -123,44 +123,55 @@ extension AttributeValues {
     /// The store's reading path writes integers and reals straight from SQLite's column functions with it, so a row
     /// of numbers is filled without building an ``AttributeValue`` per column.
     struct RowWriter {
-        let storage: AttributeStorage
-        let base: Int
+        /// Borrowed, not retained: every writer lives inside a call that holds its storage (the collection being
+        /// built or changed, or the block its ``RowAllocator`` keeps), and a retain and a release per row were a
+        /// twentieth of reading one.
+        unowned(unsafe) let storage: AttributeStorage
+        /// The row's first word: its tag words, then a payload word per value. A storage's elements never move, and
+        /// the storage outlives the writer (above).
+        private let row: UnsafeMutablePointer<UInt64>
         let count: Int
-        /// Whether values that do not fit a word go to ``valuesSetAside`` (a row of a shared block) rather than to
-        /// the storage's side list.
-        var keepsOthersAside = false
+        /// Whether this is a fresh row of a shared block: every tag is still null, each position is written once, and
+        /// values that do not fit a word go to ``valuesSetAside`` rather than to the storage's side list.
+        let isFreshBlockRow: Bool
         /// Such values of a block's row, with their positions, for ``RowAllocator`` to move the row out (nil until
         /// there is one, so the usual row creates and destroys no array).
         var valuesSetAside: [(Int, AttributeValue)]?
 
+        init(storage: AttributeStorage, base: Int, count: Int, isFreshBlockRow: Bool = false) {
+            self.storage = storage
+            self.row = storage.withUnsafeMutablePointerToElements { $0 } + base
+            self.count = count
+            self.isFreshBlockRow = isFreshBlockRow
+        }
+
         @inline(__always)
         private func write(_ tag: AttributeStorage.Tag, _ payload: UInt64, at position: Int) -> Bool {
-            storage.withUnsafeMutablePointerToElements { elements in
-                let row = elements + base
+            if isFreshBlockRow {
+                // A null tag is all zero bits: the new tag is or-ed in, without reading what the position held.
+                row[position >> 3] |= UInt64(tag.rawValue) << UInt64((position & 7) << 3)
+            } else {
+                // A position that keeps a value aside holds its index there, which must stay.
                 guard AttributeStorage.tag(row, position) != .other else { return false }
                 AttributeStorage.setTag(tag, row, position)
-                row[AttributeStorage.tagWordCount(count) + position] = payload
-                return true
             }
+            row[AttributeStorage.tagWordCount(count) + position] = payload
+            return true
         }
 
         /// Writes a value that does not fit a word (or any value at a position that already keeps one aside).
         private mutating func writeOther(_ value: AttributeValue, at position: Int) {
-            if keepsOthersAside {
-                _ = write(.null, 0, at: position)
+            if isFreshBlockRow {
                 valuesSetAside = (valuesSetAside ?? []) + [(position, value)]
                 return
             }
-            storage.withUnsafeMutablePointerToElements { elements in
-                let row = elements + base
-                let slot = AttributeStorage.tagWordCount(count) + position
-                if AttributeStorage.tag(row, position) == .other {
-                    storage.header.others[Int(row[slot])] = value
-                } else {
-                    storage.header.others.append(value)
-                    AttributeStorage.setTag(.other, row, position)
-                    row[slot] = UInt64(storage.header.others.count - 1)
-                }
+            let slot = AttributeStorage.tagWordCount(count) + position
+            if AttributeStorage.tag(row, position) == .other {
+                storage.header.others[Int(row[slot])] = value
+            } else {
+                storage.header.others.append(value)
+                AttributeStorage.setTag(.other, row, position)
+                row[slot] = UInt64(storage.header.others.count - 1)
             }
         }
 
@@ -183,7 +194,7 @@ extension AttributeValues {
         /// attributes whose values never fit a word are written so, and an insert's strings then replace that entry
         /// rather than grow the list.
         mutating func setAside(_ value: AttributeValue, at position: Int) {
-            precondition(!keepsOthersAside, "a block's rows keep nothing aside")
+            precondition(!isFreshBlockRow, "a block's rows keep nothing aside")
             writeOther(value, at: position)
         }
 
@@ -244,7 +255,7 @@ extension AttributeValues {
             }
             let base = nextBase
             nextBase += rowWords
-            var writer = RowWriter(storage: storage, base: base, count: count, keepsOthersAside: true)
+            var writer = RowWriter(storage: storage, base: base, count: count, isFreshBlockRow: true)
             body(&writer)
             let values = AttributeValues(storage: storage, base: base, count: count)
             guard let valuesSetAside = writer.valuesSetAside else { return values }

@@ -26,7 +26,7 @@ final class RowPipeline: @unchecked Sendable {
     // says it is filled, and `failure` is written before `finished` is set and read after it is seen. The atomics'
     // sequentially consistent stores and loads order all of that.
     private let statement: OpaquePointer
-    private var reader: RowReader
+    private let reader: RowReader
     private let slots: UnsafeMutablePointer<[Snapshot]>
     /// Batches the reading thread has published, and batches the caller has taken.
     private let published = Atomic<Int>(0), taken = Atomic<Int>(0)
@@ -109,6 +109,9 @@ final class RowPipeline: @unchecked Sendable {
 
     /// Steps the statement to its end (or an error, or a stop), a batch at a time.
     private func read() {
+        // A local copy, handed over with the statement: the stored one, a class's property, would be checked for
+        // overlapping accesses on every row.
+        var reader = self.reader
         var batch: [Snapshot] = []
         batch.reserveCapacity(Self.batchSize)
         var error: (any Error)?
