@@ -63,14 +63,17 @@ struct ObjectRegistry {
     /// (row keys of one table stay far below 2⁴⁰). Keys repeat across inheritance trees (each table numbers its
     /// rows); the salt keeps Book 5 and Author 5 in different groups, and the full ID decides.
     @inline(__always)
-    private func tag(of id: ObjectID) -> UInt64 {
-        if id.entityName != lastSalt.name {
+    private func tag(of id: ObjectID) -> UInt64 { tag(key: id.rawKey, entityName: id.entityName) }
+
+    @inline(__always)
+    private func tag(key: Int64, entityName: String) -> UInt64 {
+        if entityName != lastSalt.name {
             var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-            for byte in id.entityName.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-            lastSalt.name = id.entityName
+            for byte in entityName.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+            lastSalt.name = entityName
             lastSalt.salt = hash << 40
         }
-        return UInt64(bitPattern: id.rawKey) ^ lastSalt.salt
+        return UInt64(bitPattern: key) ^ lastSalt.salt
     }
 
     /// The first slot to probe for `tag`. Consecutive keys share a group of ``groupSize`` slots, and groups are
@@ -106,7 +109,9 @@ struct ObjectRegistry {
         while true {
             let slot = slots[index]
             if slot.isEmpty { return (index, false, tag) }
-            if slot.tag == tag, let object = slot.object, object.storedObjectID == id { return (index, true, tag) }
+            if slot.tag == tag, let object = slot.object, object.storedKey == id.rawKey, object.entity.name == id.entityName {
+                return (index, true, tag)
+            }
             index = (index + 1) & mask
         }
     }
@@ -159,7 +164,7 @@ struct ObjectRegistry {
         guard !slots.isEmpty else { return }
         let address = UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque())
         let mask = slots.count - 1
-        var index = home(tag(of: object.storedObjectID))
+        var index = home(tag(key: object.storedKey, entityName: object.entity.name))
         while true {
             let slot = slots[index]
             if slot.address == address { return clear(index) }

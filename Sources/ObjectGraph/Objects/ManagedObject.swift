@@ -45,13 +45,23 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// once any context's save makes it permanent, every context of the tree sees the permanent one.
     public internal(set) var objectID: ObjectID {
         get {
-            if storedObjectID.rawKey < 0, let state { state.adoptPermanentIDsIfNeeded() }
+            if storedKey < 0, let state { state.adoptPermanentIDsIfNeeded() }
             return storedObjectID
         }
         set { storedObjectID = newValue }
     }
-    /// The ID as stored, without adopting permanent IDs (see ``values`` for `@exclusivity(unchecked)`).
-    @exclusivity(unchecked) var storedObjectID: ObjectID
+    /// The ID as stored, without adopting permanent IDs.
+    var storedObjectID: ObjectID {
+        get { ObjectID(entityName: entity.name, rawKey: storedKey) }
+        set {
+            precondition(newValue.entityName == entity.name, "object of \(entity.name) given the ID \(newValue)")
+            storedKey = newValue.rawKey
+        }
+    }
+    /// The key of the object's ID; its entity name is ``entity``'s (an ID's name is a string of two words, and an
+    /// object without it is a size class smaller: less memory to fill, read and free per row of a large fetch). See
+    /// ``values`` for `@exclusivity(unchecked)`.
+    @exclusivity(unchecked) var storedKey: Int64
     /// Whether the object is inserted and not yet saved.
     @exclusivity(unchecked) public internal(set) var isInserted = false
     /// Whether the object is deleted (pending until save, then for good).
@@ -206,10 +216,11 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         }
     }
 
-    /// Creates an object; only contexts call this.
+    /// Creates an object; only contexts call this, with an ID of `entity`.
     public required init(entity: ModelEntity, objectID: ObjectID) {
+        precondition(objectID.entityName == entity.name, "object of \(entity.name) given the ID \(objectID)")
         self.entity = entity
-        self.storedObjectID = objectID
+        self.storedKey = objectID.rawKey
         self.isFaultStorage = true
         self.currentValues = .empty
         self.currentDestinations = []
