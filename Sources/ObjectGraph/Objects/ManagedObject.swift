@@ -53,10 +53,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The ID as stored, without adopting permanent IDs.
     var storedObjectID: ObjectID {
         get { ObjectID(entityName: entity.name, rawKey: storedKey) }
-        set {
-            precondition(newValue.entityName == entity.name, "object of \(entity.name) given the ID \(newValue)")
-            storedKey = newValue.rawKey
-        }
+        set { storedKey = Self.key(of: newValue, for: entity) }
+    }
+    /// The key of `id`, which must be an ID of `entity`: the object keeps no name of its own to hold another's.
+    private static func key(of id: ObjectID, for entity: ModelEntity) -> Int64 {
+        precondition(id.entityName == entity.name, "object of \(entity.name) given the ID \(id)")
+        return id.rawKey
     }
     /// The key of the object's ID; its entity name is ``entity``'s (an ID's name is a string of two words, and an
     /// object without it is a size class smaller: less memory to fill, read and free per row of a large fetch). See
@@ -218,9 +220,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     /// Creates an object; only contexts call this, with an ID of `entity`.
     public required init(entity: ModelEntity, objectID: ObjectID) {
-        precondition(objectID.entityName == entity.name, "object of \(entity.name) given the ID \(objectID)")
         self.entity = entity
-        self.storedKey = objectID.rawKey
+        self.storedKey = Self.key(of: objectID, for: entity)
         self.isFaultStorage = true
         self.currentValues = .empty
         self.currentDestinations = []
