@@ -53,7 +53,8 @@ let package = Package(
         .testTarget(name: "PredicateFormatTests", dependencies: ["PredicateFormat", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "ObjectGraphTests",
-            dependencies: ["ObjectGraph", .product(name: "GRDB", package: "GRDB.swift")],
+            // GRDBSQLite: tests lower SQLite's limits on the store's connections.
+            dependencies: ["ObjectGraph", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift")],
             exclude: ["Fixtures"]
         ),
         .testTarget(

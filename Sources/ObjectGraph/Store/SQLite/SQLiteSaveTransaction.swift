@@ -9,10 +9,8 @@ struct SQLiteSaveTransaction {
     let store: SQLiteStore
     let db: Database
     var result = SaveResult()
-    /// One prepared INSERT per entity for the whole transaction.
-    private var insertStatements: [String: Statement] = [:]
-    /// The last one used: consecutive inserts are mostly of one entity, and this spares hashing its name per row.
-    private var lastInsertStatement: (entityName: String, statement: Statement)?
+    /// The prepared INSERTs of each entity for the whole transaction.
+    private var insertStatements: [String: InsertStatements] = [:]
 
     init(store: SQLiteStore, db: Database) {
         self.store = store
@@ -25,7 +23,7 @@ struct SQLiteSaveTransaction {
     mutating func run(_ changes: ChangeSet) throws -> SaveResult {
         result.permanentIDs = changes.presetIDs
         let keys = try assignKeys(changes.inserted, preset: changes.presetIDs)
-        for (row, key) in zip(changes.inserted, keys) { try insert(row, key: key) }
+        try insert(changes.inserted, keys: keys)
         for row in changes.updated { try update(row) }
         for (id, version) in changes.deleted { try delete(id, version: version) }
         guard conflicts.isEmpty else { throw ObjectGraphError.conflict(conflicts) }
@@ -80,42 +78,59 @@ struct SQLiteSaveTransaction {
         return keys
     }
 
-    private mutating func insertStatement(_ entityName: String) throws -> Statement {
-        if let last = lastInsertStatement, last.entityName == entityName { return last.statement }
-        if let prepared = insertStatements[entityName] {
-            lastInsertStatement = (entityName, prepared)
-            return prepared
-        }
+    private mutating func insertStatements(_ entityName: String) throws -> InsertStatements {
+        if let prepared = insertStatements[entityName] { return prepared }
         let (entity, table) = try store.layout(for: entityName)
         guard let columns = table.entities[entity.name] else { throw ObjectGraphError.unknownEntity(entity.name) }
-        let names = ["id", "_entity", "_version"] + columns.insertColumns.map(sqlQuoted)
-        let marks = Array(repeating: "?", count: names.count).joined(separator: ",")
-        let prepared = try db.cachedStatement(sql: "INSERT INTO \(sqlQuoted(table.name)) (\(names.joined(separator: ","))) VALUES (\(marks))")
+        let prepared = try InsertStatements(entityName: entityName, table: table.name, columns: columns.insertColumns, in: db)
         insertStatements[entityName] = prepared
-        lastInsertStatement = (entityName, prepared)
         return prepared
     }
 
-    private mutating func insert(_ row: ChangeSet.Row, key: Int64) throws {
-        let statement = try insertStatement(row.objectID.entityName)
+    /// Inserts `rows` with their `keys`: each run of rows of one entity a chunk of rows per statement while a whole
+    /// chunk remains, then a row per statement.
+    private mutating func insert(_ rows: [ChangeSet.Row], keys: [Int64]) throws {
+        var start = 0
+        while start < rows.count {
+            let statements = try insertStatements(rows[start].objectID.entityName)
+            var end = start + 1
+            while end < rows.count && rows[end].objectID.entityName == statements.entityName { end += 1 }
+            var position = start
+            if let chunk = statements.chunk {
+                while end - position >= statements.chunkRows {
+                    try run(chunk, rows: position..<position + statements.chunkRows, of: rows, keys: keys)
+                    position += statements.chunkRows
+                }
+            }
+            while position < end {
+                try run(statements.single, rows: position..<position + 1, of: rows, keys: keys)
+                position += 1
+            }
+            start = end
+        }
+    }
+
+    /// Binds `positions` of `rows` (all of one entity) one after another to `statement`'s parameters and runs it.
+    private func run(_ statement: Statement, rows positions: Range<Int>, of rows: [ChangeSet.Row], keys: [Int64]) throws {
         do {
             // Bound one by one: an array of database values per row cost more than SQLite's insert.
             sqlite3_reset(statement.sqliteStatement)
-            try statement.bind(key, at: 1)
-            try statement.bind(row.objectID.entityName.databaseValue, at: 2)
-            try statement.bind(1, at: 3)
-            var index: Int32 = 4
-            for value in row.values {
-                try statement.bind(value, at: index)
+            var index: Int32 = 1
+            for position in positions {
+                try statement.bind(keys[position], at: index)
                 index += 1
-            }
-            for destination in row.toOne {
-                try statement.bind(self.key(destination), at: index)
-                index += 1
+                for value in rows[position].values {
+                    try statement.bind(value, at: index)
+                    index += 1
+                }
+                for destination in rows[position].toOne {
+                    try statement.bind(self.key(destination), at: index)
+                    index += 1
+                }
             }
             try statement.step()
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE || error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
-            throw uniqueness(try store.model.entity(named: row.objectID.entityName), error)
+            throw uniqueness(try store.model.entity(named: rows[positions.lowerBound].objectID.entityName), error)
         }
     }
 
