@@ -257,7 +257,7 @@ import Testing
                 mapping[temporary] = ObjectID(entityName: "Tag", rawKey: key)
                 if index % 3 == 1 { unsaved.append(ObjectID.temporary("Tag")) }
             }
-            forwarding.record(mapping)
+            forwarding.record(PermanentIDMap(mapping))
             expected.merge(mapping) { _, new in new }
         }
         for (temporary, permanent) in expected {

@@ -13,8 +13,8 @@ public enum ContextNotificationKind: Sendable, Hashable {
 public struct ContextChanges: Sendable {
     let layers: [ChangeSet]
     /// The permanent IDs the save produced (root saves).
-    public let permanentIDs: [ObjectID: ObjectID]
-    init(layers: [ChangeSet] = [], permanentIDs: [ObjectID: ObjectID] = [:]) {
+    public let permanentIDs: PermanentIDMap
+    init(layers: [ChangeSet] = [], permanentIDs: PermanentIDMap = [:]) {
         self.layers = layers
         self.permanentIDs = permanentIDs
     }

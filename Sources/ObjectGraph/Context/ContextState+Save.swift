@@ -409,7 +409,7 @@ extension ContextState {
                 registered[permanent] = object
             }
         }
-        if !mapping.isEmpty && model.hasRelationships { remapReferences(mapping) }
+        if !mapping.isEmpty && model.hasRelationships { remapReferences { mapping[$0] } }
         // Committed after the remapping: the snapshots hold the permanent IDs of to-one destinations.
         for object in pendingInserts {
             object.isInserted = false
@@ -442,19 +442,20 @@ extension ContextState {
             object.storedObjectID = permanent
             registered[permanent] = object
         }
-        if !mapping.isEmpty { remapReferences(mapping) }
+        if !mapping.isEmpty { remapReferences { mapping[$0] } }
     }
 
-    /// Rewrites temporary IDs held in relationships to the permanent ones the store assigned.
-    func remapReferences(_ mapping: [ObjectID: ObjectID]) {
+    /// Rewrites temporary IDs held in relationships to the permanent ones the store assigned (`permanent` gives
+    /// the permanent ID of a temporary one it knows).
+    func remapReferences(_ permanent: (ObjectID) -> ObjectID?) {
         for object in registered.objects where !object.entity.relationships.isEmpty && !object.isFaultStorage {
             for slot in object.toOne.indices {
-                if let id = object.toOne[slot], let permanent = mapping[id] { object.toOne[slot] = permanent }
+                if let id = object.toOne[slot], id.isTemporaryID, let new = permanent(id) { object.toOne[slot] = new }
             }
             for index in Array(object.toMany.keys) {
-                for (old, new) in mapping where object.toMany[index]!.members.contains(old) {
-                    object.toMany[index]!.replace(old, with: new)
-                }
+                // Each member looked up, rather than each entry of a save's mapping looked for among the members.
+                let renamed = object.toMany[index]!.ids.compactMap { old in old.isTemporaryID ? permanent(old).map { (old, $0) } : nil }
+                for (old, new) in renamed { object.toMany[index]!.replace(old, with: new) }
             }
         }
     }
@@ -566,6 +567,6 @@ extension ContextState {
             object.objectID = permanent
             registered[permanent] = object
         }
-        remapReferences(mapping)
+        remapReferences { mapping[$0] }
     }
 }

@@ -56,7 +56,7 @@ public struct ChangeSet: Sendable {
 /// What a store reports after writing a change set.
 public struct SaveResult: Sendable {
     /// The permanent ID each temporary ID became.
-    public var permanentIDs: [ObjectID: ObjectID] = [:]
+    public var permanentIDs: PermanentIDMap = [:]
     /// The new version of every updated row, by ID. Inserted rows are at version 1 and not listed (a large save
     /// would otherwise build and read a table entry per new row for nothing).
     public var versions: [ObjectID: Int64] = [:]

@@ -151,14 +151,16 @@ public final class InMemoryStore: PersistentStore {
 
     private func apply(_ changes: ChangeSet, to state: inout Contents) throws -> SaveResult {
         var result = SaveResult()
-        result.permanentIDs = changes.presetIDs
         var conflicts: [SaveConflict] = []
         let temporary = changes.inserted.map(\.objectID).filter { $0.isTemporaryID && changes.presetIDs[$0] == nil }
+        var mapping = PermanentIDMap.Builder()
+        mapping.add(PermanentIDMap(changes.presetIDs))
         for (root, group) in Dictionary(grouping: temporary, by: { model.entityIfPresent($0.entityName)?.rootName ?? $0.entityName }) {
             for (id, key) in zip(group, Self.allocate(&state, root, group.count)) {
-                result.permanentIDs[id] = ObjectID(entityName: id.entityName, rawKey: key)
+                mapping.add(id, ObjectID(entityName: id.entityName, rawKey: key))
             }
         }
+        result.permanentIDs = mapping.build()
         func permanent(_ id: ObjectID?) -> ObjectID? { id.map { result.permanentIDs[$0] ?? $0 } }
         var touched: Set<String> = []
         for row in changes.inserted {

@@ -64,7 +64,7 @@ public final class PersistentStoreCoordinator: Sendable {
         return result
     }
 
-    private func remember(_ mapping: [ObjectID: ObjectID]) {
+    private func remember(_ mapping: PermanentIDMap) {
         forwarding.record(mapping)
         saves.add(1, ordering: .releasing)
     }
@@ -79,7 +79,7 @@ public final class PersistentStoreCoordinator: Sendable {
 
     func obtainPermanentIDs(for ids: [ObjectID]) throws -> [ObjectID: ObjectID] {
         let mapping = try reservePermanentIDs(for: ids)
-        remember(mapping)
+        remember(PermanentIDMap(mapping))
         return mapping
     }
 

@@ -21,7 +21,6 @@ struct SQLiteSaveTransaction {
     private var conflicts: [SaveConflict] = []
 
     mutating func run(_ changes: ChangeSet) throws -> SaveResult {
-        result.permanentIDs = changes.presetIDs
         let keys = try assignKeys(changes.inserted, preset: changes.presetIDs)
         try insert(changes.inserted, keys: keys)
         for row in changes.updated { try update(row) }
@@ -39,7 +38,7 @@ struct SQLiteSaveTransaction {
     }
 
     /// The primary key of every inserted row, in order: a preset or already permanent ID keeps its key; temporary
-    /// ones take the next keys of their tree's sequence (one update per tree), recorded in the result.
+    /// ones take the next keys of their tree's sequence (one update per tree). The result's map holds both.
     private mutating func assignKeys(_ rows: [ChangeSet.Row], preset: [ObjectID: ObjectID]) throws -> [Int64] {
         var keys = [Int64](repeating: 0, count: rows.count)
         // Positions needing a key, by tree, in row order. Rows come in runs of one entity: the root is looked up
@@ -62,7 +61,8 @@ struct SQLiteSaveTransaction {
                 groups[run!.group].positions.append(position)
             }
         }
-        result.permanentIDs.reserveCapacity(result.permanentIDs.count + groups.reduce(0) { $0 + $1.positions.count })
+        var mapping = PermanentIDMap.Builder()
+        mapping.add(PermanentIDMap(preset))
         for (root, positions) in groups {
             let sequence = SQLiteStore.sequenceTable
             try db.execute(sql: "UPDATE \(sequence) SET max_key = max_key + ? WHERE entity = ?", arguments: [positions.count, root])
@@ -71,10 +71,11 @@ struct SQLiteSaveTransaction {
             for position in positions {
                 let id = rows[position].objectID
                 keys[position] = next
-                result.permanentIDs[id] = ObjectID(entityName: id.entityName, rawKey: next)
+                mapping.add(id, ObjectID(entityName: id.entityName, rawKey: next))
                 next += 1
             }
         }
+        result.permanentIDs = mapping.build()
         return keys
     }
 
