@@ -75,9 +75,10 @@ import Testing
         #expect(oneThread.count == 2_000 && pipelined == oneThread)
     }
 
-    /// Reading ahead that did not pay pauses it for the next ``ReadAheadPolicy/pause`` large fetches, which read
-    /// the same rows on one thread; the fetch after them reads ahead again. A fetch that gained keeps it on.
-    @Test func readingAheadThatDidNotPayPausesItForTheNextLargeFetches() async throws {
+    /// Reading ahead that did not pay in two fetches in a row pauses it for the next ``ReadAheadPolicy/pause``
+    /// large fetches, which read the same rows on one thread; the fetch after them reads ahead again. One fetch that
+    /// did not pay is not enough, and a fetch that gained starts the count again.
+    @Test func readingAheadThatDidNotPayTwiceInARowPausesItForTheNextLargeFetches() async throws {
         let (folder, _, store) = try await library()
         _ = folder
         let request = try requests()[0]
@@ -86,8 +87,13 @@ import Testing
         let policy = store.readAheadPolicy
         policy.record(oneThread: .microseconds(10), readAhead: .microseconds(5))
         #expect(policy.allowsReadingAhead(), "reading ahead at half the one-thread pace paid")
+        policy.record(oneThread: .microseconds(10), readAhead: .microseconds(12))
+        #expect(policy.allowsReadingAhead(), "one fetch that did not pay does not pause reading ahead")
         policy.record(oneThread: .microseconds(10), readAhead: .microseconds(9))
-        #expect(!policy.allowsReadingAhead(), "reading ahead at nine tenths of the one-thread pace did not pay")
+        policy.record(oneThread: .microseconds(10), readAhead: .microseconds(10))
+        #expect(policy.allowsReadingAhead(), "a fetch that gained in between starts the count again")
+        policy.record(oneThread: .microseconds(10), readAhead: .microseconds(11))
+        #expect(!policy.allowsReadingAhead(), "reading ahead at no better than the one-thread pace, twice in a row, did not pay")
         // Small thresholds time nothing, so these fetches only count down the rest of the pause.
         store.pipelineThreshold.store(8, ordering: .relaxed)
         for fetch in 1..<ReadAheadPolicy.pause {
@@ -97,6 +103,9 @@ import Testing
         }
         #expect(policy.allowsReadingAhead(), "the pause is over after \(ReadAheadPolicy.pause) large fetches")
         #expect(try store.fetch(request) == expected)
+        // After the pause, a single fetch that does not pay is again not enough.
+        policy.record(oneThread: .microseconds(10), readAhead: .microseconds(20))
+        #expect(policy.allowsReadingAhead())
     }
 
     private struct Enough: Error {}
