@@ -80,6 +80,21 @@ import Testing
         Self.check(PermanentIDMap(merging: maps), against: entries)
     }
 
+    /// A merge policy's upsert maps an inserted object to a stored row of another entity of its tree (a Novel found
+    /// by a Book's uniqueness constraint): the permanent side keeps its own entity, both ways, beside ordinary runs.
+    @Test func anEntryMayNameAnotherEntityOnItsPermanentSide() {
+        var entries = Self.entries(seed: 9, count: 40)
+        let lowest = entries.map(\.0.rawKey).min()!
+        entries.append((ObjectID(entityName: "Book", rawKey: lowest - 5), ObjectID(entityName: "Novel", rawKey: 9_000)))
+        entries.append((ObjectID(entityName: "Novel", rawKey: lowest - 6), ObjectID(entityName: "Book", rawKey: 9_001)))
+        var builder = PermanentIDMap.Builder()
+        for (temporary, permanent) in entries { builder.add(temporary, permanent) }
+        Self.check(builder.build(), against: entries)
+        Self.check(PermanentIDMap(Dictionary(uniqueKeysWithValues: entries)), against: entries)
+        #expect(builder.build()[ObjectID(entityName: "Book", rawKey: lowest - 5)] == ObjectID(entityName: "Novel", rawKey: 9_000))
+        #expect(builder.build().temporaryID(for: ObjectID(entityName: "Book", rawKey: 9_000)) == nil)
+    }
+
     @Test func anEmptyMapHoldsNothing() {
         let empty: PermanentIDMap = [:]
         Self.check(empty, against: [])

@@ -5,7 +5,8 @@
 /// run: the i-th object of a run, whose temporary key is the run's first minus i, became the run's first permanent
 /// key plus i. The map keeps those runs rather than an entry per object: a 50,000-object import is one run, where
 /// hash tables of 50,000 entries (the save's, and the coordinator's memory of it both ways) took a fifth of the
-/// save. An ID outside any run, such as an insert a merge policy turned into an update, is a run of one.
+/// save. An ID outside any run, such as an insert a merge policy turned into an update of a stored row (which may be
+/// of another entity of the same tree), is a run of one.
 ///
 /// ```swift
 /// let result = try store.save(changes)
@@ -14,9 +15,11 @@
 /// ```
 public struct PermanentIDMap: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// Consecutive objects of one entity: `count` temporary keys from `temporaryKey` down, to as many permanent
-    /// keys from `permanentKey` up.
+    /// keys from `permanentKey` up. The permanent side names its own entity: an upsert's stored row may be of a
+    /// sub-entity or a parent of the inserted object's.
     struct Run: Sendable {
         let entityName: String
+        let permanentEntityName: String
         let temporaryKey: Int64
         let permanentKey: Int64
         var count: Int64
@@ -26,8 +29,9 @@ public struct PermanentIDMap: Sendable, Sequence, ExpressibleByDictionaryLiteral
 
     /// Sorted by temporary key. Temporary keys are unique in the process, so no two runs share one.
     private let runs: [Run]
-    /// Positions in `runs` sorted by entity name, then permanent key: the lookups from a permanent ID. Keys are
-    /// unique only within an inheritance tree, so the name separates runs of other trees that share keys.
+    /// Positions in `runs` sorted by the permanent side's entity name, then permanent key: the lookups from a
+    /// permanent ID. Keys are unique only within an inheritance tree, so the name separates runs of other trees
+    /// that share keys.
     private let byPermanentID: [Int]
 
     /// How many IDs the map holds.
@@ -39,7 +43,7 @@ public struct PermanentIDMap: Sendable, Sequence, ExpressibleByDictionaryLiteral
     init(runs: [Run]) {
         self.runs = runs.sorted { $0.temporaryKey < $1.temporaryKey }
         byPermanentID = self.runs.indices.sorted { [runs = self.runs] in
-            (runs[$0].entityName, runs[$0].permanentKey) < (runs[$1].entityName, runs[$1].permanentKey)
+            (runs[$0].permanentEntityName, runs[$0].permanentKey) < (runs[$1].permanentEntityName, runs[$1].permanentKey)
         }
         count = Int(runs.reduce(0) { $0 + $1.count })
         assert(zip(self.runs, self.runs.dropFirst()).allSatisfy { $0.temporaryKey < $1.lowestTemporaryKey },
@@ -75,7 +79,7 @@ public struct PermanentIDMap: Sendable, Sequence, ExpressibleByDictionaryLiteral
         guard low > 0 else { return nil }
         let run = runs[low - 1]
         guard key <= run.temporaryKey, run.entityName == temporaryID.entityName else { return nil }
-        return ObjectID(entityName: run.entityName, rawKey: run.permanentKey + (run.temporaryKey - key))
+        return ObjectID(entityName: run.permanentEntityName, rawKey: run.permanentKey + (run.temporaryKey - key))
     }
 
     /// The temporary ID that became `permanentID`, or nil when the map does not hold it.
@@ -85,12 +89,12 @@ public struct PermanentIDMap: Sendable, Sequence, ExpressibleByDictionaryLiteral
         while low < high {
             let middle = (low + high) / 2
             let run = runs[byPermanentID[middle]]
-            if (run.entityName, run.permanentKey) <= target { low = middle + 1 } else { high = middle }
+            if (run.permanentEntityName, run.permanentKey) <= target { low = middle + 1 } else { high = middle }
         }
         guard low > 0 else { return nil }
         let run = runs[byPermanentID[low - 1]]
         let offset = permanentID.rawKey - run.permanentKey
-        guard run.entityName == permanentID.entityName, offset < run.count else { return nil }
+        guard run.permanentEntityName == permanentID.entityName, offset < run.count else { return nil }
         return ObjectID(entityName: run.entityName, rawKey: run.temporaryKey - offset)
     }
 
@@ -122,21 +126,23 @@ public struct PermanentIDMap: Sendable, Sequence, ExpressibleByDictionaryLiteral
             let current = runs[run]
             defer { offset += 1 }
             return (ObjectID(entityName: current.entityName, rawKey: current.temporaryKey - offset),
-                    ObjectID(entityName: current.entityName, rawKey: current.permanentKey + offset))
+                    ObjectID(entityName: current.permanentEntityName, rawKey: current.permanentKey + offset))
         }
     }
 
     /// Collects entries in the order they come and makes the map: an entry that continues the last run (the same
-    /// entity, the next temporary key down and the next permanent key up) extends it.
+    /// entities, the next temporary key down and the next permanent key up) extends it.
     struct Builder {
         private var runs: [Run] = []
 
         mutating func add(_ temporary: ObjectID, _ permanent: ObjectID) {
-            if let last = runs.last, last.entityName == temporary.entityName, last.entityName == permanent.entityName,
+            if let last = runs.last, last.entityName == temporary.entityName, last.permanentEntityName == permanent.entityName,
                temporary.rawKey == last.temporaryKey - last.count, permanent.rawKey == last.permanentKey + last.count {
                 runs[runs.count - 1].count += 1
             } else {
-                runs.append(Run(entityName: temporary.entityName, temporaryKey: temporary.rawKey, permanentKey: permanent.rawKey, count: 1))
+                runs.append(Run(
+                    entityName: temporary.entityName, permanentEntityName: permanent.entityName,
+                    temporaryKey: temporary.rawKey, permanentKey: permanent.rawKey, count: 1))
             }
         }
 
