@@ -18,9 +18,14 @@ import Testing
     /// Lowers SQLite's limit on a statement's parameters on the store's writer, so chunks hold fewer rows.
     private func limitParameters(_ coordinator: PersistentStoreCoordinator, to limit: Int32) throws {
         let store = try #require(coordinator.store as? SQLiteStore)
-        try store.pool.writeWithoutTransaction { db in
+        store.pool.writeWithoutTransaction { db in
             _ = sqlite3_limit(db.sqliteConnection, SQLITE_LIMIT_VARIABLE_NUMBER, limit)
         }
+    }
+
+    /// Reads the store's file with GRDB, synchronously (in an async test GRDB's async overloads would be chosen).
+    private func read<T>(_ folder: TemporaryFolder, _ body: (Database) throws -> T) throws -> T {
+        try DatabaseQueue(path: folder.storeURL.path).read(body)
     }
 
     /// Book rows bind 5 parameters (key, title, pages, isbn, author), Movie rows 3 (key, title, minutes). No limit
@@ -66,7 +71,7 @@ import Testing
         // Keys follow the order of insertion across the tree (Books and Movies share the Media table's keys).
         #expect(expected.media.map(\.id.rawKey) == Array(1...207))
 
-        let rows = try await DatabaseQueue(path: folder.storeURL.path).read { db in
+        let rows = try read(folder) { db in
             try Row.fetchAll(db, sql: "SELECT id, _entity, _version, title, pages, minutes, author_id FROM Media ORDER BY id")
         }
         try #require(rows.count == expected.media.count)
@@ -80,7 +85,7 @@ import Testing
             #expect(row[isBook ? "minutes" : "pages"] as Int64? == nil, "\(object.id)")
             #expect(row["author_id"] as Int64? == (object.hasAuthor ? expected.author.rawKey : nil), "\(object.id)")
         }
-        let tags = try await DatabaseQueue(path: folder.storeURL.path).read { db in try String.fetchAll(db, sql: "SELECT label FROM Tag") }
+        let tags = try read(folder) { db in try String.fetchAll(db, sql: "SELECT label FROM Tag") }
         #expect(tags == ["tag 137"])
 
         // A second coordinator reads the same objects back through the library.
@@ -122,7 +127,7 @@ import Testing
             try books[position].setValue("\(100 + position)-0000", forKey: "isbn")
             try ctx.save()
         }
-        let isbns = try await DatabaseQueue(path: folder.storeURL.path).read { db in
+        let isbns = try read(folder) { db in
             try String.fetchAll(db, sql: "SELECT isbn FROM Media ORDER BY id")
         }
         #expect(isbns == (0..<100).map { "\(100 + $0)-0000" })
@@ -138,7 +143,7 @@ import Testing
             for line in 0..<70 { try ctx.insert(name).setValue(Int64(line), forKey: "line") }
             try ctx.save()
         }
-        let rows = try await DatabaseQueue(path: folder.storeURL.path).read { db in
+        let rows = try read(folder) { db in
             try Row.fetchAll(db, sql: "SELECT _entity, line FROM \"O'Brien's \"\"Notes\"\"\" ORDER BY id")
         }
         #expect(rows.map { $0["_entity"] as String } == Array(repeating: name, count: 70))
