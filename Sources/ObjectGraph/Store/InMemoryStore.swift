@@ -154,7 +154,7 @@ public final class InMemoryStore: PersistentStore {
         var conflicts: [SaveConflict] = []
         let temporary = changes.inserted.map(\.objectID).filter { $0.isTemporaryID && changes.presetIDs[$0] == nil }
         var mapping = PermanentIDMap.Builder()
-        mapping.add(PermanentIDMap(changes.presetIDs))
+        mapping.add(changes.presetIDs)
         for (root, group) in Dictionary(grouping: temporary, by: { model.entityIfPresent($0.entityName)?.rootName ?? $0.entityName }) {
             for (id, key) in zip(group, Self.allocate(&state, root, group.count)) {
                 mapping.add(id, ObjectID(entityName: id.entityName, rawKey: key))

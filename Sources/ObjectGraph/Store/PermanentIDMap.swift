@@ -53,7 +53,7 @@ public struct PermanentIDMap: Sendable, Sequence, ExpressibleByDictionaryLiteral
     /// A map of `mapping`'s entries, whose keys are temporary IDs.
     public init(_ mapping: [ObjectID: ObjectID]) {
         var builder = Builder()
-        for (temporary, permanent) in mapping.sorted(by: { $0.key.rawKey > $1.key.rawKey }) { builder.add(temporary, permanent) }
+        builder.add(mapping)
         self = builder.build()
     }
 
@@ -146,9 +146,10 @@ public struct PermanentIDMap: Sendable, Sequence, ExpressibleByDictionaryLiteral
             }
         }
 
-        /// Adds every entry of `map`.
-        mutating func add(_ map: PermanentIDMap) {
-            runs += map.runs
+        /// Adds every entry of `mapping`, whose keys are temporary IDs: in the order temporary keys are handed out
+        /// (down from zero), so consecutive ones extend runs whatever order the dictionary lists them in.
+        mutating func add(_ mapping: [ObjectID: ObjectID]) {
+            for (temporary, permanent) in mapping.sorted(by: { $0.key.rawKey > $1.key.rawKey }) { add(temporary, permanent) }
         }
 
         func build() -> PermanentIDMap { PermanentIDMap(runs: runs) }

@@ -62,7 +62,7 @@ struct SQLiteSaveTransaction {
             }
         }
         var mapping = PermanentIDMap.Builder()
-        mapping.add(PermanentIDMap(preset))
+        mapping.add(preset)
         for (root, positions) in groups {
             let sequence = SQLiteStore.sequenceTable
             try db.execute(sql: "UPDATE \(sequence) SET max_key = max_key + ? WHERE entity = ?", arguments: [positions.count, root])
