@@ -165,15 +165,18 @@ import Testing
             let store = try #require(coordinator.store as? SQLiteStore)
             _ = try await store.pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
         }
-        // Only authors were written, last: the file's last page holds the last authors' rows. Damage it.
-        var bytes = try Data(contentsOf: folder.storeURL)
-        let pageSize = 4_096
-        #expect(bytes.count % pageSize == 0 && bytes.count > pageSize * 20)
-        bytes.replaceSubrange((bytes.count - pageSize)..<bytes.count, with: Data(repeating: 0xA5, count: pageSize))
-        try bytes.write(to: folder.storeURL)
-
+        // Opening checks the file (a damaged one is refused), so the page is damaged once the store is open. Only
+        // authors were written, last: the file's last page holds the last authors' rows.
         let store = try #require(try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL).store as? SQLiteStore)
         store.pipelineThreshold.store(10, ordering: .relaxed)
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: folder.storeURL.path)[.size] as? Int)
+        let pageSize = 4_096
+        #expect(size % pageSize == 0 && size > pageSize * 20)
+        let file = try FileHandle(forWritingTo: folder.storeURL)
+        try file.seek(toOffset: UInt64(size - pageSize))
+        try file.write(contentsOf: Data(repeating: 0xA5, count: pageSize))
+        try file.close()
+
         var keys: [Int64] = []
         do {
             try store.fetch(StoreFetchRequest(entityName: "Author")) { keys.append($0.objectID.rawKey) }

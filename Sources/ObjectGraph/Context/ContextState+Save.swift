@@ -203,12 +203,29 @@ extension ContextState {
         return failures.sorted { ($0.objectID, $0.key ?? "") < ($1.objectID, $1.key ?? "") }
     }
 
+    /// Why a store would not keep `value` as it is, if it would not: SQLite ends text at a NUL character, stores NaN
+    /// as NULL and -0.0 as 0.0. Every store refuses them alike, so an app behaves the same on each.
+    static func unstorableReason(_ value: AttributeValue) -> String? {
+        switch value {
+        case .string(let text) where text.utf8.contains(0):
+            "holds a NUL character, which would cut the stored string short; remove it, or keep the bytes in a Binary attribute"
+        case .double(let number) where number.isNaN:
+            "is NaN, which would be stored as no value; use nil for a missing number"
+        case .double(let number) where number == 0 && number.sign == .minus:
+            "is -0.0, which would be stored as 0.0; store 0.0"
+        default: nil
+        }
+    }
+
     private func validate(_ object: ManagedObject) -> [ValidationFailure] {
         var failures: [ValidationFailure] = []
         func fail(_ key: String?, _ reason: String) {
             failures.append(ValidationFailure(entity: object.entity.name, objectID: object.objectID, key: key, reason: reason))
         }
         let entity = object.entity
+        for index in entity.unstorableValueAttributes {
+            if let reason = Self.unstorableReason(object.values[index]) { fail(entity.attributeNames[index], reason) }
+        }
         for (index, kind) in zip(entity.validatedAttributes, entity.validationKinds) {
             let value = object.values[index]
             if value.isNull {

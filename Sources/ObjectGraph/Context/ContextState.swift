@@ -241,6 +241,11 @@ final class ContextState {
 
     func checkOwnership(_ object: ManagedObject) throws {
         guard object.state === self else {
+            // An object cut loose (its context reset, its row deleted by another save…) says why, not "another context".
+            if object.state == nil {
+                throw ObjectGraphError.objectInaccessible(
+                    entity: object.entity.name, objectID: object.objectID, reason: "\(object.detachReason.description); it was handed to context '\(name)'")
+            }
             throw ObjectGraphError.crossContext(
                 entity: object.entity.name, objectID: object.objectID,
                 reason: "belongs to another context than '\(name)'; fetch it here by its objectID")

@@ -206,7 +206,7 @@ extension AttributeValues {
             case .double(let number): setDouble(number, at: position)
             case .date(let date):
                 if !write(.date, date.timeIntervalSinceReferenceDate.bitPattern, at: position) { writeOther(value, at: position) }
-            case .string, .decimal, .data, .uuid, .url: writeOther(value, at: position)
+            case .string, .decimal, .data, .uuid, .url, .objectID: writeOther(value, at: position)
             }
         }
     }

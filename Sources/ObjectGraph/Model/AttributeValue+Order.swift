@@ -4,7 +4,7 @@ extension AttributeValue {
     private var storeClass: Int {
         switch self {
         case .null: 0
-        case .bool, .int, .double, .date: 1
+        case .bool, .int, .double, .date, .objectID: 1
         case .string, .decimal, .uuid, .url: 2
         case .data: 3
         }
@@ -18,6 +18,9 @@ extension AttributeValue {
         case (.null, .null): return .orderedSame
         case (.date(let a), .date(let b)): return a == b ? .orderedSame : (a < b ? .orderedAscending : .orderedDescending)
         case (.int(let a), .int(let b)): return a == b ? .orderedSame : (a < b ? .orderedAscending : .orderedDescending)
+        // A store orders references by their foreign key, the row's primary key.
+        case (.objectID(let a), .objectID(let b)):
+            return a.rawKey == b.rawKey ? .orderedSame : (a.rawKey < b.rawKey ? .orderedAscending : .orderedDescending)
         case (.data(let a), .data(let b)):
             return a == b ? .orderedSame : (a.lexicographicallyPrecedes(b) ? .orderedAscending : .orderedDescending)
         default:

@@ -29,6 +29,9 @@ public enum AttributeValue: Sendable, Hashable, Codable {
     case uuid(UUID)
     /// A URL attribute.
     case url(URL)
+    /// A reference to an object: what dictionary results hold for a to-one relationship among their properties, as
+    /// Core Data returns the related object's `NSManagedObjectID`. No attribute type accepts it, so it is never saved.
+    case objectID(ObjectID)
 
     /// Whether this is ``null``.
     public var isNull: Bool {
@@ -58,6 +61,7 @@ extension AttributeValue: CustomStringConvertible {
         case .data(let value): "<\(value.count) bytes>"
         case .uuid(let value): value.uuidString
         case .url(let value): value.absoluteString
+        case .objectID(let value): value.description
         }
     }
 }

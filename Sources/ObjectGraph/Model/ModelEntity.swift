@@ -39,6 +39,9 @@ public final class ModelEntity: Sendable {
     /// Which kinds of rule each of ``validatedAttributes`` has, so that saving many objects checks a required
     /// attribute without copying its description.
     let validationKinds: [(isOptional: Bool, hasRange: Bool, hasLength: Bool, hasPattern: Bool)]
+    /// The attributes whose values a store could change without a word (strings with a NUL character, NaN, -0.0),
+    /// so that saving refuses those values instead.
+    let unstorableValueAttributes: [Int]
     /// Whether any relationship has a rule to check at save (required, counts).
     let hasRelationshipRules: Bool
     /// The entity's name alone, and with its descendants', as sets (what every fetch filters rows by).
@@ -94,6 +97,7 @@ public final class ModelEntity: Sendable {
             let a = attributes[index]
             return (a.isOptional, a.minValue != nil || a.maxValue != nil, a.minLength != nil || a.maxLength != nil, a.pattern != nil)
         }
+        self.unstorableValueAttributes = attributes.indices.filter { [.string, .double, .float].contains(attributes[$0].type) }
         self.nameSet = [description.name]
         self.selfAndDescendantNameSet = Set(selfAndDescendantNames)
         self.hasRelationshipRules = relationships.contains { r in

@@ -14,6 +14,8 @@ extension AttributeValue {
         case .data(let v): .data(v)
         case .uuid(let v): .uuid(v)
         case .url(let v): .url(v)
+        // As an object ID argument does: the row's key, which a foreign key holds.
+        case .objectID(let v): .int(v.rawKey)
         }
     }
 }
@@ -55,6 +57,7 @@ extension AttributeValue {
         }
         switch result {
         case .value(let value): return AttributeValue(value)
+        case .object(let row as MemoryRowSource): return .objectID(row.id)
         case .object: throw ObjectGraphError.invalidFetch(entity: entity, reason: "the key path \(path.joined(separator: ".")) ends at a relationship, not an attribute")
         case .collection: throw ObjectGraphError.invalidFetch(entity: entity, reason: "the key path \(path.joined(separator: ".")) crosses a to-many relationship")
         }

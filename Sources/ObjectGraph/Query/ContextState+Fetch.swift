@@ -98,9 +98,24 @@ extension ContextState {
         storeRequest.offset = request.fetchOffset
         var dictionaryRequest = StoreDictionaryRequest(fetch: storeRequest, properties: request.propertiesToFetch)
         dictionaryRequest.groupBy = request.propertiesToGroupBy
-        dictionaryRequest.having = request.havingPredicate
+        dictionaryRequest.having = try request.havingPredicate.map { try Self.havingOnResultKeys($0, request: request) }
         dictionaryRequest.distinct = request.returnsDistinctResults
         return try below.fetchDictionaries(dictionaryRequest)
+    }
+
+    /// A having condition reads the grouped result, whose keys are the fetched properties' names (a key path's
+    /// whole text, `author.name`, for a plain value): each key path must name one of them, on every store alike.
+    static func havingOnResultKeys(_ having: FormatPredicate, request: FetchRequest) throws -> FormatPredicate {
+        let names = request.propertiesToFetch.map(\.name)
+        return try having.mappingKeyPaths { path in
+            let key = path.joined(separator: ".")
+            guard names.contains(key) else {
+                throw ObjectGraphError.invalidFetch(
+                    entity: request.entityName,
+                    reason: "the having predicate reads '\(key)', which is not a key of the results; it can read \(names.joined(separator: ", "))")
+            }
+            return [key]
+        }
     }
 
     /// The request's results as IDs, in order, sliced: no object is made (a million IDs for batched results must

@@ -5,15 +5,23 @@
 /// actor only (it is `@MainActor` and not Sendable), with the same run-time checks.
 @MainActor
 public struct MainContext {
-    let state: ContextState
+    private let unchecked: ContextState
+
+    /// The main context's bookkeeping, after the check every context call makes: the compiler proved this runs on
+    /// the main actor, but an unsafe escape (a `nonisolated(unsafe)` copy, an `@unchecked Sendable` box) can still
+    /// carry the facade to another thread, and that must trap as any other call off a context's queue does.
+    var state: ContextState {
+        unchecked.checkExecutor()
+        return unchecked
+    }
 
     init(_ context: ObjectContext) {
         precondition(context.concurrencyType == .mainQueue, "MainContext needs a main-queue context, not '\(context.name)'")
-        state = context.mainActorState
+        unchecked = context.mainActorState
         // The compiler has already proven that this runs on the main actor (this initializer is isolated to it), which
         // is the main context's executor: asking Dispatch again cost a twentieth of a screen's small query. What the
         // check also does, adopting IDs that saves below made permanent, still runs.
-        state.adoptPermanentIDsIfNeeded()
+        unchecked.adoptPermanentIDsIfNeeded()
     }
 
     /// Inserts a new object of a macro entity class.
@@ -59,5 +67,8 @@ public struct MainContext {
     public var hasChanges: Bool { state.hasChanges }
 
     /// Whether `object` belongs to this context.
-    public func owns(_ object: ManagedObject) -> Bool { object.state === state }
+    public func owns(_ object: ManagedObject) -> Bool {
+        let state = state
+        return object.state === state
+    }
 }

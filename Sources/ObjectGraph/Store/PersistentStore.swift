@@ -93,13 +93,22 @@ public protocol PersistentStore: AnyObject, Sendable {
     func count(_ request: StoreFetchRequest) throws -> Int
     /// The destinations of a to-many relationship of the stored object `id`, in order when ordered.
     func relatedIDs(of id: ObjectID, relationship: ModelRelationship) throws -> [ObjectID]
-    /// Reserves `count` primary keys for rows of the inheritance tree rooted at `rootEntity`.
+    /// Reserves `count` primary keys for rows of the inheritance tree rooted at `rootEntity`, for good: no later
+    /// allocation hands them out again (Core Data's `obtainPermanentIDs`).
     func allocatePrimaryKeys(rootEntity: String, count: Int) throws -> [Int64]
+    /// Reserves `count` primary keys for a save about to write them, without writing anything: a failed save must
+    /// leave the store as it was. Keys reserved so are never handed out again in this process.
+    func reservePrimaryKeys(rootEntity: String, count: Int) throws -> [Int64]
     /// Writes a change set in one transaction: all of it, or (on any error) none of it.
     func save(_ changes: ChangeSet) throws -> SaveResult
 }
 
 extension PersistentStore {
+    /// For a store that keeps its sequences in memory, reserving is allocating.
+    public func reservePrimaryKeys(rootEntity: String, count: Int) throws -> [Int64] {
+        try allocatePrimaryKeys(rootEntity: rootEntity, count: count)
+    }
+
     /// Reads the whole result, then hands the rows over: for stores whose rows are in memory anyway.
     public func fetch(_ request: StoreFetchRequest, each body: (Snapshot) throws -> Void) throws {
         for row in try fetch(request) { try body(row) }

@@ -78,16 +78,23 @@ public final class PersistentStoreCoordinator: Sendable {
     }
 
     func obtainPermanentIDs(for ids: [ObjectID]) throws -> [ObjectID: ObjectID] {
-        let mapping = try reservePermanentIDs(for: ids)
+        let mapping = try permanentIDs(for: ids, writing: true)
         remember(PermanentIDMap(mapping))
         return mapping
     }
 
-    /// New primary keys for `ids`, allocated in the store but not recorded: a save that writes them records them.
+    /// New primary keys for `ids`, reserved in memory and not recorded: the save that writes them records them, and
+    /// a failed one leaves the store untouched.
     func reservePermanentIDs(for ids: [ObjectID]) throws -> [ObjectID: ObjectID] {
+        try permanentIDs(for: ids, writing: false)
+    }
+
+    private func permanentIDs(for ids: [ObjectID], writing: Bool) throws -> [ObjectID: ObjectID] {
         var mapping: [ObjectID: ObjectID] = [:]
         for (root, group) in Dictionary(grouping: ids, by: { model.entityIfPresent($0.entityName)?.rootName ?? $0.entityName }) {
-            let keys = try store.allocatePrimaryKeys(rootEntity: root, count: group.count)
+            let keys = writing
+                ? try store.allocatePrimaryKeys(rootEntity: root, count: group.count)
+                : try store.reservePrimaryKeys(rootEntity: root, count: group.count)
             for (id, key) in zip(group, keys) { mapping[id] = ObjectID(entityName: id.entityName, rawKey: key) }
         }
         return mapping

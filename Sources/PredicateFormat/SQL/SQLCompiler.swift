@@ -54,6 +54,11 @@ public struct SQLCompiler {
                 throw .unsupported("the key path \(path.joined(separator: ".")) crosses the to-many relationship '\(key)' of \(owner)")
             }
         }
+        if let text = compilation.textWithNUL {
+            // SQLite's text functions, and GRDB's reading of text, end a string at its first NUL: the comparison
+            // would silently test a shorter string ("a\0b" CONTAINS reads as CONTAINS "a").
+            throw .evaluation("the string constant \(PredicateValue.string(text)) holds a NUL character, which SQLite cannot compare; remove it")
+        }
         return CompiledPredicate(condition: condition, joins: scope.joins, arguments: compilation.arguments, terms: sqlTerms)
     }
 }
@@ -82,7 +87,11 @@ final class Compilation {
         return "t\(aliasCounter)"
     }
 
+    /// The first string constant holding a NUL character, which compiling refuses.
+    var textWithNUL: String?
+
     func bind(_ value: PredicateValue) -> String {
+        if textWithNUL == nil, case .string(let text) = value, text.utf8.contains(0) { textWithNUL = text }
         arguments.append(PredicateSQLValues.databaseValue(value))
         return "?\(firstIndex + arguments.count - 1)"
     }

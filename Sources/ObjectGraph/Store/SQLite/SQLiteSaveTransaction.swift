@@ -63,11 +63,19 @@ struct SQLiteSaveTransaction {
         }
         var mapping = PermanentIDMap.Builder()
         mapping.add(preset)
+        // Keys reserved in memory for a published view are written now: the sequence moves past them in this
+        // transaction, so it commits with the rows or not at all.
+        var presetMaximum: [String: Int64] = [:]
+        for (temporary, permanent) in preset where temporary.isTemporaryID {
+            let root = store.model.entityIfPresent(permanent.entityName)?.rootName ?? permanent.entityName
+            presetMaximum[root] = max(presetMaximum[root] ?? 0, permanent.rawKey)
+        }
+        for (root, maximum) in presetMaximum {
+            try db.execute(
+                sql: "UPDATE \(SQLiteStore.sequenceTable) SET max_key = max(max_key, ?) WHERE entity = ?", arguments: [maximum, root])
+        }
         for (root, positions) in groups {
-            let sequence = SQLiteStore.sequenceTable
-            try db.execute(sql: "UPDATE \(sequence) SET max_key = max_key + ? WHERE entity = ?", arguments: [positions.count, root])
-            let last = try Int64.fetchOne(db, sql: "SELECT max_key FROM \(sequence) WHERE entity = ?", arguments: [root]) ?? 0
-            var next = last - Int64(positions.count) + 1
+            var next = try store.allocate(db, root: root, count: positions.count)[0]
             for position in positions {
                 let id = rows[position].objectID
                 keys[position] = next

@@ -203,6 +203,7 @@ enum SQLiteValueCoding {
         case .data(let v): v.databaseValue
         case .uuid(let v): v.uuidString.databaseValue
         case .url(let v): v.absoluteString.databaseValue
+        case .objectID(let v): v.rawKey.databaseValue
         }
     }
 

@@ -293,13 +293,25 @@ extension SQLiteStore {
         var termIndex = 0
         var items: [String] = []
         var kinds: [(name: String, decode: (DatabaseValue) -> AttributeValue)] = []
-        for property in request.properties {
+        // A to-one relationship's value is its destination's ID: the foreign key, and the destination row's
+        // entity when its tree has several, read by a column after the named ones.
+        var references: [(property: Int, entityColumn: Int?, destination: String)] = []
+        var entityColumns: [String] = []
+        for (index, property) in request.properties.enumerated() {
             var term = "NULL"
             var attributeType: AttributeType?
             if !property.keyPath.isEmpty {
                 term = terms[termIndex]
                 termIndex += 1
                 attributeType = model.attribute(at: property.keyPath, from: entity)?.type
+                if property.function == nil, let destination = model.toOneDestination(at: property.keyPath, from: entity) {
+                    var entityColumn: Int?
+                    if destination.selfAndDescendantNames.count > 1 {
+                        entityColumn = request.properties.count + entityColumns.count
+                        entityColumns.append("(SELECT d._entity FROM \(sqlQuoted(destination.rootName)) AS d WHERE d.id = \(term))")
+                    }
+                    references.append((index, entityColumn, destination.name))
+                }
             }
             let expression: String
             let type: AttributeType?
@@ -315,6 +327,7 @@ extension SQLiteStore {
             kinds.append((property.name, { value in type.map { SQLiteValueCoding.decode(value, as: $0) } ?? SQLiteValueCoding.decodeUntyped(value) }))
         }
         let groupTerms = Array(terms[termIndex...])
+        items += entityColumns.enumerated().map { "\($1) AS \(sqlQuoted("entity of reference \($0)"))" }
         var sql = baseSQL.replacingOccurrences(of: "__COLUMNS__", with: (request.distinct ? "DISTINCT " : "") + items.joined(separator: ", "))
         if !groupTerms.isEmpty { sql += " GROUP BY " + groupTerms.joined(separator: ", ") }
         var arguments = baseArguments
@@ -334,7 +347,11 @@ extension SQLiteStore {
         sql = "SELECT * FROM (\(sql)) AS t0 WHERE \(outer.isEmpty ? "1" : outer.joined(separator: " AND "))"
         let names = Set(request.properties.map(\.name))
         let order = request.fetch.sortKeys.filter { names.contains($0.keyPathText) }
-            .map { "t0.\(sqlQuoted($0.keyPathText)) \($0.ascending ? "ASC" : "DESC")" }
+            .map { key in
+                let column = "t0.\(sqlQuoted(key.keyPathText))"
+                let value = key.foldOptions.isEmpty ? column : "og_fold(\(column), \(key.foldOptions.rawValue))"
+                return "\(value) \(key.ascending ? "ASC" : "DESC")"
+            }
         if let missing = request.fetch.sortKeys.first(where: { !names.contains($0.keyPathText) }) {
             throw ObjectGraphError.invalidFetch(entity: entity.name, reason: "dictionary results sort by their own keys; '\(missing.keyPathText)' is not one")
         }
@@ -349,6 +366,12 @@ extension SQLiteStore {
             while let row = try cursor.next() {
                 var dictionary: [String: AttributeValue] = [:]
                 for (index, kind) in kinds.enumerated() { dictionary[kind.name] = kind.decode(row[index]) }
+                for reference in references {
+                    let name = kinds[reference.property].name
+                    guard case .int(let key) = dictionary[name] else { continue }
+                    let entityName = reference.entityColumn.flatMap { String.fromDatabaseValue(row[$0]) } ?? reference.destination
+                    dictionary[name] = .objectID(ObjectID(entityName: entityName, rawKey: key))
+                }
                 result.append(dictionary)
             }
             return result
@@ -425,6 +448,17 @@ struct ResultSchema: SQLSchema {
 }
 
 extension Model {
+    /// The destination of the to-one relationship a key path ends at, walking to-one relationships from `entity`.
+    func toOneDestination(at keyPath: [String], from entity: ModelEntity) -> ModelEntity? {
+        var current = entity
+        for key in keyPath {
+            guard let relationship = current.relationship(named: key), !relationship.isToMany,
+                  let next = entityIfPresent(relationship.destinationEntityName) else { return nil }
+            current = next
+        }
+        return keyPath.isEmpty ? nil : current
+    }
+
     /// The attribute a key path ends at, walking to-one relationships from `entity`.
     func attribute(at keyPath: [String], from entity: ModelEntity) -> AttributeDescription? {
         var current = entity

@@ -32,8 +32,22 @@ public final class SQLiteStore: PersistentStore {
 
     static let metadataTable = "objectgraph_metadata"
     static let sequenceTable = "objectgraph_sequence"
+    /// The layout of tables and metadata this code writes and reads; a store of a later format is refused untouched.
+    static let formatVersion = 1
+
+    /// The file the store opened: a save fails, rather than writing into an unlinked file, once the path names
+    /// another file or none (see ``FileIdentity``).
+    let fileIdentity: FileIdentity?
+    /// Per root entity, the highest key a published save reserved in memory and has not written yet (see
+    /// ``reservePrimaryKeys(rootEntity:count:)``).
+    private let reservedKeys = Mutex<[String: Int64]>([:])
 
     /// Opens the store at `url`, creating it (and its schema) when the file does not exist or is empty.
+    ///
+    /// Anything else at `url` is checked through a read-only connection before the store writes a byte: a damaged
+    /// file, a database of another program, a store of another model or of a newer format is refused with
+    /// ``ObjectGraphError/storeUnavailable(path:reason:)`` or ``ObjectGraphError/modelMismatch(path:storeHash:modelHash:)``
+    /// and left exactly as it was.
     public init(url: URL, model: Model) throws {
         let path = url.path
         location = path
@@ -50,9 +64,11 @@ public final class SQLiteStore: PersistentStore {
         configuration.label = "ObjectGraph.SQLiteStore"
         configuration.prepareDatabase { db in PredicateSQLFunctions.register(in: db) }
         do {
+            _ = try StoreFileCheck.inspect(path: path, model: model)
             pool = try DatabasePool(path: path, configuration: configuration)
             identifier = try pool.write { db in try Self.prepareSchema(db, model: model, tables: tables, path: path) }
             statementReaders = try StatementReaders(path: path)
+            fileIdentity = FileIdentity(path: path)
         } catch let error as ObjectGraphError {
             throw error
         } catch let error as DatabaseError {
@@ -89,7 +105,7 @@ public final class SQLiteStore: PersistentStore {
         try db.execute(sql: "CREATE TABLE \(metadataTable) (key TEXT PRIMARY KEY, value NOT NULL)")
         try db.execute(sql: "CREATE TABLE \(sequenceTable) (entity TEXT PRIMARY KEY, max_key INTEGER NOT NULL)")
         let metadata: [(String, DatabaseValueConvertible)] = [
-            ("model_hash", model.versionHash), ("store_identifier", identifier), ("format_version", 1),
+            ("model_hash", model.versionHash), ("store_identifier", identifier), ("format_version", formatVersion),
             ("model", String(decoding: model.canonicalJSON(), as: UTF8.self)),
         ]
         for (key, value) in metadata {
@@ -124,22 +140,62 @@ public final class SQLiteStore: PersistentStore {
         }
     }
 
+    /// The whole store is in the `.sqlite` file once the store is gone: the WAL is copied back (a checkpoint) and
+    /// emptied, so a user copying the file alone copies everything.
+    deinit {
+        try? pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+    }
+
     // MARK: Writing
 
     public func allocatePrimaryKeys(rootEntity: String, count: Int) throws -> [Int64] {
-        try writeStore { db in try Self.allocate(db, root: rootEntity, count: count) }
+        try writeStore { db in try allocate(db, root: rootEntity, count: count) }
     }
 
-    private static func allocate(_ db: Database, root: String, count: Int) throws -> [Int64] {
+    /// Takes `count` keys of the tree's sequence in `db`'s transaction, past any key a published save reserved.
+    ///
+    /// The reservations' lock is held throughout, and the keys taken are recorded as reserved too: a reservation
+    /// reads the sequence as committed, which an allocation under way has not changed yet.
+    func allocate(_ db: Database, root: String, count: Int) throws -> [Int64] {
         guard count > 0 else { return [] }
-        try db.execute(sql: "UPDATE \(sequenceTable) SET max_key = max_key + ? WHERE entity = ?", arguments: [count, root])
-        let last = try Int64.fetchOne(db, sql: "SELECT max_key FROM \(sequenceTable) WHERE entity = ?", arguments: [root]) ?? Int64(count)
+        let last = try reservedKeys.withLock { reserved in
+            try db.execute(
+                sql: "UPDATE \(Self.sequenceTable) SET max_key = max(max_key, ?) + ? WHERE entity = ?",
+                arguments: [reserved[root] ?? 0, count, root])
+            let last = try Int64.fetchOne(db, sql: "SELECT max_key FROM \(Self.sequenceTable) WHERE entity = ?", arguments: [root]) ?? Int64(count)
+            reserved[root] = last
+            return last
+        }
         return Array((last - Int64(count) + 1)...last)
+    }
+
+    /// Keys a root's save will write its inserts with, reserved in memory only: a published view names rows by the
+    /// keys the store will hold, and a save that then fails must have written nothing. The save that writes them
+    /// moves the sequence past them; a failed one leaves a gap in this process's keys, and nothing in the file.
+    public func reservePrimaryKeys(rootEntity: String, count: Int) throws -> [Int64] {
+        guard count > 0 else { return [] }
+        let stored = try readStore(singleStatement: true) { db in
+            try Int64.fetchOne(db, sql: "SELECT max_key FROM \(Self.sequenceTable) WHERE entity = ?", arguments: [rootEntity]) ?? 0
+        }
+        let first = reservedKeys.withLock { reserved in
+            let first = max(stored, reserved[rootEntity] ?? 0) + 1
+            reserved[rootEntity] = first + Int64(count) - 1
+            return first
+        }
+        return Array(first..<first + Int64(count))
     }
 
     private func writeStore<T>(_ body: (Database) throws -> T) throws -> T {
         do {
-            return try pool.write(body)
+            return try pool.write { db in
+                let result = try body(db)
+                // Last, so that nothing commits into a file the path no longer names (deleted, or replaced by a copy).
+                if let fileIdentity, FileIdentity(path: location) != fileIdentity {
+                    throw ObjectGraphError.storeWriteFailed(
+                        path: location, reason: "the store file was deleted or replaced since the store opened it; open the store again")
+                }
+                return result
+            }
         } catch let error as ObjectGraphError {
             throw error
         } catch let error as DatabaseError {
