@@ -25,7 +25,9 @@ public struct FetchRequest: Sendable {
     public var fetchBatchSize = 0
     /// Whether objects of sub-entities count (default true).
     public var includesSubentities = true
-    /// Whether this context's unsaved inserts, updates and deletes count (default true).
+    /// Whether this context's unsaved inserts, updates and deletes count (default true), for object, ID and count
+    /// fetches. Dictionary results (``propertiesToFetch``) always read what is saved, as in Core Data: their
+    /// aggregates are computed by the store, so save first to count unsaved changes in them.
     public var includesPendingChanges = true
     /// Whether objects come back as faults that load on first access. The default is false: objects come back
     /// filled, since there is no shared row cache to make faults cheap (a deliberate difference from Core Data).
@@ -33,11 +35,14 @@ public struct FetchRequest: Sendable {
     /// Relationship key paths (`"author"`, `"tags"`, `"author.agent"`) whose objects load with the fetch, in one
     /// store read per relationship, so reading them later costs no round trip.
     public var relationshipKeyPathsForPrefetching: [String] = []
-    /// For dictionary results: the properties and aggregates each result holds.
+    /// For dictionary results: the properties and aggregates each result holds. They read what is saved, whatever
+    /// ``includesPendingChanges`` says; a to-one relationship's value is its object's ID
+    /// (``AttributeValue/objectID(_:)``).
     public var propertiesToFetch: [FetchProperty] = []
     /// For dictionary results: key paths whose values form the groups.
     public var propertiesToGroupBy: [String] = []
-    /// For dictionary results: a condition on the result's keys, after grouping.
+    /// For dictionary results: a condition on the result's keys, after grouping. A key path names a result key by
+    /// its whole text (`author.name BEGINSWITH 'a'` reads the key `"author.name"`); any other key is an error.
     public var havingPredicate: FormatPredicate?
     /// For dictionary results: whether equal results appear once.
     public var returnsDistinctResults = false
