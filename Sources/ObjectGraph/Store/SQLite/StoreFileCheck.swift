@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+import GRDBSQLite
 
 /// What a file at a store's path holds, found before anything opens it for writing.
 ///
@@ -29,41 +29,47 @@ enum StoreFileCheck {
             throw ObjectGraphError.storeUnavailable(path: path, reason: "the file cannot be read")
         }
         let start = (try? handle.read(upToCount: 100)) ?? Data()
+        let size = (try? handle.seekToEnd()) ?? 0
         try? handle.close()
         guard start.count == 100, Array(start.prefix(header.count)) == header else {
             throw ObjectGraphError.storeUnavailable(
                 path: path, reason: "the file is not an SQLite database (it is \(start.count < 100 ? "shorter than SQLite's header" : "missing SQLite's header")): it is damaged, truncated or another kind of file, and was left as it was")
         }
-        var configuration = Configuration()
-        configuration.readonly = true
-        configuration.label = "ObjectGraph.SQLiteStore.check"
-        do {
-            let queue = try DatabaseQueue(path: path, configuration: configuration)
-            defer { try? queue.close() }
-            return try queue.read { db in try verdict(db, path: path, model: model) }
-        } catch let error as ObjectGraphError {
-            throw error
-        } catch let error as DatabaseError {
+        // SQLite reads missing pages of a cut file as empty ones; its header says how long the file must be.
+        let bytes = [UInt8](start)
+        let rawPageSize = Int(bytes[16]) << 8 | Int(bytes[17])
+        let pageSize = rawPageSize == 1 ? 65_536 : rawPageSize
+        let pageCount = bytes[28..<32].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let headerIsCurrent = bytes[24..<28] == bytes[92..<96]
+        guard pageSize >= 512, size % UInt64(pageSize) == 0, !headerIsCurrent || size >= pageCount * UInt64(pageSize) else {
             throw ObjectGraphError.storeUnavailable(
-                path: path, reason: "SQLite cannot read it (\(error.message ?? "\(error)")); it is damaged or not a database, and was left as it was")
+                path: path, reason: "the file is \(size) bytes, not the whole pages of \(pageSize) bytes its header promises: it is truncated or damaged, and was left as it was")
+        }
+        let connection = try ReadOnlyConnection(path: path)
+        do {
+            return try verdict(connection, path: path, model: model)
+        } catch let error as ReadOnlyConnection.Failure {
+            throw ObjectGraphError.storeUnavailable(
+                path: path, reason: "SQLite cannot read it (\(error.message)); it is damaged or not a database, and was left as it was")
         }
     }
 
-    private static func verdict(_ db: Database, path: String, model: Model) throws -> Verdict {
-        let objects = try Row.fetchAll(db, sql: "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")
-        guard objects.contains(where: { $0["type"] == "table" && $0["name"] == SQLiteStore.metadataTable }) else {
-            let userVersion = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
-            let applicationID = try Int.fetchOne(db, sql: "PRAGMA application_id") ?? 0
-            if objects.isEmpty && userVersion == 0 && applicationID == 0 { return .create }
-            var holds = objects.map { "\($0["type"] as String) \($0["name"] as String)" }
-            if userVersion != 0 { holds.append("user_version \(userVersion)") }
-            if applicationID != 0 { holds.append("application_id \(applicationID)") }
+    private static func verdict(_ db: ReadOnlyConnection, path: String, model: Model) throws -> Verdict {
+        let objects = try db.rows("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'").map { ($0[0] ?? "", $0[1] ?? "") }
+        guard objects.contains(where: { $0 == ("table", SQLiteStore.metadataTable) }) else {
+            let userVersion = try db.rows("PRAGMA user_version").first?[0] ?? "0"
+            let applicationID = try db.rows("PRAGMA application_id").first?[0] ?? "0"
+            if objects.isEmpty && userVersion == "0" && applicationID == "0" { return .create }
+            var holds = objects.map { "\($0.0) \($0.1)" }
+            if userVersion != "0" { holds.append("user_version \(userVersion)") }
+            if applicationID != "0" { holds.append("application_id \(applicationID)") }
             throw ObjectGraphError.storeUnavailable(
                 path: path, reason: "it is an SQLite database but not an ObjectGraph store (it holds \(holds.joined(separator: ", ")) and no \(SQLiteStore.metadataTable)); it was left as it was")
         }
-        let metadata = try [String: String](
-            try Row.fetchAll(db, sql: "SELECT key, CAST(value AS TEXT) AS value FROM \(SQLiteStore.metadataTable)").map { ($0["key"], $0["value"]) },
-            uniquingKeysWith: { first, _ in first })
+        var metadata: [String: String] = [:]
+        for row in try db.rows("SELECT key, CAST(value AS TEXT) FROM \(SQLiteStore.metadataTable)") {
+            if let key = row[0], let value = row[1] { metadata[key] = value }
+        }
         if let format = metadata["format_version"].flatMap(Int.init), format > SQLiteStore.formatVersion {
             throw ObjectGraphError.storeUnavailable(
                 path: path, reason: "it was written in store format \(format) by a newer ObjectGraph; this one reads format \(SQLiteStore.formatVersion) and left the file as it was")
@@ -75,7 +81,7 @@ enum StoreFileCheck {
         guard metadata["store_identifier"] != nil else {
             throw ObjectGraphError.storeUnavailable(path: path, reason: "its metadata table has no store identifier")
         }
-        let problems = try String.fetchAll(db, sql: "PRAGMA quick_check")
+        let problems = try db.rows("PRAGMA quick_check").map { $0[0] ?? "" }
         guard problems == ["ok"] else {
             throw ObjectGraphError.storeUnavailable(
                 path: path, reason: "SQLite's quick check found it damaged (\(problems.prefix(3).joined(separator: "; "))); it was left as it was")
