@@ -17,11 +17,9 @@ public struct MainContext {
 
     init(_ context: ObjectContext) {
         precondition(context.concurrencyType == .mainQueue, "MainContext needs a main-queue context, not '\(context.name)'")
+        // Each call checks its thread and adopts IDs that saves below made permanent (``state``); the check on the
+        // main thread is one load (the main thread's ID, remembered), not a question to Dispatch.
         unchecked = context.mainActorState
-        // The compiler has already proven that this runs on the main actor (this initializer is isolated to it), which
-        // is the main context's executor: asking Dispatch again cost a twentieth of a screen's small query. What the
-        // check also does, adopting IDs that saves below made permanent, still runs.
-        unchecked.adoptPermanentIDsIfNeeded()
     }
 
     /// Inserts a new object of a macro entity class.
