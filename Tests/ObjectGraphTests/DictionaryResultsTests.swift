@@ -7,15 +7,21 @@ import Testing
 /// grouped key path by its whole name (or fails with the same error everywhere), and a to-one relationship comes back
 /// as its object's ID.
 @Suite struct DictionaryResultsTests {
+    /// Each author's name and how many books they wrote.
+    static func booksPerAuthor() -> FetchRequest {
+        var request = FetchRequest(entityName: "Book")
+        request.propertiesToFetch = [.attribute("author.name"), .aggregate("books", .count)]
+        request.propertiesToGroupBy = ["author.name"]
+        return request
+    }
+
     @Test(arguments: StoreKind.allCases)
     func aCaseInsensitiveSortKeyFoldsCaseInDictionaryResults(_ kind: StoreKind) async throws {
         let folder = try TemporaryFolder()
         let context = ObjectContext(coordinator: try kind.coordinator(try Fixtures.model(), folder))
         try await context.perform { ctx in
             try seedLibrary(ctx)
-            var request = FetchRequest(entityName: "Book")
-            request.propertiesToFetch = [.attribute("author.name"), .aggregate("books", .count)]
-            request.propertiesToGroupBy = ["author.name"]
+            var request = Self.booksPerAuthor()
             request.sortKeys = [SortKey("author.name", comparison: .caseInsensitive)]
             // Binary order would put "Bruno" before "anna"; folded, only case goes ("é" still sorts after "z").
             #expect(try ctx.fetchDictionaries(request).map { $0["author.name"] } == [.string("anna"), .string("Bruno"), .string("zoë"), .string("Émile")])
@@ -30,9 +36,7 @@ import Testing
         let context = ObjectContext(coordinator: try kind.coordinator(try Fixtures.model(), folder))
         try await context.perform { ctx in
             try seedLibrary(ctx)
-            var request = FetchRequest(entityName: "Book")
-            request.propertiesToFetch = [.attribute("author.name"), .aggregate("books", .count)]
-            request.propertiesToGroupBy = ["author.name"]
+            var request = Self.booksPerAuthor()
             request.sortKeys = [SortKey("author.name")]
             request.havingPredicate = try FormatPredicate("author.name BEGINSWITH[c] 'ANN' OR books > 1")
             #expect(try ctx.fetchDictionaries(request) == [
