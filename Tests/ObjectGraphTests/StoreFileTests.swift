@@ -177,6 +177,14 @@ import Testing
         #expect(try await context.perform { ctx in try ctx.count(for: FetchRequest(entityName: "Tag")) } == 2_000)
     }
 
+    /// Saves a book with the one ISBN these tests use, which the uniqueness constraint lets one book have.
+    static func insertBook(_ ctx: isolated ObjectContext, _ title: String) throws {
+        let book = try ctx.insert("Book")
+        try book.setValue(title, forKey: "title")
+        try book.setValue("123-4567", forKey: "isbn")
+        try ctx.save()
+    }
+
     /// A root save with a child reading through it reserves its keys before writing; when the write fails, the
     /// file holds nothing of it, the sequence included.
     @Test func aFailedRootSaveWithAChildAttachedWritesNothing() async throws {
@@ -184,20 +192,10 @@ import Testing
         let coordinator = try PersistentStoreCoordinator(model: try Fixtures.model(), storeURL: folder.storeURL)
         let root = ObjectContext(coordinator: coordinator, name: "writer")
         let child = ObjectContext(parent: root, name: "main")
-        try await root.perform { ctx in
-            let book = try ctx.insert("Book")
-            try book.setValue("Taken", forKey: "title")
-            try book.setValue("123-4567", forKey: "isbn")
-            try ctx.save()
-        }
+        try await root.perform { ctx in try Self.insertBook(ctx, "Taken") }
         // The child reads through the root, so the root publishes its writes.
         _ = try await child.perform { ctx in try ctx.count(for: FetchRequest(entityName: "Book")) }
-        try await child.perform { ctx in
-            let book = try ctx.insert("Book")
-            try book.setValue("Copy", forKey: "title")
-            try book.setValue("123-4567", forKey: "isbn")
-            try ctx.save()
-        }
+        try await child.perform { ctx in try Self.insertBook(ctx, "Copy") }
         _ = try await child.perform { ctx in try ctx.count(for: FetchRequest(entityName: "Book")) }
         let store = try #require(coordinator.store as? SQLiteStore)
         let sequence = { try store.pool.read { try Row.fetchAll($0, sql: "SELECT * FROM objectgraph_sequence ORDER BY entity") } }

@@ -65,8 +65,5 @@ public struct MainContext {
     public var hasChanges: Bool { state.hasChanges }
 
     /// Whether `object` belongs to this context.
-    public func owns(_ object: ManagedObject) -> Bool {
-        let state = state
-        return object.state === state
-    }
+    public func owns(_ object: ManagedObject) -> Bool { object.state === state }
 }

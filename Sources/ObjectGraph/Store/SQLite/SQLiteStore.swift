@@ -64,7 +64,7 @@ public final class SQLiteStore: PersistentStore {
         configuration.label = "ObjectGraph.SQLiteStore"
         configuration.prepareDatabase { db in PredicateSQLFunctions.register(in: db) }
         do {
-            _ = try StoreFileCheck.inspect(path: path, model: model)
+            try StoreFileCheck.inspect(path: path, model: model)
             pool = try DatabasePool(path: path, configuration: configuration)
             identifier = try pool.write { db in try Self.prepareSchema(db, model: model, tables: tables, path: path) }
             statementReaders = try StatementReaders(path: path)

@@ -9,22 +9,16 @@ import GRDBSQLite
 /// new store, and so does an SQLite database holding nothing at all (no schema, no user version or application
 /// ID): what a creation cut short by a crash leaves.
 enum StoreFileCheck {
-    enum Verdict: Equatable {
-        /// Nothing worth keeping is there: the store is created.
-        case create
-        /// This model's store, whole as far as SQLite's quick check can tell.
-        case open
-    }
-
     /// SQLite's header, the first sixteen bytes of every database file.
     private static let header = Array("SQLite format 3\u{0}".utf8)
 
-    static func inspect(path: String, model: Model) throws -> Verdict {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return .create }
+    /// Returns when the store may be opened or created at `path`; throws, having written nothing, when it may not.
+    static func inspect(path: String, model: Model) throws {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return }
         if attributes[.type] as? FileAttributeType == .typeDirectory {
             throw ObjectGraphError.storeUnavailable(path: path, reason: "it is a folder, not a file")
         }
-        guard (attributes[.size] as? NSNumber)?.intValue ?? 0 > 0 else { return .create }
+        guard (attributes[.size] as? NSNumber)?.intValue ?? 0 > 0 else { return }
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw ObjectGraphError.storeUnavailable(path: path, reason: "the file cannot be read")
         }
@@ -47,19 +41,20 @@ enum StoreFileCheck {
         }
         let connection = try ReadOnlyConnection(path: path)
         do {
-            return try verdict(connection, path: path, model: model)
+            try check(connection, path: path, model: model)
         } catch let error as ReadOnlyConnection.Failure {
             throw ObjectGraphError.storeUnavailable(
                 path: path, reason: "SQLite cannot read it (\(error.message)); it is damaged or not a database, and was left as it was")
         }
     }
 
-    private static func verdict(_ db: ReadOnlyConnection, path: String, model: Model) throws -> Verdict {
+    /// An empty database passes, and so does this model's store when SQLite's quick check finds it whole.
+    private static func check(_ db: ReadOnlyConnection, path: String, model: Model) throws {
         let objects = try db.rows("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'").map { ($0[0] ?? "", $0[1] ?? "") }
         guard objects.contains(where: { $0 == ("table", SQLiteStore.metadataTable) }) else {
             let userVersion = try db.rows("PRAGMA user_version").first?[0] ?? "0"
             let applicationID = try db.rows("PRAGMA application_id").first?[0] ?? "0"
-            if objects.isEmpty && userVersion == "0" && applicationID == "0" { return .create }
+            if objects.isEmpty && userVersion == "0" && applicationID == "0" { return }
             var holds = objects.map { "\($0.0) \($0.1)" }
             if userVersion != "0" { holds.append("user_version \(userVersion)") }
             if applicationID != "0" { holds.append("application_id \(applicationID)") }
@@ -86,6 +81,5 @@ enum StoreFileCheck {
             throw ObjectGraphError.storeUnavailable(
                 path: path, reason: "SQLite's quick check found it damaged (\(problems.prefix(3).joined(separator: "; "))); it was left as it was")
         }
-        return .open
     }
 }
