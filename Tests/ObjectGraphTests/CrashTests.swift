@@ -76,7 +76,7 @@ import Testing
     @Test(arguments: Mode.allCases)
     func aProcessKilledWhileSavingLeavesEveryAcknowledgedSaveWholeAndNoPartOfAnother(_ mode: Mode) async throws {
         let folder = try TemporaryFolder()
-        FileManager.default.createFile(atPath: folder.url.appendingPathComponent("acknowledged").path, contents: Data())
+        #expect(FileManager.default.createFile(atPath: folder.url.appendingPathComponent("acknowledged").path, contents: Data()))
         setenv(Self.environmentKey, folder.url.path, 1)
         setenv(Self.modeKey, mode.rawValue, 1)
         for _ in 0..<Self.kills {
@@ -99,7 +99,7 @@ import Testing
         let store = try #require(coordinator.store as? SQLiteStore)
         #expect(try await store.pool.read { try String.fetchAll($0, sql: "PRAGMA integrity_check") } == ["ok"])
         let counts = try await store.pool.read { db in
-            try [Int: Int](try Row.fetchAll(db, sql: "SELECT save, COUNT(*) AS n FROM Entry GROUP BY save").map { ($0["save"], $0["n"]) },
+            [Int: Int](try Row.fetchAll(db, sql: "SELECT save, COUNT(*) AS n FROM Entry GROUP BY save").map { ($0["save"], $0["n"]) },
                            uniquingKeysWith: +)
         }
         // A run's save in flight at the kill may have committed before its acknowledgement was logged; no other.

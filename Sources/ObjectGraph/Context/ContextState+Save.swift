@@ -482,6 +482,9 @@ extension ContextState {
     func rollback() {
         // Children's pushed changes go too; objects showing them reload from below.
         if !layers.isEmpty {
+            // Objects whose insert only a discarded layer holds are gone, as this context's own inserts are.
+            let layerInserts = Set(layers.flatMap { $0.inserted.map(\.objectID) })
+            for object in registered.objects.filter({ layerInserts.contains($0.objectID) }) { detach(object, reason: .insertRolledBack) }
             for object in registered.objects where !object.isFaultStorage && layers.contains(where: { $0.index.rows[object.objectID] != nil }) {
                 materializedCount.add(-1)
                 object.isFaultStorage = true

@@ -123,34 +123,40 @@ extension ContextState {
         let incoming = incoming.map { renamedToCurrentIDs($0, reindex: true) }
         for layer in incoming {
             layers.append(layer)
-            guard !layer.index.rows.isEmpty || !layer.index.deleted.isEmpty || !layer.index.toMany.isEmpty else { continue }
-            for object in registered.objects {
-                let id = object.objectID
-                if layer.index.deleted[id] != nil {
-                    if !object.isDeleted {
-                        object.isDeleted = true
-                        deleted[id] = object
-                    }
-                    continue
-                }
-                guard !object.isFaultStorage else { continue }
-                var changed = false
-                if let snapshot = layer.snapshot(for: id) {
-                    object.values = snapshot.values
-                    object.toOne = snapshot.toOne
-                    changed = true
-                }
-                if let lists = layer.index.toMany[id] {
-                    for (name, contents) in lists {
-                        if let index = object.entity.relationshipIndex[name] { object.toMany[index] = RelatedIDs(contents) }
-                    }
-                    changed = true
-                }
-                if changed { markUpdated(object) }
-            }
+            show(layer) { _ in true }
         }
         republishView()
         notifications.post(.objectsDidChange, ContextChanges(layers: incoming), from: self, childSaveArrival: true)
+    }
+
+    /// Shows `layer`'s rows in the registered objects `accepts` lets it change: their values become the layer's,
+    /// and they count as updated (or deleted) here.
+    func show(_ layer: ChangeSet, accepts: (ManagedObject) -> Bool) {
+        guard !layer.index.rows.isEmpty || !layer.index.deleted.isEmpty || !layer.index.toMany.isEmpty else { return }
+        for object in registered.objects where accepts(object) {
+            let id = object.objectID
+            if layer.index.deleted[id] != nil {
+                if !object.isDeleted {
+                    object.isDeleted = true
+                    deleted[id] = object
+                }
+                continue
+            }
+            guard !object.isFaultStorage else { continue }
+            var changed = false
+            if let snapshot = layer.snapshot(for: id) {
+                object.values = snapshot.values
+                object.toOne = snapshot.toOne
+                changed = true
+            }
+            if let lists = layer.index.toMany[id] {
+                for (name, contents) in lists {
+                    if let index = object.entity.relationshipIndex[name] { object.toMany[index] = RelatedIDs(contents) }
+                }
+                changed = true
+            }
+            if changed { markUpdated(object) }
+        }
     }
 
     // MARK: Serving children

@@ -37,10 +37,11 @@ public actor ObjectContext {
     nonisolated let executor: ContextExecutor
     nonisolated let hub: NotificationHub
     let state: ContextState
-    // nonisolated(unsafe): the same bookkeeping, for `MainContext` and `deinit` only. Sound because `MainContext` is
-    // @MainActor and exists only for main-queue contexts, whose executor is the main actor's; every use runs on that
-    // one thread, and ContextState.checkExecutor() traps otherwise. `deinit` uses it only where nothing else can
-    // run on the context's executor (see there).
+    // nonisolated(unsafe): the same bookkeeping, for `MainContext`, `deinit` and an initializer only. Sound because
+    // `MainContext` is @MainActor and exists only for main-queue contexts, whose executor is the main actor's; every
+    // use runs on that one thread, and ContextState.checkExecutor() traps otherwise. `deinit` uses it only where
+    // nothing else can run on the context's executor (see there), the initializer before the context exists for
+    // anyone else.
     nonisolated(unsafe) let mainActorState: ContextState
     /// The save this (root) context is writing, readable by its children from any thread.
     nonisolated let inFlight: InFlightBoard
@@ -55,6 +56,13 @@ public actor ObjectContext {
     /// the parent only; nothing reaches disk until the root context saves.
     public init(parent: ObjectContext, concurrencyType: ConcurrencyType = .privateQueue, name: String? = nil) {
         self.init(coordinator: parent.coordinator, parent: parent, concurrencyType: concurrencyType, name: name)
+    }
+
+    /// A context whose merge policy is set before anyone can use it (the stack's contexts): setting it through
+    /// ``mergePolicy`` needs the context's queue, and a call that reached the queue first would save without it.
+    init(coordinator: PersistentStoreCoordinator, parent: ObjectContext?, concurrencyType: ConcurrencyType = .privateQueue, name: String?, mergePolicy: MergePolicy) {
+        self.init(coordinator: coordinator, parent: parent, concurrencyType: concurrencyType, name: name)
+        mainActorState.mergePolicy = mergePolicy
     }
 
     private init(coordinator: PersistentStoreCoordinator, parent: ObjectContext?, concurrencyType: ConcurrencyType, name: String?) {

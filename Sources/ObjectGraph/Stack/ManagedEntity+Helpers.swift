@@ -125,6 +125,11 @@ extension DataStack {
 
     @MainActor
     func filter<T: ManagedEntity>(_ request: FetchRequest, as type: T.Type) async throws -> [T] {
+        // A nested worker reads through main and sees its unsaved changes; a sibling worker reads only the store.
+        // While main has unsaved changes, the siblings layout asks main itself: the same results in both layouts.
+        if layout == .siblings, onMain({ $0.hasChanges }) {
+            return try onMain { ctx in try ctx.fetch(request, as: T.self) }
+        }
         let ids = try await newContext(name: "filter").perform { ctx in try ctx.fetchObjectIDs(request) }
         return try onMain { ctx in try ctx.state.materialize(ids).compactMap { $0 as? T } }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import PredicateFormat
 import Synchronization
 
@@ -12,6 +13,11 @@ import Synchronization
 public final class SQLiteStore: PersistentStore {
     public let identifier: String
     public let location: String
+    /// How long a write waits for a lock another connection or process holds, by default: long enough for any
+    /// ordinary save elsewhere, short enough that a stuck one is reported.
+    public static let defaultBusyTimeout: TimeInterval = 10
+    /// How long this store's writes wait for a lock held elsewhere.
+    public let busyTimeout: TimeInterval
     let model: Model
     let pool: DatabasePool
     /// Connections for single-statement reads (see ``StatementReaders``).
@@ -48,9 +54,13 @@ public final class SQLiteStore: PersistentStore {
     /// file, a database of another program, a store of another model or of a newer format is refused with
     /// ``ObjectGraphError/storeUnavailable(path:reason:)`` or ``ObjectGraphError/modelMismatch(path:storeHash:modelHash:)``
     /// and left exactly as it was.
-    public init(url: URL, model: Model) throws {
+    ///
+    /// A write that finds the file locked by another connection or process waits up to `busyTimeout` seconds for
+    /// it, then fails with ``ObjectGraphError/storeWriteFailed(path:reason:)``, writing nothing.
+    public init(url: URL, model: Model, busyTimeout: TimeInterval = SQLiteStore.defaultBusyTimeout) throws {
         let path = url.path
         location = path
+        self.busyTimeout = busyTimeout
         self.model = model
         let folder = url.deletingLastPathComponent().path
         var isDirectory: ObjCBool = false
@@ -61,13 +71,17 @@ public final class SQLiteStore: PersistentStore {
         self.tables = tables
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
+        configuration.busyMode = .timeout(busyTimeout)
         configuration.label = "ObjectGraph.SQLiteStore"
         configuration.prepareDatabase { db in PredicateSQLFunctions.register(in: db) }
         do {
             try StoreFileCheck.inspect(path: path, model: model)
             pool = try DatabasePool(path: path, configuration: configuration)
-            identifier = try pool.write { db in try Self.prepareSchema(db, model: model, tables: tables, path: path) }
-            statementReaders = try StatementReaders(path: path)
+            // An existing store is only read: another process saving meanwhile holds the write lock, and opening
+            // must not wait for it.
+            identifier = try pool.read { db in try Self.storedIdentifier(db, model: model, path: path) }
+                ?? pool.write { db in try Self.prepareSchema(db, model: model, tables: tables, path: path) }
+            statementReaders = try StatementReaders(path: path, busyTimeout: busyTimeout)
             fileIdentity = FileIdentity(path: path)
         } catch let error as ObjectGraphError {
             throw error
@@ -85,17 +99,21 @@ public final class SQLiteStore: PersistentStore {
         }
     }
 
-    private static func prepareSchema(_ db: Database, model: Model, tables: NameTable<TableLayout>, path: String) throws -> String {
-        if try db.tableExists(metadataTable) {
-            let stored = try String.fetchOne(db, sql: "SELECT value FROM \(metadataTable) WHERE key = 'model_hash'") ?? "none"
-            guard stored == model.versionHash else {
-                throw ObjectGraphError.modelMismatch(path: path, storeHash: stored, modelHash: model.versionHash)
-            }
-            guard let identifier = try String.fetchOne(db, sql: "SELECT value FROM \(metadataTable) WHERE key = 'store_identifier'") else {
-                throw ObjectGraphError.storeUnavailable(path: path, reason: "its metadata table has no store identifier")
-            }
-            return identifier
+    /// The identifier of the store in `db`, after checking it was made with `model`; nil when `db` is no store yet.
+    private static func storedIdentifier(_ db: Database, model: Model, path: String) throws -> String? {
+        guard try db.tableExists(metadataTable) else { return nil }
+        let stored = try String.fetchOne(db, sql: "SELECT value FROM \(metadataTable) WHERE key = 'model_hash'") ?? "none"
+        guard stored == model.versionHash else {
+            throw ObjectGraphError.modelMismatch(path: path, storeHash: stored, modelHash: model.versionHash)
         }
+        guard let identifier = try String.fetchOne(db, sql: "SELECT value FROM \(metadataTable) WHERE key = 'store_identifier'") else {
+            throw ObjectGraphError.storeUnavailable(path: path, reason: "its metadata table has no store identifier")
+        }
+        return identifier
+    }
+
+    private static func prepareSchema(_ db: Database, model: Model, tables: NameTable<TableLayout>, path: String) throws -> String {
+        if let identifier = try storedIdentifier(db, model: model, path: path) { return identifier }
         let existing = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
         guard existing.isEmpty else {
             throw ObjectGraphError.storeUnavailable(
@@ -141,9 +159,14 @@ public final class SQLiteStore: PersistentStore {
     }
 
     /// The whole store is in the `.sqlite` file once the store is gone: the WAL is copied back (a checkpoint) and
-    /// emptied, so a user copying the file alone copies everything.
+    /// emptied, so a user copying the file alone copies everything. When another connection or process is using
+    /// the store (it holds a lock), the checkpoint is left to it rather than waited for: whoever let go of the last
+    /// context would wait for as long as the busy timeout.
     deinit {
-        try? pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        try? pool.writeWithoutTransaction { db in
+            sqlite3_busy_timeout(db.sqliteConnection, 0)
+            _ = try db.checkpoint(.truncate)
+        }
     }
 
     // MARK: Writing
@@ -198,6 +221,9 @@ public final class SQLiteStore: PersistentStore {
             }
         } catch let error as ObjectGraphError {
             throw error
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+            throw ObjectGraphError.storeWriteFailed(
+                path: location, reason: "another connection or process kept the store locked for longer than the busy timeout (\(busyTimeout) s)")
         } catch let error as DatabaseError {
             throw ObjectGraphError.storeWriteFailed(path: location, reason: error.message ?? "\(error)")
         }

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import PredicateFormat
 import Synchronization
@@ -27,10 +28,11 @@ final class StatementReaders: Sendable {
     /// Opens the first connection at once: opening one costs little on a fresh heap, but much (glibc consolidates
     /// its free lists for SQLite's page cache) on the heap a large import has just churned, and the first read is
     /// often a screen's query on the main thread during such an import.
-    init(path: String) throws {
+    init(path: String, busyTimeout: TimeInterval) throws {
         self.path = path
         var configuration = Configuration()
         configuration.readonly = true
+        configuration.busyMode = .timeout(busyTimeout)
         configuration.label = "ObjectGraph.SQLiteStore.reader"
         configuration.prepareDatabase { db in PredicateSQLFunctions.register(in: db) }
         self.configuration = configuration
