@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The tests: the whole suite, then the concurrency suites again under ThreadSanitizer (a build of its own in
+# .build-tsan, so the two builds never overwrite each other). A data race reported by ThreadSanitizer fails the run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+swift test
+concurrency_suites="StressTests|NestedContextTests|ConfinementTests|StackTests|StackRecoveryTests|MergePolicyTests"
+concurrency_suites+="|RegistryTests|InFlightSaveTests|FetchConsistencyTests|IDForwardingTests|ContextLifetimeTests"
+TSAN_OPTIONS="halt_on_error=1" swift test --scratch-path .build-tsan --sanitize=thread --filter "$concurrency_suites"
