@@ -160,7 +160,7 @@ public struct BenchmarkSuite: Sendable {
         _ = try PersistentStoreCoordinator(model: Self.model, storeURL: URL(fileURLWithPath: graph))
         let rawGraph = try RawSQLite(path: graph)
         try rawGraph.execute("BEGIN")
-        let statement = try rawGraph.prepare("INSERT INTO Item (id, _entity, _version, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9) VALUES (?, 'Item', 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        let statement = try rawGraph.prepare("INSERT INTO Item (\"row.id\", \"row.entity\", \"row.version\", a0, a1, a2, a3, a4, a5, a6, a7, a8, a9) VALUES (?, 'Item', 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
         for row in 0..<count {
             sqlite3_bind_int64(statement, 1, Int64(row + 1))
             for column in 0..<10 { sqlite3_bind_int64(statement, Int32(column + 2), Int64(row * 10 + column)) }
@@ -168,7 +168,7 @@ public struct BenchmarkSuite: Sendable {
             sqlite3_reset(statement)
         }
         sqlite3_finalize(statement)
-        try rawGraph.execute("UPDATE objectgraph_sequence SET max_key = \(count) WHERE entity = 'Item'")
+        try rawGraph.execute("UPDATE \"objectgraph.sequence\" SET max_key = \(count) WHERE entity = 'Item'")
         try rawGraph.execute("COMMIT")
         rawGraph.close()
         return (plain, graph)

@@ -72,18 +72,18 @@ import Testing
         #expect(expected.media.map(\.id.rawKey) == Array(1...207))
 
         let rows = try read(folder) { db in
-            try Row.fetchAll(db, sql: "SELECT id, _entity, _version, title, pages, minutes, author_id FROM Media ORDER BY id")
+            try Row.fetchAll(db, sql: "SELECT \"row.id\", \"row.entity\", \"row.version\", title, pages, minutes, author FROM Media ORDER BY \"row.id\"")
         }
         try #require(rows.count == expected.media.count)
         for (row, object) in zip(rows, expected.media) {
             let isBook = object.id.entityName == "Book"
-            #expect(row["id"] as Int64 == object.id.rawKey)
-            #expect(row["_entity"] as String == object.id.entityName)
-            #expect(row["_version"] as Int64 == 1)
+            #expect(row["row.id"] as Int64 == object.id.rawKey)
+            #expect(row["row.entity"] as String == object.id.entityName)
+            #expect(row["row.version"] as Int64 == 1)
             #expect(row["title"] as String == object.title)
             #expect(row[isBook ? "pages" : "minutes"] as Int64 == object.number, "\(object.id)")
             #expect(row[isBook ? "minutes" : "pages"] as Int64? == nil, "\(object.id)")
-            #expect(row["author_id"] as Int64? == (object.hasAuthor ? expected.author.rawKey : nil), "\(object.id)")
+            #expect(row["author"] as Int64? == (object.hasAuthor ? expected.author.rawKey : nil), "\(object.id)")
         }
         let tags = try read(folder) { db in try String.fetchAll(db, sql: "SELECT label FROM Tag") }
         #expect(tags == ["tag 137"])
@@ -128,7 +128,7 @@ import Testing
             try ctx.save()
         }
         let isbns = try read(folder) { db in
-            try String.fetchAll(db, sql: "SELECT isbn FROM Media ORDER BY id")
+            try String.fetchAll(db, sql: "SELECT isbn FROM Media ORDER BY \"row.id\"")
         }
         #expect(isbns == (0..<100).map { "\(100 + $0)-0000" })
     }
@@ -144,9 +144,9 @@ import Testing
             try ctx.save()
         }
         let rows = try read(folder) { db in
-            try Row.fetchAll(db, sql: "SELECT _entity, line FROM \"O'Brien's \"\"Notes\"\"\" ORDER BY id")
+            try Row.fetchAll(db, sql: "SELECT \"row.entity\", line FROM \"O'Brien's \"\"Notes\"\"\" ORDER BY \"row.id\"")
         }
-        #expect(rows.map { $0["_entity"] as String } == Array(repeating: name, count: 70))
+        #expect(rows.map { $0["row.entity"] as String } == Array(repeating: name, count: 70))
         #expect(rows.map { $0["line"] as Int64 } == (0..<70).map(Int64.init))
     }
 }

@@ -248,10 +248,10 @@ func titles(_ objects: [ManagedObject]) throws -> [String] {
         var request = StoreFetchRequest(entityName: "Book")
         request.predicate = try FormatPredicate("title == %@", "Nana")
         let plan = try store.queryPlan(for: request).joined(separator: "\n")
-        #expect(plan.contains("USING INDEX Media_title_index"), "\(plan)")
+        #expect(plan.contains("USING INDEX Media(title)"), "\(plan)")
         request.predicate = try FormatPredicate("title >= 'A' AND title < 'B'")
         let rangePlan = try store.queryPlan(for: request).joined(separator: "\n")
-        #expect(rangePlan.contains("USING INDEX Media_title_index"), "\(rangePlan)")
+        #expect(rangePlan.contains("USING INDEX Media(title)"), "\(rangePlan)")
     }
 
     @Test func readingA200000ObjectFetchInBatchesKeepsLoadedObjectsBounded() async throws {
@@ -260,9 +260,9 @@ func titles(_ objects: [ManagedObject]) throws -> [String] {
         let coordinator = try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL)
         // The rows are written straight into the store's table: this test is about reading them back in batches.
         try await (coordinator.store as! SQLiteStore).pool.write { db in
-            let statement = try db.makeStatement(sql: "INSERT INTO Row (id, _entity, _version, n) VALUES (?, 'Row', 1, ?)")
+            let statement = try db.makeStatement(sql: "INSERT INTO Row (\"row.id\", \"row.entity\", \"row.version\", n) VALUES (?, 'Row', 1, ?)")
             for n in 0..<200_000 { try statement.execute(arguments: [n + 1, n]) }
-            try db.execute(sql: "UPDATE objectgraph_sequence SET max_key = 200000 WHERE entity = 'Row'")
+            try db.execute(sql: "UPDATE \"objectgraph.sequence\" SET max_key = 200000 WHERE entity = 'Row'")
         }
         let context = ObjectContext(coordinator: coordinator)
         try await context.perform { ctx in
@@ -292,13 +292,13 @@ func titles(_ objects: [ManagedObject]) throws -> [String] {
         ])])
         let coordinator = try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL)
         try await (coordinator.store as! SQLiteStore).pool.write { db in
-            let statement = try db.makeStatement(sql: "INSERT INTO Reading (id, _entity, _version, n, ratio, flag, at) VALUES (?, 'Reading', 1, ?, ?, ?, ?)")
+            let statement = try db.makeStatement(sql: "INSERT INTO Reading (\"row.id\", \"row.entity\", \"row.version\", n, ratio, flag, at) VALUES (?, 'Reading', 1, ?, ?, ?, ?)")
             for n in 1...300 {
                 let flag: Bool? = n % 3 == 0 ? nil : n % 2 == 0
                 try statement.execute(arguments: [n, n, Double(n) / 4, flag, Double(n * 60)])
             }
-            try db.execute(sql: "UPDATE Reading SET n = 'not a number' WHERE id = 150")
-            try db.execute(sql: "UPDATE objectgraph_sequence SET max_key = 300 WHERE entity = 'Reading'")
+            try db.execute(sql: "UPDATE Reading SET n = 'not a number' WHERE \"row.id\" = 150")
+            try db.execute(sql: "UPDATE \"objectgraph.sequence\" SET max_key = 300 WHERE entity = 'Reading'")
         }
         @Sendable func expected(_ n: Int) -> [AttributeValue] {
             [n == 150 ? .string("not a number") : .int(Int64(n)), .double(Double(n) / 4), n % 3 == 0 ? .null : .bool(n % 2 == 0),

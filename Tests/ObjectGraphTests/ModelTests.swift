@@ -9,12 +9,12 @@ import Testing
         #expect(book.rootName == "Media")
         #expect(book.attributes.map(\.name) == ["title", "pages", "isbn"])
         #expect(try model.entity(named: "Media").selfAndDescendantNames == ["Media", "Book", "Movie"])
-        #expect(book.relationship(named: "author")?.storage == .foreignKey(column: "author_id"))
+        #expect(book.relationship(named: "author")?.storage == .foreignKey(column: "author"))
         #expect(try model.entity(named: "Author").relationship(named: "books")?.storage
-            == .inverseForeignKey(column: "author_id", orderColumn: nil))
-        #expect(book.relationship(named: "chapters")?.storage == .inverseForeignKey(column: "book_id", orderColumn: "book_order"))
-        #expect(book.relationship(named: "tags")?.storage == .joinTable(table: "Book_tags", isSourceSide: true))
-        #expect(try model.entity(named: "Tag").relationship(named: "books")?.storage == .joinTable(table: "Book_tags", isSourceSide: false))
+            == .inverseForeignKey(column: "author", orderColumn: nil))
+        #expect(book.relationship(named: "chapters")?.storage == .inverseForeignKey(column: "book", orderColumn: "book.order"))
+        #expect(book.relationship(named: "tags")?.storage == .joinTable(table: "Book.tags", isSourceSide: true))
+        #expect(try model.entity(named: "Tag").relationship(named: "books")?.storage == .joinTable(table: "Book.tags", isSourceSide: false))
     }
 
     @Test func versionHashIsStableAndOrderIndependent() throws {
@@ -44,7 +44,9 @@ import Testing
         ("inherited duplicate", [EntityDescription("P", attributes: [.init("x", .string)]),
                                  EntityDescription("C", attributes: [.init("x", .string)], parent: "P")],
          "C.x: two properties have this name"),
-        ("reserved name", [EntityDescription("A", attributes: [.init("id", .int64)])], "A.id: this name is reserved"),
+        ("dotted name", [EntityDescription("A", attributes: [.init("a.b", .int64)])], "A.a.b: a name cannot contain '.'"),
+        ("empty name", [EntityDescription("A", relationships: [.init("", destination: "A", inverse: "")])], "A.: a name cannot be empty"),
+        ("dotted entity", [EntityDescription("A.B")], "A.B: a name cannot contain '.'"),
         ("bad default", [EntityDescription("A", attributes: [.init("n", .int16, defaultValue: .string("x"))])],
          "A.n: default value \"x\" does not fit type Integer 16"),
         ("constraint on unknown key", [EntityDescription("A", uniquenessConstraints: [["nope"]])], "A.nope: a uniqueness constraint"),

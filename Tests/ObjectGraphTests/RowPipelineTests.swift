@@ -133,7 +133,7 @@ import Testing
         let (folder, _, store) = try await library()
         _ = folder
         // Another program writes a row of an entity the model does not have, far past the hand-over.
-        try await store.pool.writeWithoutTransaction { try $0.execute(sql: "UPDATE Media SET _entity = 'Ghost' WHERE id = 1500") }
+        try await store.pool.writeWithoutTransaction { try $0.execute(sql: "UPDATE Media SET \"row.entity\" = 'Ghost' WHERE \"row.id\" = 1500") }
         store.pipelineThreshold.store(10, ordering: .relaxed)
         var keys: [Int64] = []
         do {
@@ -143,7 +143,7 @@ import Testing
             #expect(error == .unknownEntity("Ghost"))
         }
         #expect(keys == Array(1...1_499))
-        try await store.pool.writeWithoutTransaction { try $0.execute(sql: "UPDATE Media SET _entity = 'Book' WHERE id = 1500") }
+        try await store.pool.writeWithoutTransaction { try $0.execute(sql: "UPDATE Media SET \"row.entity\" = 'Book' WHERE \"row.id\" = 1500") }
         #expect(try store.fetch(StoreFetchRequest(entityName: "Media")).count == 2_000)
     }
 

@@ -34,17 +34,21 @@ public final class Model: Sendable {
     public init(entities descriptions: [EntityDescription], classes: [String: ManagedObject.Type] = [:]) throws {
         let byName = try Self.indexByName(descriptions)
         for description in descriptions { try Self.check(description, in: byName) }
+        let names = StorageNames(descriptions)
         var built: [ModelEntity] = []
         for description in descriptions {
             let chain = try Self.ancestry(of: description, in: byName)
             let attributes = chain.flatMap(\.attributes)
             let declared = chain.flatMap(\.relationships)
             try Self.checkUniqueNames(entity: description.name, attributes: attributes, relationships: declared)
-            let relationships = try declared.map { try Self.resolve($0, of: description, chain: chain, in: byName) }
+            let relationships = try declared.map { try Self.resolve($0, of: description, chain: chain, in: byName, names: names) }
             let descendants = Self.descendants(of: description.name, in: descriptions)
             built.append(ModelEntity(
                 description: description, rootName: chain[0].name, selfAndDescendantNames: descendants,
-                attributes: attributes, relationships: relationships,
+                tableName: names.table(ofRoot: chain[0].name),
+                attributes: attributes,
+                attributeColumns: chain.flatMap { ancestor in ancestor.attributes.map { names.column($0.name, declaredBy: ancestor.name) } },
+                relationships: relationships,
                 uniquenessConstraints: chain.flatMap(\.uniquenessConstraints),
                 objectType: classes[description.name] ?? ManagedObject.self
             ))
@@ -83,13 +87,23 @@ public final class Model: Sendable {
 
     // MARK: Checks
 
-    static let reservedNames: Set<String> = ["id", "_entity", "_version"]
+    /// Why `name` cannot name an entity or property, if it cannot: every other name works, keywords and names
+    /// like the store's own included (see ``StorageNames``).
+    static func unusableNameReason(_ name: String) -> String? {
+        if name.isEmpty { return "a name cannot be empty" }
+        if name.contains(".") { return "a name cannot contain '.', which separates the keys of a key path" }
+        if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) { return "a name cannot contain control characters" }
+        return nil
+    }
 
     private static func indexByName(_ descriptions: [EntityDescription]) throws -> [String: EntityDescription] {
         var byName: [String: EntityDescription] = [:]
         for description in descriptions {
             guard !description.name.isEmpty else {
                 throw ObjectGraphError.invalidModel(entity: "(unnamed)", property: nil, reason: "an entity needs a name")
+            }
+            if let reason = unusableNameReason(description.name) {
+                throw ObjectGraphError.invalidModel(entity: description.name, property: nil, reason: reason)
             }
             guard byName[description.name] == nil else {
                 throw ObjectGraphError.invalidModel(
@@ -106,8 +120,8 @@ public final class Model: Sendable {
             throw ObjectGraphError.invalidModel(entity: name, property: nil, reason: "its parent entity '\(parent)' is not in the model")
         }
         for attribute in description.attributes {
-            if reservedNames.contains(attribute.name) || attribute.name.isEmpty {
-                throw ObjectGraphError.invalidModel(entity: name, property: attribute.name, reason: "this name is reserved for the store")
+            if let reason = unusableNameReason(attribute.name) {
+                throw ObjectGraphError.invalidModel(entity: name, property: attribute.name, reason: reason)
             }
             if !attribute.type.accepts(attribute.type.coerce(attribute.defaultValue)) {
                 throw ObjectGraphError.invalidModel(
@@ -123,8 +137,8 @@ public final class Model: Sendable {
             }
         }
         for relationship in description.relationships {
-            if reservedNames.contains(relationship.name) || relationship.name.isEmpty {
-                throw ObjectGraphError.invalidModel(entity: name, property: relationship.name, reason: "this name is reserved for the store")
+            if let reason = unusableNameReason(relationship.name) {
+                throw ObjectGraphError.invalidModel(entity: name, property: relationship.name, reason: reason)
             }
             if relationship.isOrdered && !relationship.isToMany {
                 throw ObjectGraphError.invalidModel(entity: name, property: relationship.name, reason: "only a to-many relationship can be ordered")
@@ -164,7 +178,7 @@ public final class Model: Sendable {
 
     private static func resolve(
         _ relationship: RelationshipDescription, of owner: EntityDescription, chain: [EntityDescription],
-        in byName: [String: EntityDescription]
+        in byName: [String: EntityDescription], names: StorageNames
     ) throws -> ModelRelationship {
         // The declaring entity is the one in the chain that lists the relationship.
         let declaring = chain.last { $0.relationships.contains { $0.name == relationship.name } } ?? owner
@@ -182,23 +196,23 @@ public final class Model: Sendable {
         guard inverse.inverseName == relationship.name, ownerChainNames.contains(inverse.destinationEntityName) else {
             throw fail("its inverse \(destination.name).\(inverse.name) names \(inverse.destinationEntityName).\(inverse.inverseName) as its own inverse, not this relationship")
         }
+        let inverseOwner = destinationChain.last { $0.relationships.contains { $0.name == inverse.name } } ?? destination
         let storage: RelationshipStorage
         switch (relationship.isToMany, inverse.isToMany) {
         case (false, _):
-            storage = .foreignKey(column: "\(relationship.name)_id")
+            storage = .foreignKey(column: names.column(relationship.name, declaredBy: declaring.name))
         case (true, false):
             storage = .inverseForeignKey(
-                column: "\(inverse.name)_id", orderColumn: relationship.isOrdered ? "\(inverse.name)_order" : nil)
+                column: names.column(inverse.name, declaredBy: inverseOwner.name),
+                orderColumn: relationship.isOrdered ? names.orderColumns["\(inverseOwner.name).\(inverse.name)"] : nil)
         case (true, true):
             if relationship.isOrdered && inverse.isOrdered {
                 throw fail("a many-to-many relationship can be ordered on one side only")
             }
-            let mine = "\(declaring.name)_\(relationship.name)"
-            let inverseOwner = destinationChain.last { $0.relationships.contains { $0.name == inverse.name } } ?? destination
-            let theirs = "\(inverseOwner.name)_\(inverse.name)"
-            // The ordered side owns the join table (it holds the positions); otherwise the name that sorts first.
-            let isSource = relationship.isOrdered || (!inverse.isOrdered && mine <= theirs)
-            storage = .joinTable(table: isSource ? mine : theirs, isSourceSide: isSource)
+            let mine = "\(declaring.name).\(relationship.name)"
+            let theirs = "\(inverseOwner.name).\(inverse.name)"
+            let isSource = StorageNames.namesJoinTable(mine: mine, mineOrdered: relationship.isOrdered, theirs: theirs, theirsOrdered: inverse.isOrdered)
+            storage = .joinTable(table: names.joinTables[isSource ? mine : theirs] ?? (isSource ? mine : theirs), isSourceSide: isSource)
         }
         return ModelRelationship(description: relationship, storage: storage)
     }

@@ -11,8 +11,12 @@ public final class ModelEntity: Sendable {
     public let rootName: String
     /// The names of this entity and every entity below it.
     public let selfAndDescendantNames: [String]
+    /// The table that holds the rows of this entity's tree in an SQL store (see ``StorageNames``).
+    public let tableName: String
     /// Every attribute, inherited ones first, in declaration order.
     public let attributes: [AttributeDescription]
+    /// The column of each attribute, by position, in an SQL store (see ``StorageNames``).
+    public let attributeColumns: [String]
     /// Every relationship, inherited ones first, with storage resolved.
     public let relationships: [ModelRelationship]
     /// Whether the entity has no instances of its own.
@@ -49,15 +53,17 @@ public final class ModelEntity: Sendable {
     private let selfAndDescendantNameSet: Set<String>
 
     init(
-        description: EntityDescription, rootName: String, selfAndDescendantNames: [String],
-        attributes: [AttributeDescription], relationships: [ModelRelationship], uniquenessConstraints: [[String]],
+        description: EntityDescription, rootName: String, selfAndDescendantNames: [String], tableName: String,
+        attributes: [AttributeDescription], attributeColumns: [String], relationships: [ModelRelationship], uniquenessConstraints: [[String]],
         objectType: ManagedObject.Type
     ) {
         self.description = description
         self.name = description.name
         self.rootName = rootName
         self.selfAndDescendantNames = selfAndDescendantNames
+        self.tableName = tableName
         self.attributes = attributes
+        self.attributeColumns = attributeColumns
         self.relationships = relationships
         self.uniquenessConstraints = uniquenessConstraints
         self.objectType = objectType

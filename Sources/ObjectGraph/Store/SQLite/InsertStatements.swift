@@ -26,7 +26,7 @@ struct InsertStatements {
     /// Prepares both statements for `entityName`'s rows in `table`, whose writable columns are `columns`.
     init(entityName: String, table: String, columns: [String], in db: Database) throws {
         self.entityName = entityName
-        let names = (["id", "_entity", "_version"] + columns.map(sqlQuoted)).joined(separator: ",")
+        let names = ([RowColumn.id, RowColumn.entity, RowColumn.version] + columns.map(sqlQuoted)).joined(separator: ",")
         let row = "(?," + sqlStringLiteral(entityName) + ",1" + String(repeating: ",?", count: columns.count) + ")"
         let head = "INSERT INTO \(sqlQuoted(table)) (\(names)) VALUES "
         single = try db.cachedStatement(sql: head + row)

@@ -72,7 +72,7 @@ struct SQLiteSaveTransaction {
         }
         for (root, maximum) in presetMaximum {
             try db.execute(
-                sql: "UPDATE \(SQLiteStore.sequenceTable) SET max_key = max(max_key, ?) WHERE entity = ?", arguments: [maximum, root])
+                sql: "UPDATE \(sqlQuoted(SQLiteStore.sequenceTable)) SET max_key = max(max_key, ?) WHERE entity = ?", arguments: [maximum, root])
         }
         for (root, positions) in groups {
             var next = try store.allocate(db, root: root, count: positions.count)[0]
@@ -149,16 +149,16 @@ struct SQLiteSaveTransaction {
         var assignments: [String] = []
         var values: [DatabaseValue] = []
         for index in row.changedAttributes {
-            assignments.append("\(sqlQuoted(entity.attributes[index].name)) = ?")
+            assignments.append("\(sqlQuoted(entity.attributeColumns[index])) = ?")
             values.append(SQLiteValueCoding.encode(row.values[index]))
         }
         for slot in row.changedToOne {
             assignments.append("\(sqlQuoted(columns.insertColumns[entity.attributes.count + slot])) = ?")
             values.append(key(row.toOne[slot]))
         }
-        assignments.append("_version = _version + 1")
+        assignments.append("\(RowColumn.version) = \(RowColumn.version) + 1")
         let statement = try db.cachedStatement(
-            sql: "UPDATE \(sqlQuoted(table.name)) SET \(assignments.joined(separator: ", ")) WHERE id = ? AND _version = ?")
+            sql: "UPDATE \(sqlQuoted(table.name)) SET \(assignments.joined(separator: ", ")) WHERE \(RowColumn.id) = ? AND \(RowColumn.version) = ?")
         values += [row.objectID.rawKey.databaseValue, row.version.databaseValue]
         do {
             try statement.run(binding: values)
@@ -174,7 +174,7 @@ struct SQLiteSaveTransaction {
 
     private mutating func delete(_ id: ObjectID, version: Int64) throws {
         let (entity, table) = try store.layout(for: id.entityName)
-        let statement = try db.cachedStatement(sql: "DELETE FROM \(sqlQuoted(table.name)) WHERE id = ? AND _version = ?")
+        let statement = try db.cachedStatement(sql: "DELETE FROM \(sqlQuoted(table.name)) WHERE \(RowColumn.id) = ? AND \(RowColumn.version) = ?")
         try statement.execute(arguments: [id.rawKey, version])
         guard db.changesCount == 1 else {
             conflicts.append(try conflict(id, table: table, expected: version, row: nil, entity: entity))
@@ -197,7 +197,7 @@ struct SQLiteSaveTransaction {
             }
         case .inverseForeignKey(_, let orderColumn?):
             let destination = try store.model.entity(named: relationship.destinationEntityName)
-            let statement = try db.cachedStatement(sql: "UPDATE \(sqlQuoted(destination.rootName)) SET \(sqlQuoted(orderColumn)) = ? WHERE id = ?")
+            let statement = try db.cachedStatement(sql: "UPDATE \(sqlQuoted(destination.tableName)) SET \(sqlQuoted(orderColumn)) = ? WHERE \(RowColumn.id) = ?")
             for (position, member) in contents.destinations.enumerated() {
                 try statement.execute(arguments: [position, permanent(member).rawKey])
             }
@@ -207,7 +207,7 @@ struct SQLiteSaveTransaction {
     }
 
     private func conflict(_ id: ObjectID, table: TableLayout, expected: Int64, row: ChangeSet.Row?, entity: ModelEntity) throws -> SaveConflict {
-        let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(sqlQuoted(table.name)) AS t0 WHERE t0.id = ?"
+        let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(sqlQuoted(table.name)) AS t0 WHERE t0.\(RowColumn.id) = ?"
         var stored: Snapshot?
         var reader = RowReader(table: table)
         try store.step(db, sql, [id.rawKey.databaseValue], cached: true) { stored = try reader.snapshot($0) }
@@ -216,7 +216,10 @@ struct SQLiteSaveTransaction {
 
     private func uniqueness(_ entity: ModelEntity, _ error: DatabaseError) -> ObjectGraphError {
         let message = error.message ?? "\(error)"
-        let keys = entity.uniquenessConstraints.first { keys in keys.allSatisfy { message.contains(".\($0)") } } ?? []
+        // SQLite names the columns, `Table.column`: a constraint's keys map to theirs.
+        let keys = entity.uniquenessConstraints.first { keys in
+            keys.allSatisfy { key in message.contains(".\(entity.attributeIndex[key].map { entity.attributeColumns[$0] } ?? key)") }
+        } ?? []
         return .uniquenessViolation(entity: entity.name, keys: keys, detail: message)
     }
 }

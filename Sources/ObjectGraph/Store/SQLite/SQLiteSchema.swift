@@ -2,11 +2,18 @@ import Foundation
 import GRDB
 import PredicateFormat
 
+/// The store's own columns of every row, quoted for SQL (see ``StorageNames``).
+enum RowColumn {
+    static let id = sqlQuoted(StorageNames.rowID)
+    static let entity = sqlQuoted(StorageNames.rowEntity)
+    static let version = sqlQuoted(StorageNames.rowVersion)
+}
+
 /// The table of one inheritance tree and how each entity's values map to its columns.
 ///
 /// One table per root entity: an entity without sub-entities gets a table of its own, with a column per attribute
-/// and per to-one relationship. Sub-entities share their root's table, told apart by `_entity`, so fetching a parent
-/// entity returns its sub-entities' objects with one query.
+/// and per to-one relationship. Sub-entities share their root's table, told apart by `row.entity`, so fetching a
+/// parent entity returns its sub-entities' objects with one query. Names follow ``StorageNames``.
 ///
 /// A class, immutable: every fetch takes its table's layout, and a struct of arrays, a dictionary and strings cost
 /// a retain and a release of each.
@@ -61,15 +68,18 @@ final class TableLayout: Sendable {
     }
 
     let name: String
+    /// The root entity of the tree the table holds (the key of its sequence of primary keys).
+    let rootEntity: String
     let columns: [Column]
-    /// `id, _entity (NULL for a table of one entity), _version, <columns...>, <destination-entity lookups...>`
+    /// `row.id, row.entity (NULL for a table of one entity), row.version, <columns...>, <destination-entity lookups...>`
     let selectList: [String]
     let entities: [String: EntityColumns]
     /// The only entity, when the tree has one: its rows need no `_entity` lookup.
     let single: (name: String, columns: EntityColumns)?
 
     init(root: ModelEntity, model: Model) {
-        name = root.name
+        name = root.tableName
+        rootEntity = root.name
         var columns: [Column] = []
         var position: [String: Int] = [:]
         func add(_ column: Column) {
@@ -80,11 +90,13 @@ final class TableLayout: Sendable {
         }
         let tree = root.selfAndDescendantNames.compactMap { model.entityIfPresent($0) }
         for entity in tree {
-            for attribute in entity.attributes { add(Column(name: attribute.name, sqlType: Self.sqlType(attribute.type))) }
+            for (attribute, column) in zip(entity.attributes, entity.attributeColumns) {
+                add(Column(name: column, sqlType: Self.sqlType(attribute.type)))
+            }
             for relationship in entity.relationships {
                 if case .foreignKey(let column) = relationship.storage {
-                    let destinationRoot = model.entityIfPresent(relationship.destinationEntityName)?.rootName ?? relationship.destinationEntityName
-                    add(Column(name: column, sqlType: "INTEGER", references: destinationRoot))
+                    let destinationTable = model.entityIfPresent(relationship.destinationEntityName)?.tableName ?? relationship.destinationEntityName
+                    add(Column(name: column, sqlType: "INTEGER", references: destinationTable))
                 }
             }
         }
@@ -98,16 +110,16 @@ final class TableLayout: Sendable {
             }
         }
         self.columns = columns
-        // A table of one entity selects no `_entity` (its rows' entity is known): a column read per row less. The
-        // position stays, so every table's columns sit where ``EntityColumns`` says.
-        let entityColumn = tree.count == 1 ? "NULL" : "t0._entity"
-        var select = ["t0.id", entityColumn, "t0._version"] + columns.map { "t0." + sqlQuoted($0.name) }
+        // A table of one entity selects no `row.entity` (its rows' entity is known): a column read per row less.
+        // The position stays, so every table's columns sit where ``EntityColumns`` says.
+        let entityColumn = tree.count == 1 ? "NULL" : "t0.\(RowColumn.entity)"
+        var select = ["t0.\(RowColumn.id)", entityColumn, "t0.\(RowColumn.version)"] + columns.map { "t0." + sqlQuoted($0.name) }
         var entities: [String: EntityColumns] = [:]
         for entity in tree {
             var toOne: [Int] = []
             var toOneEntity: [Int?] = []
             var destinations: [String] = []
-            var insertColumns = entity.attributes.map(\.name)
+            var insertColumns = entity.attributeColumns
             for relationship in entity.relationships {
                 guard case .foreignKey(let column) = relationship.storage else { continue }
                 toOne.append(3 + position[column]!)
@@ -116,13 +128,13 @@ final class TableLayout: Sendable {
                 let destination = model.entityIfPresent(relationship.destinationEntityName)
                 if let destination, destination.selfAndDescendantNames.count > 1 {
                     toOneEntity.append(select.count)
-                    select.append("(SELECT d._entity FROM \(sqlQuoted(destination.rootName)) AS d WHERE d.id = t0.\(sqlQuoted(column)))")
+                    select.append("(SELECT d.\(RowColumn.entity) FROM \(sqlQuoted(destination.tableName)) AS d WHERE d.\(RowColumn.id) = t0.\(sqlQuoted(column)))")
                 } else {
                     toOneEntity.append(nil)
                 }
             }
             entities[entity.name] = EntityColumns(
-                attributes: entity.attributes.map { 3 + position[$0.name]! },
+                attributes: entity.attributeColumns.map { 3 + position[$0]! },
                 attributeTypes: entity.attributes.map(\.type),
                 toOne: toOne, toOneEntity: toOneEntity, toOneDestination: destinations, insertColumns: insertColumns)
         }
@@ -140,48 +152,38 @@ final class TableLayout: Sendable {
         }
     }
 
-    /// The statements that create the table and its indexes.
+    /// The statements that create the table and its indexes. An index is named after its table and columns,
+    /// `Book(title)`, `Book(isbn) unique`: a name no table or other index can have.
     func createStatements(model: Model) -> [String] {
         var definitions = [
-            "id INTEGER PRIMARY KEY",
-            "_entity TEXT NOT NULL",
-            "_version INTEGER NOT NULL DEFAULT 1",
+            "\(RowColumn.id) INTEGER PRIMARY KEY",
+            "\(RowColumn.entity) TEXT NOT NULL",
+            "\(RowColumn.version) INTEGER NOT NULL DEFAULT 1",
         ]
         for column in columns {
             var definition = "\(sqlQuoted(column.name)) \(column.sqlType)"
             if let references = column.references {
-                definition += " REFERENCES \(sqlQuoted(references))(id) ON DELETE SET NULL DEFERRABLE INITIALLY DEFERRED"
+                definition += " REFERENCES \(sqlQuoted(references))(\(RowColumn.id)) ON DELETE SET NULL DEFERRABLE INITIALLY DEFERRED"
             }
             definitions.append(definition)
         }
         var statements = ["CREATE TABLE \(sqlQuoted(name)) (\(definitions.joined(separator: ", ")))"]
-        for column in columns where column.references != nil {
-            statements.append("CREATE INDEX \(sqlQuoted("\(name)_\(column.name)")) ON \(sqlQuoted(name))(\(sqlQuoted(column.name)))")
-        }
-        // No index on _entity: it has a handful of values, and without statistics SQLite would prefer it to the
-        // attribute indexes that actually narrow a fetch.
-        let tree = model.entityIfPresent(name)?.selfAndDescendantNames.compactMap { model.entityIfPresent($0) } ?? []
         var seen: Set<String> = []
+        func index(_ columns: [String], unique: Bool = false) {
+            let indexName = "\(name)(\(columns.joined(separator: ",")))" + (unique ? " unique" : "")
+            guard seen.insert(indexName).inserted else { return }
+            statements.append("CREATE \(unique ? "UNIQUE " : "")INDEX \(sqlQuoted(indexName)) ON \(sqlQuoted(name))(\(columns.map(sqlQuoted).joined(separator: ", ")))")
+        }
+        for column in columns where column.references != nil { index([column.name]) }
+        // No index on row.entity: it has a handful of values, and without statistics SQLite would prefer it to the
+        // attribute indexes that actually narrow a fetch.
+        let tree = model.entityIfPresent(rootEntity)?.selfAndDescendantNames.compactMap { model.entityIfPresent($0) } ?? []
         for entity in tree {
+            func columns(_ keys: [String]) -> [String] { keys.map { entity.attributeIndex[$0].map { entity.attributeColumns[$0] } ?? $0 } }
             let description = entity.description
-            for attribute in description.attributes where attribute.isIndexed {
-                let indexName = "\(name)_\(attribute.name)_index"
-                if seen.insert(indexName).inserted {
-                    statements.append("CREATE INDEX \(sqlQuoted(indexName)) ON \(sqlQuoted(name))(\(sqlQuoted(attribute.name)))")
-                }
-            }
-            for keys in description.indexes {
-                let indexName = "\(name)_\(keys.joined(separator: "_"))_index"
-                if seen.insert(indexName).inserted {
-                    statements.append("CREATE INDEX \(sqlQuoted(indexName)) ON \(sqlQuoted(name))(\(keys.map(sqlQuoted).joined(separator: ", ")))")
-                }
-            }
-            for keys in description.uniquenessConstraints {
-                let indexName = "\(name)_\(keys.joined(separator: "_"))_unique"
-                if seen.insert(indexName).inserted {
-                    statements.append("CREATE UNIQUE INDEX \(sqlQuoted(indexName)) ON \(sqlQuoted(name))(\(keys.map(sqlQuoted).joined(separator: ", ")))")
-                }
-            }
+            for attribute in description.attributes where attribute.isIndexed { index(columns([attribute.name])) }
+            for keys in description.indexes { index(columns(keys)) }
+            for keys in description.uniquenessConstraints { index(columns(keys), unique: true) }
         }
         return statements
     }

@@ -87,7 +87,7 @@ extension SQLiteStore {
                 for start in stride(from: 0, to: group.count, by: 500) {
                     let chunk = group[start..<min(start + 500, group.count)]
                     let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-                    let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(sqlQuoted(root)) AS t0 WHERE t0.id IN (\(marks))"
+                    let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(sqlQuoted(table.name)) AS t0 WHERE t0.\(RowColumn.id) IN (\(marks))"
                     try step(db, sql, chunk.map(\.rawKey.databaseValue), cached: false) { row in
                         let snapshot = try reader.snapshot(row)
                         // The key may hold a row of another entity of the tree than the one asked for.
@@ -110,8 +110,8 @@ extension SQLiteStore {
         var conditions: [String] = []
         var arguments: [DatabaseValue] = []
         let names = request.includesSubentities ? entity.selfAndDescendantNames : [entity.name]
-        if names.count < (model.entityIfPresent(table.name)?.selfAndDescendantNames.count ?? 0) {
-            conditions.append("t0._entity IN (\(Array(repeating: "?", count: names.count).joined(separator: ",")))")
+        if names.count < (model.entityIfPresent(entity.rootName)?.selfAndDescendantNames.count ?? 0) {
+            conditions.append("t0.\(RowColumn.entity) IN (\(Array(repeating: "?", count: names.count).joined(separator: ",")))")
             arguments += names.map(\.databaseValue)
         }
         let sortPaths = ordered ? request.sortKeys.map(\.keyPath) : []
@@ -132,7 +132,7 @@ extension SQLiteStore {
                 let value = options.isEmpty ? term : "og_fold(\(term), \(options.rawValue))"
                 order.append("\(value) \(key.ascending ? "ASC" : "DESC")")
             }
-            order.append("t0.id")
+            order.append("t0.\(RowColumn.id)")
             sql += " ORDER BY " + order.joined(separator: ", ")
         }
         if sliced && (request.limit != nil || request.offset > 0) {
@@ -218,7 +218,7 @@ extension SQLiteStore {
 
     public func fetchIDs(_ request: StoreFetchRequest) throws -> [ObjectID] {
         let (_, table) = try layout(for: request.entityName)
-        let (sql, arguments, _) = try selectSQL(request, columns: { _ in "t0.id, t0._entity" }, ordered: true, sliced: true)
+        let (sql, arguments, _) = try selectSQL(request, columns: { _ in "t0.\(RowColumn.id), t0.\(RowColumn.entity)" }, ordered: true, sliced: true)
         return try readStore(singleStatement: true) { db in
             var result: [ObjectID] = []
             try step(db, sql, arguments, cached: true) { row in
@@ -252,7 +252,7 @@ extension SQLiteStore {
         let owners = ids.filter { !$0.isTemporaryID }
         guard !owners.isEmpty else { return [:] }
         let destination = try model.entity(named: relationship.destinationEntityName)
-        let root = sqlQuoted(destination.rootName)
+        let root = sqlQuoted(destination.tableName)
         let byKey = Dictionary(owners.map { ($0.rawKey, $0) }) { first, _ in first }
         return try readStore { db in
             var result: [ObjectID: [ObjectID]] = [:]
@@ -263,12 +263,12 @@ extension SQLiteStore {
                 switch relationship.storage {
                 case .foreignKey(let column):
                     let source = try model.entity(named: chunk.first!.entityName)
-                    sql = "SELECT s.id, d.id, d._entity FROM \(sqlQuoted(source.rootName)) AS s JOIN \(root) AS d ON d.id = s.\(sqlQuoted(column)) WHERE s.id IN (\(marks))"
+                    sql = "SELECT s.\(RowColumn.id), d.\(RowColumn.id), d.\(RowColumn.entity) FROM \(sqlQuoted(source.tableName)) AS s JOIN \(root) AS d ON d.\(RowColumn.id) = s.\(sqlQuoted(column)) WHERE s.\(RowColumn.id) IN (\(marks))"
                 case .inverseForeignKey(let column, let orderColumn):
-                    sql = "SELECT \(sqlQuoted(column)), id, _entity FROM \(root) WHERE \(sqlQuoted(column)) IN (\(marks)) ORDER BY \(sqlQuoted(column)), \(orderColumn.map(sqlQuoted) ?? "id"), id"
+                    sql = "SELECT \(sqlQuoted(column)), \(RowColumn.id), \(RowColumn.entity) FROM \(root) WHERE \(sqlQuoted(column)) IN (\(marks)) ORDER BY \(sqlQuoted(column)), \(orderColumn.map(sqlQuoted) ?? RowColumn.id), \(RowColumn.id)"
                 case .joinTable(let table, let isSourceSide):
                     let (mine, theirs) = isSourceSide ? ("source", "target") : ("target", "source")
-                    sql = "SELECT j.\(mine), d.id, d._entity FROM \(sqlQuoted(table)) AS j JOIN \(root) AS d ON d.id = j.\(theirs) WHERE j.\(mine) IN (\(marks)) ORDER BY j.\(mine), j.position, d.id"
+                    sql = "SELECT j.\(mine), d.\(RowColumn.id), d.\(RowColumn.entity) FROM \(sqlQuoted(table)) AS j JOIN \(root) AS d ON d.\(RowColumn.id) = j.\(theirs) WHERE j.\(mine) IN (\(marks)) ORDER BY j.\(mine), j.position, d.\(RowColumn.id)"
                 }
                 let cursor = try rows(db, sql, chunk.map(\.rawKey.databaseValue))
                 while let row = try cursor.next() {
@@ -308,7 +308,7 @@ extension SQLiteStore {
                     var entityColumn: Int?
                     if destination.selfAndDescendantNames.count > 1 {
                         entityColumn = request.properties.count + entityColumns.count
-                        entityColumns.append("(SELECT d._entity FROM \(sqlQuoted(destination.rootName)) AS d WHERE d.id = \(term))")
+                        entityColumns.append("(SELECT d.\(RowColumn.entity) FROM \(sqlQuoted(destination.tableName)) AS d WHERE d.\(RowColumn.id) = \(term))")
                     }
                     references.append((index, entityColumn, destination.name))
                 }

@@ -1,21 +1,22 @@
 import PredicateFormat
 
-/// The store describes its tables to the predicate compiler: a table per inheritance tree, `_entity` to tell
-/// sub-entities apart, columns and foreign keys by property.
+/// The store describes its tables to the predicate compiler: a table per inheritance tree, `row.entity` to tell
+/// sub-entities apart, columns and foreign keys by property (see ``StorageNames``).
 extension SQLiteStore: SQLSchema {
     public func table(forEntity entityName: String) throws(FormatPredicateError) -> SQLTable {
         guard let entity = model.entityIfPresent(entityName) else { throw .evaluation("unknown entity '\(entityName)'") }
         let treeSize = model.entityIfPresent(entity.rootName)?.selfAndDescendantNames.count ?? 1
         if entity.selfAndDescendantNames.count == treeSize {
-            return SQLTable(name: entity.rootName)
+            return SQLTable(name: entity.tableName, primaryKey: StorageNames.rowID)
         }
-        return SQLTable(name: entity.rootName, entityColumn: "_entity", entityNames: entity.selfAndDescendantNames)
+        return SQLTable(
+            name: entity.tableName, primaryKey: StorageNames.rowID, entityColumn: StorageNames.rowEntity, entityNames: entity.selfAndDescendantNames)
     }
 
     public func property(_ key: String, ofEntity entityName: String) throws(FormatPredicateError) -> SQLProperty {
         guard let entity = model.entityIfPresent(entityName) else { throw .evaluation("unknown entity '\(entityName)'") }
-        if let attribute = entity.attribute(named: key) {
-            return .attribute(column: attribute.name, kind: Self.valueKind(attribute.type))
+        if let index = entity.attributeIndex[key] {
+            return .attribute(column: entity.attributeColumns[index], kind: Self.valueKind(entity.attributeTypes[index]))
         }
         guard let relationship = entity.relationship(named: key) else {
             throw .evaluation("entity \(entityName) has no property '\(key)'")

@@ -36,10 +36,10 @@ public final class SQLiteStore: PersistentStore {
     /// The SQL of recent object fetches, by what decides it (see ``fetchSQL(_:)``).
     let fetchSQLCache = SlotTable(count: 256)
 
-    static let metadataTable = "objectgraph_metadata"
-    static let sequenceTable = "objectgraph_sequence"
+    static let metadataTable = StorageNames.metadataTable
+    static let sequenceTable = StorageNames.sequenceTable
     /// The layout of tables and metadata this code writes and reads; a store of a later format is refused untouched.
-    static let formatVersion = 1
+    static let formatVersion = 2
 
     /// The file the store opened: a save fails, rather than writing into an unlinked file, once the path names
     /// another file or none (see ``FileIdentity``).
@@ -80,7 +80,7 @@ public final class SQLiteStore: PersistentStore {
             // An existing store is only read: another process saving meanwhile holds the write lock, and opening
             // must not wait for it.
             identifier = try pool.read { db in try Self.storedIdentifier(db, model: model, path: path) }
-                ?? pool.write { db in try Self.prepareSchema(db, model: model, tables: tables, path: path) }
+                ?? pool.writeWithoutTransaction { db in try Self.prepareSchema(db, model: model, tables: tables, path: path) }
             statementReaders = try StatementReaders(path: path, busyTimeout: busyTimeout)
             fileIdentity = FileIdentity(path: path)
         } catch let error as ObjectGraphError {
@@ -99,63 +99,130 @@ public final class SQLiteStore: PersistentStore {
         }
     }
 
-    /// The identifier of the store in `db`, after checking it was made with `model`; nil when `db` is no store yet.
+    /// The identifier of the store in `db`, after checking it was made with `model`; nil when `db` holds no store of
+    /// the current format (a new file, or a store to upgrade).
     private static func storedIdentifier(_ db: Database, model: Model, path: String) throws -> String? {
         guard try db.tableExists(metadataTable) else { return nil }
-        let stored = try String.fetchOne(db, sql: "SELECT value FROM \(metadataTable) WHERE key = 'model_hash'") ?? "none"
+        return try checkedIdentifier(db, metadataTable: metadataTable, model: model, path: path)
+    }
+
+    static func checkedIdentifier(_ db: Database, metadataTable: String, model: Model, path: String) throws -> String {
+        let stored = try String.fetchOne(db, sql: "SELECT value FROM \(sqlQuoted(metadataTable)) WHERE key = 'model_hash'") ?? "none"
         guard stored == model.versionHash else {
             throw ObjectGraphError.modelMismatch(path: path, storeHash: stored, modelHash: model.versionHash)
         }
-        guard let identifier = try String.fetchOne(db, sql: "SELECT value FROM \(metadataTable) WHERE key = 'store_identifier'") else {
+        guard let identifier = try String.fetchOne(db, sql: "SELECT value FROM \(sqlQuoted(metadataTable)) WHERE key = 'store_identifier'") else {
             throw ObjectGraphError.storeUnavailable(path: path, reason: "its metadata table has no store identifier")
         }
         return identifier
     }
 
+    /// Creates the schema in an empty database, or upgrades a store of an earlier format, in one transaction.
+    ///
+    /// Foreign keys are off meanwhile (SQLite allows switching them only outside a transaction): an upgrade moves
+    /// tables aside and drops them, and dropping a table with foreign keys on would first delete its rows one by
+    /// one, setting references to NULL as it went. Every reference is checked before the transaction commits.
     private static func prepareSchema(_ db: Database, model: Model, tables: NameTable<TableLayout>, path: String) throws -> String {
-        if let identifier = try storedIdentifier(db, model: model, path: path) { return identifier }
-        let existing = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-        guard existing.isEmpty else {
-            throw ObjectGraphError.storeUnavailable(
-                path: path, reason: "it is an SQLite database but not an ObjectGraph store (it has tables \(existing.joined(separator: ", ")) and no \(metadataTable))")
+        try db.execute(sql: "PRAGMA foreign_keys = OFF")
+        defer { try? db.execute(sql: "PRAGMA foreign_keys = ON") }
+        var identifier = ""
+        try db.inTransaction(.immediate) {
+            if let existing = try storedIdentifier(db, model: model, path: path) {
+                identifier = existing
+                return .commit
+            }
+            if try db.tableExists(StoreFormat1.metadataTable) {
+                identifier = try StoreFormat1.upgrade(db, model: model, tables: tables, path: path)
+            } else {
+                let existing = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+                guard existing.isEmpty else {
+                    throw ObjectGraphError.storeUnavailable(
+                        path: path, reason: "it is an SQLite database but not an ObjectGraph store (it has tables \(existing.joined(separator: ", ")) and no \(metadataTable))")
+                }
+                identifier = UUID().uuidString
+                try createSchema(db, model: model, tables: tables, metadata: [
+                    ("model_hash", model.versionHash), ("store_identifier", identifier),
+                    ("model", String(decoding: model.canonicalJSON(), as: UTF8.self)),
+                ])
+            }
+            let broken = try Row.fetchAll(db, sql: "PRAGMA foreign_key_check")
+            guard broken.isEmpty else {
+                throw ObjectGraphError.storeUnavailable(
+                    path: path, reason: "\(broken.count) rows refer to rows that do not exist (first in table \(broken[0][0] as String? ?? "?")); nothing was changed")
+            }
+            return .commit
         }
-        let identifier = UUID().uuidString
-        try db.execute(sql: "CREATE TABLE \(metadataTable) (key TEXT PRIMARY KEY, value NOT NULL)")
-        try db.execute(sql: "CREATE TABLE \(sequenceTable) (entity TEXT PRIMARY KEY, max_key INTEGER NOT NULL)")
-        let metadata: [(String, DatabaseValueConvertible)] = [
-            ("model_hash", model.versionHash), ("store_identifier", identifier), ("format_version", formatVersion),
-            ("model", String(decoding: model.canonicalJSON(), as: UTF8.self)),
-        ]
-        for (key, value) in metadata {
-            try db.execute(sql: "INSERT INTO \(metadataTable) (key, value) VALUES (?, ?)", arguments: [key, value])
+        return identifier
+    }
+
+    /// Creates every table of the current format, with `metadata` (and the format version) in the metadata table and
+    /// every table and column named in the schema table (see ``StorageNames``).
+    static func createSchema(_ db: Database, model: Model, tables: NameTable<TableLayout>, metadata: [(String, String)]) throws {
+        try db.execute(sql: "CREATE TABLE \(sqlQuoted(metadataTable)) (key TEXT PRIMARY KEY, value NOT NULL)")
+        try db.execute(sql: "CREATE TABLE \(sqlQuoted(sequenceTable)) (entity TEXT PRIMARY KEY, max_key INTEGER NOT NULL)")
+        for (key, value) in metadata + [("format_version", "\(formatVersion)")] {
+            try db.execute(sql: "INSERT INTO \(sqlQuoted(metadataTable)) (key, value) VALUES (?, ?)", arguments: [key, value])
         }
         for table in tables.sorted(by: { $0.name < $1.name }) {
             for statement in table.createStatements(model: model) { try db.execute(sql: statement) }
-            try db.execute(sql: "INSERT INTO \(sequenceTable) (entity, max_key) VALUES (?, 0)", arguments: [table.name])
+            try db.execute(sql: "INSERT INTO \(sqlQuoted(sequenceTable)) (entity, max_key) VALUES (?, 0)", arguments: [table.rootEntity])
         }
-        for table in joinTables() {
+        for table in joinTables(model) {
             try db.execute(sql: """
                 CREATE TABLE \(sqlQuoted(table.name)) (
-                  source INTEGER NOT NULL REFERENCES \(sqlQuoted(table.sourceRoot))(id) ON DELETE CASCADE,
-                  target INTEGER NOT NULL REFERENCES \(sqlQuoted(table.targetRoot))(id) ON DELETE CASCADE,
+                  source INTEGER NOT NULL REFERENCES \(sqlQuoted(table.sourceTable))(\(RowColumn.id)) ON DELETE CASCADE,
+                  target INTEGER NOT NULL REFERENCES \(sqlQuoted(table.targetTable))(\(RowColumn.id)) ON DELETE CASCADE,
                   position INTEGER,
                   PRIMARY KEY (source, target))
                 """)
-            try db.execute(sql: "CREATE INDEX \(sqlQuoted(table.name + "_target")) ON \(sqlQuoted(table.name))(target)")
+            try db.execute(sql: "CREATE INDEX \(sqlQuoted(table.name + "(target)")) ON \(sqlQuoted(table.name))(target)")
         }
-        return identifier
+        try db.execute(sql: """
+            CREATE TABLE \(sqlQuoted(StorageNames.schemaTable)) (
+              entity TEXT NOT NULL, property TEXT, kind TEXT NOT NULL, "table" TEXT NOT NULL, "column" TEXT)
+            """)
+        let insert = try db.makeStatement(sql: "INSERT INTO \(sqlQuoted(StorageNames.schemaTable)) VALUES (?, ?, ?, ?, ?)")
+        for row in schemaRows(model) { try insert.execute(arguments: [row.entity, row.property, row.kind, row.table, row.column]) }
+    }
 
-        func joinTables() -> [(name: String, sourceRoot: String, targetRoot: String)] {
-            var result: [(String, String, String)] = []
-            for entity in model.entities {
-                for relationship in entity.description.relationships {
-                    guard case .joinTable(let name, true) = entity.relationship(named: relationship.name)?.storage,
-                          let destination = model.entityIfPresent(relationship.destinationEntityName) else { continue }
-                    result.append((name, entity.rootName, destination.rootName))
+    /// The join tables of `model`, each once, with the tables its columns refer to.
+    static func joinTables(_ model: Model) -> [(name: String, sourceTable: String, targetTable: String)] {
+        var result: [(String, String, String)] = []
+        for entity in model.entities {
+            for relationship in entity.description.relationships {
+                guard case .joinTable(let name, true) = entity.relationship(named: relationship.name)?.storage,
+                      let destination = model.entityIfPresent(relationship.destinationEntityName) else { continue }
+                result.append((name, entity.tableName, destination.tableName))
+            }
+        }
+        return result
+    }
+
+    /// Where each entity and each property it declares is kept: what `objectgraph.schema` lists for a reader
+    /// without this library.
+    static func schemaRows(_ model: Model) -> [(entity: String, property: String?, kind: String, table: String, column: String?)] {
+        var rows: [(String, String?, String, String, String?)] = []
+        for entity in model.entities {
+            rows.append((entity.name, nil, "entity", entity.tableName, nil))
+            let inherited = entity.attributes.count - entity.description.attributes.count
+            for (offset, attribute) in entity.description.attributes.enumerated() {
+                rows.append((entity.name, attribute.name, "attribute", entity.tableName, entity.attributeColumns[inherited + offset]))
+            }
+            for declared in entity.description.relationships {
+                guard let relationship = entity.relationship(named: declared.name),
+                      let destination = model.entityIfPresent(relationship.destinationEntityName) else { continue }
+                switch relationship.storage {
+                case .foreignKey(let column):
+                    rows.append((entity.name, declared.name, "to-one", entity.tableName, column))
+                case .inverseForeignKey(let column, let orderColumn):
+                    rows.append((entity.name, declared.name, "to-many", destination.tableName, column))
+                    if let orderColumn { rows.append((entity.name, declared.name, "to-many positions", destination.tableName, orderColumn)) }
+                case .joinTable(let table, let isSourceSide):
+                    rows.append((entity.name, declared.name, "many-to-many", table, isSourceSide ? "source" : "target"))
                 }
             }
-            return result
         }
+        return rows
     }
 
     /// The whole store is in the `.sqlite` file once the store is gone: the WAL is copied back (a checkpoint) and
@@ -183,9 +250,9 @@ public final class SQLiteStore: PersistentStore {
         guard count > 0 else { return [] }
         let last = try reservedKeys.withLock { reserved in
             try db.execute(
-                sql: "UPDATE \(Self.sequenceTable) SET max_key = max(max_key, ?) + ? WHERE entity = ?",
+                sql: "UPDATE \(sqlQuoted(Self.sequenceTable)) SET max_key = max(max_key, ?) + ? WHERE entity = ?",
                 arguments: [reserved[root] ?? 0, count, root])
-            let last = try Int64.fetchOne(db, sql: "SELECT max_key FROM \(Self.sequenceTable) WHERE entity = ?", arguments: [root]) ?? Int64(count)
+            let last = try Int64.fetchOne(db, sql: "SELECT max_key FROM \(sqlQuoted(Self.sequenceTable)) WHERE entity = ?", arguments: [root]) ?? Int64(count)
             reserved[root] = last
             return last
         }
@@ -198,7 +265,7 @@ public final class SQLiteStore: PersistentStore {
     public func reservePrimaryKeys(rootEntity: String, count: Int) throws -> [Int64] {
         guard count > 0 else { return [] }
         let stored = try readStore(singleStatement: true) { db in
-            try Int64.fetchOne(db, sql: "SELECT max_key FROM \(Self.sequenceTable) WHERE entity = ?", arguments: [rootEntity]) ?? 0
+            try Int64.fetchOne(db, sql: "SELECT max_key FROM \(sqlQuoted(Self.sequenceTable)) WHERE entity = ?", arguments: [rootEntity]) ?? 0
         }
         let first = reservedKeys.withLock { reserved in
             let first = max(stored, reserved[rootEntity] ?? 0) + 1

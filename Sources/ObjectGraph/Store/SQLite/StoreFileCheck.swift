@@ -1,5 +1,6 @@
 import Foundation
 import GRDBSQLite
+import PredicateFormat
 
 /// What a file at a store's path holds, found before anything opens it for writing.
 ///
@@ -51,7 +52,9 @@ enum StoreFileCheck {
     /// An empty database passes, and so does this model's store when SQLite's quick check finds it whole.
     private static func check(_ db: ReadOnlyConnection, path: String, model: Model) throws {
         let objects = try db.rows("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'").map { ($0[0] ?? "", $0[1] ?? "") }
-        guard objects.contains(where: { $0 == ("table", SQLiteStore.metadataTable) }) else {
+        // The current format's metadata, or format 1's (upgraded when the store opens).
+        let metadataTable = [SQLiteStore.metadataTable, StoreFormat1.metadataTable].first { name in objects.contains { $0 == ("table", name) } }
+        guard let metadataTable else {
             let userVersion = try db.rows("PRAGMA user_version").first?[0] ?? "0"
             let applicationID = try db.rows("PRAGMA application_id").first?[0] ?? "0"
             if objects.isEmpty && userVersion == "0" && applicationID == "0" { return }
@@ -62,7 +65,7 @@ enum StoreFileCheck {
                 path: path, reason: "it is an SQLite database but not an ObjectGraph store (it holds \(holds.joined(separator: ", ")) and no \(SQLiteStore.metadataTable)); it was left as it was")
         }
         var metadata: [String: String] = [:]
-        for row in try db.rows("SELECT key, CAST(value AS TEXT) FROM \(SQLiteStore.metadataTable)") {
+        for row in try db.rows("SELECT key, CAST(value AS TEXT) FROM \(sqlQuoted(metadataTable))") {
             if let key = row[0], let value = row[1] { metadata[key] = value }
         }
         if let format = metadata["format_version"].flatMap(Int.init), format > SQLiteStore.formatVersion {
