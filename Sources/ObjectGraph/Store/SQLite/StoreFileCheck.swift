@@ -79,6 +79,12 @@ enum StoreFileCheck {
         guard metadata["store_identifier"] != nil else {
             throw ObjectGraphError.storeUnavailable(path: path, reason: "its metadata table has no store identifier")
         }
+        // A store of format 1 is upgraded once opened, and the upgrade checks every reference: a broken one is
+        // found here, before the store writes anything.
+        if metadataTable == StoreFormat1.metadataTable, let broken = try db.rows("PRAGMA foreign_key_check").first {
+            throw ObjectGraphError.storeUnavailable(
+                path: path, reason: "it needs upgrading from store format 1, but rows of table \(broken[0] ?? "?") refer to rows that do not exist; it was left as it was")
+        }
         let problems = try db.rows("PRAGMA quick_check").map { $0[0] ?? "" }
         guard problems == ["ok"] else {
             throw ObjectGraphError.storeUnavailable(
