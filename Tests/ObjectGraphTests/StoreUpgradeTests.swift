@@ -87,6 +87,23 @@ import Testing
         #expect(titles == ["Dune", "Emma", "Persuasion"])
     }
 
+    @Test func aSummaryDescribesTheStoreAsItsModelBeforeAndAfterTheUpgrade() throws {
+        let folder = try TemporaryFolder()
+        let url = try copyOfFixture(folder)
+        let before = try Data(contentsOf: url)
+        let old = try StoreSummary(contentsOf: url)
+        #expect(try Data(contentsOf: url) == before)
+        #expect(old.formatVersion == 1)
+        #expect(old.rowCounts == ["Author": 1, "Book": 2, "Film": 1, "Chapter": 3, "Tag": 2, "Item": 2, "ItemSet": 2])
+        #expect(old.report.contains("Book : Media: 2 rows\n  pages: Integer 64?\n  author -> Author, inverse books"))
+        _ = try PersistentStoreCoordinator(model: try Model(entities: Self.entities), storeURL: url)
+        let upgraded = try StoreSummary(contentsOf: url)
+        #expect(upgraded.formatVersion == 2 && upgraded.rowCounts == old.rowCounts && upgraded.modelHash == old.modelHash)
+        let notAStore = folder.url.appendingPathComponent("other.sqlite")
+        try Data("not a database at all, but long enough to be read as one".utf8).write(to: notAStore)
+        #expect { try StoreSummary(contentsOf: notAStore) } throws: { "\($0)".contains("not a database") }
+    }
+
     @Test func aFailedUpgradeLeavesTheStoreAsItWas() async throws {
         let folder = try TemporaryFolder()
         let url = try copyOfFixture(folder)

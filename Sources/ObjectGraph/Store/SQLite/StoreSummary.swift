@@ -1,0 +1,86 @@
+import Foundation
+import PredicateFormat
+
+/// What a store file holds, read from the file alone, read-only: its format, the model it keeps, and how many rows
+/// each entity has. What `objectgraph inspect` prints.
+///
+/// ```swift
+/// let summary = try StoreSummary(contentsOf: URL(fileURLWithPath: "books.sqlite"))
+/// print(summary.report)
+/// ```
+public struct StoreSummary: Sendable {
+    /// The store file.
+    public let path: String
+    /// The store's format (see ``SQLiteStore``); format 1 is upgraded when an app opens the store.
+    public let formatVersion: Int
+    /// The hash of the model the store was made with.
+    public let modelHash: String
+    /// The model the store keeps.
+    public let model: Model
+    /// The rows of each entity (its own rows, not its sub-entities').
+    public let rowCounts: [String: Int]
+
+    /// Reads the summary of the store at `url` without writing to it.
+    ///
+    /// - Throws: ``ObjectGraphError/storeUnavailable(path:reason:)`` for a missing file, a file that is not an SQLite
+    ///   database, or a database that is not an ObjectGraph store.
+    public init(contentsOf url: URL) throws {
+        let path = url.path
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw ObjectGraphError.storeUnavailable(path: path, reason: "there is no file there")
+        }
+        self.path = path
+        let db = try ReadOnlyConnection(path: path)
+        func rows(_ sql: String) throws -> [[String?]] {
+            do {
+                return try db.rows(sql)
+            } catch let error as ReadOnlyConnection.Failure {
+                throw ObjectGraphError.storeUnavailable(path: path, reason: "SQLite cannot read it (\(error.message)); it is damaged or not a database")
+            }
+        }
+        let tables = Set(try rows("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { $0[0] })
+        let isFormat1 = !tables.contains(SQLiteStore.metadataTable)
+        let metadataTable = isFormat1 ? StoreFormat1.metadataTable : SQLiteStore.metadataTable
+        guard tables.contains(metadataTable) else {
+            throw ObjectGraphError.storeUnavailable(path: path, reason: "it is not an ObjectGraph store (it has no \(SQLiteStore.metadataTable) table)")
+        }
+        var metadata: [String: String] = [:]
+        for row in try rows("SELECT key, CAST(value AS TEXT) FROM \(sqlQuoted(metadataTable))") {
+            if let key = row[0], let value = row[1] { metadata[key] = value }
+        }
+        formatVersion = metadata["format_version"].flatMap(Int.init) ?? 1
+        modelHash = metadata["model_hash"] ?? "none"
+        guard let json = metadata["model"], let descriptions = try? JSONDecoder().decode([EntityDescription].self, from: Data(json.utf8)) else {
+            throw ObjectGraphError.storeUnavailable(path: path, reason: "its metadata holds no model this release can read")
+        }
+        model = try Model(entities: descriptions)
+        var counts: [String: Int] = [:]
+        for entity in model.entities where entity.rootName == entity.name {
+            let (table, entityColumn) = isFormat1 ? (entity.name, "_entity") : (entity.tableName, StorageNames.rowEntity)
+            for row in try rows("SELECT \(sqlQuoted(entityColumn)), COUNT(*) FROM \(sqlQuoted(table)) GROUP BY 1") {
+                if let name = row[0], let count = row[1].flatMap(Int.init) { counts[name] = count }
+            }
+        }
+        rowCounts = counts
+    }
+
+    /// The summary as text: each entity with its parent, rows, attributes and relationships.
+    public var report: String {
+        var lines = ["\(path): ObjectGraph store, format \(formatVersion), model \(modelHash)"]
+        for entity in model.entities.sorted(by: { $0.name < $1.name }) {
+            let description = entity.description
+            var heading = "\(entity.name)"
+            if let parent = description.parentName { heading += " : \(parent)" }
+            if description.isAbstract { heading += " (abstract)" }
+            lines.append("\(heading): \(rowCounts[entity.name] ?? 0) rows")
+            for attribute in description.attributes {
+                lines.append("  \(attribute.name): \(attribute.type.name)\(attribute.isOptional ? "?" : "")")
+            }
+            for relationship in description.relationships {
+                let destination = relationship.isToMany ? "[\(relationship.destinationEntityName)]\(relationship.isOrdered ? " ordered" : "")" : relationship.destinationEntityName
+                lines.append("  \(relationship.name) -> \(destination), inverse \(relationship.inverseName)")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
