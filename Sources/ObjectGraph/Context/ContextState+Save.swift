@@ -235,7 +235,12 @@ extension ContextState {
             // A required attribute with a value and no other rule (the common case) needs nothing more.
             guard kind.hasRange || kind.hasLength || kind.hasPattern else { continue }
             let attribute = entity.attributes[index]
-            if let number = value.numericValue {
+            if case .date(let date) = value {
+                // A date's limits are seconds since 2001, as Xcode writes them.
+                let seconds = date.timeIntervalSinceReferenceDate
+                if let min = attribute.minValue, seconds < min { fail(attribute.name, "\(value) is before the earliest date \(Date(timeIntervalSinceReferenceDate: min))") }
+                if let max = attribute.maxValue, seconds > max { fail(attribute.name, "\(value) is after the latest date \(Date(timeIntervalSinceReferenceDate: max))") }
+            } else if let number = value.numericValue {
                 if let min = attribute.minValue, number < min { fail(attribute.name, "\(value) is below the minimum \(min)") }
                 if let max = attribute.maxValue, number > max { fail(attribute.name, "\(value) is above the maximum \(max)") }
             }

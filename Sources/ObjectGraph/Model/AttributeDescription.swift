@@ -6,7 +6,7 @@ import Foundation
 /// let title = AttributeDescription("title", .string, isOptional: false, minLength: 1)
 /// ```
 public struct AttributeDescription: Sendable, Hashable, Codable {
-    /// The attribute's name, also its column's name in an SQLite store.
+    /// The attribute's name, also its column's name in an SQLite store (see ``Model``'s storage names).
     public var name: String
     /// The attribute's type.
     public var type: AttributeType
@@ -26,12 +26,31 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
     public var pattern: String?
     /// Whether the store keeps an index on this attribute alone.
     public var isIndexed: Bool
+    /// Whether the attribute lives in memory only: its changes are tracked and validated and reach parent contexts,
+    /// but no store keeps it, so an object read from a store starts with the default value, and a refault drops it.
+    /// A fetch from the store cannot test it.
+    public var isTransient: Bool {
+        get { transient ?? false }
+        set { transient = newValue ? true : nil }
+    }
+    /// The name the attribute had in the model a migration comes from (Xcode's renaming ID, `elementID`).
+    public var renamingIdentifier: String?
+    /// Text that changes the model's version hash without changing the attribute (Xcode's hash modifier).
+    public var versionHashModifier: String?
+    /// Free-form information for the app (Xcode's user info). It does not change the model's version hash.
+    public var userInfo: [String: String] {
+        get { info ?? [:] }
+        set { info = newValue.isEmpty ? nil : newValue }
+    }
+    // Stored as optionals, so that a model without them encodes (and hashes) as before they existed.
+    private var transient: Bool?
+    private var info: [String: String]?
 
     /// Creates an attribute description.
     public init(
         _ name: String, _ type: AttributeType, isOptional: Bool = true, defaultValue: AttributeValue = .null,
         minValue: Double? = nil, maxValue: Double? = nil, minLength: Int? = nil, maxLength: Int? = nil,
-        pattern: String? = nil, isIndexed: Bool = false
+        pattern: String? = nil, isIndexed: Bool = false, isTransient: Bool = false
     ) {
         self.name = name
         self.type = type
@@ -43,5 +62,6 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
         self.maxLength = maxLength
         self.pattern = pattern
         self.isIndexed = isIndexed
+        self.isTransient = isTransient
     }
 }

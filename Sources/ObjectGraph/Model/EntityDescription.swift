@@ -20,10 +20,22 @@ public struct EntityDescription: Sendable, Hashable, Codable {
     public var isAbstract: Bool
     /// Sets of attribute names whose values together must be unique among this entity's objects.
     public var uniquenessConstraints: [[String]]
-    /// Compound indexes, each a list of attribute names.
+    /// Compound indexes, each a list of attribute names; a name starting with `-` is kept in descending order.
     public var indexes: [[String]]
     /// The Swift class that represents the entity's objects, when one is registered.
     public var className: String?
+
+    /// The name the entity had in the model a migration comes from (Xcode's renaming ID, `elementID`).
+    public var renamingIdentifier: String?
+    /// Text that changes the model's version hash without changing the entity (Xcode's hash modifier).
+    public var versionHashModifier: String?
+    /// Free-form information for the app (Xcode's user info). It does not change the model's version hash.
+    public var userInfo: [String: String] {
+        get { info ?? [:] }
+        set { info = newValue.isEmpty ? nil : newValue }
+    }
+    // Optional, so that a model without it encodes (and hashes) as before it existed.
+    private var info: [String: String]?
 
     /// Creates an entity description.
     public init(

@@ -17,8 +17,17 @@ public final class Model: Sendable {
     public let versionHash: String
     /// The declarations the model was built from, sorted by name (its canonical form).
     public let entityDescriptions: [EntityDescription]
+    /// Named sets of entities (Xcode's configurations), as read from a model file.
+    public let configurations: [String: [String]]
+    /// Named fetch requests with `$variables` (Xcode's fetch request templates); see
+    /// ``fetchRequest(fromTemplateNamed:substitutionVariables:)``.
+    public let fetchRequestTemplates: [String: FetchRequestTemplate]
+    /// Free-form information for the app (the model's user info in Xcode).
+    public let userInfo: [String: String]
     /// Whether any entity has a relationship (when none has, a save has no references to rewrite).
     let hasRelationships: Bool
+    /// Whether any entity has a transient attribute (when none has, a fetch need not look for one).
+    let hasTransientAttributes: Bool
     private let entitiesByName: NameTable<ModelEntity>
     /// Entities by the class that represents them (classes that represent one entity only).
     private let entitiesByClass: [ObjectIdentifier: ModelEntity]
@@ -31,7 +40,12 @@ public final class Model: Sendable {
     }
 
     /// Builds a model from entity descriptions, with plain ``ManagedObject`` instances (or the registered classes).
-    public init(entities descriptions: [EntityDescription], classes: [String: ManagedObject.Type] = [:]) throws {
+    ///
+    /// Configurations must name entities of the model, and templates fetch entities of the model.
+    public init(
+        entities descriptions: [EntityDescription], classes: [String: ManagedObject.Type] = [:],
+        configurations: [String: [String]] = [:], fetchRequestTemplates: [String: FetchRequestTemplate] = [:], userInfo: [String: String] = [:]
+    ) throws {
         let byName = try Self.indexByName(descriptions)
         for description in descriptions { try Self.check(description, in: byName) }
         let names = StorageNames(descriptions)
@@ -55,10 +69,23 @@ public final class Model: Sendable {
         }
         self.entities = built
         self.hasRelationships = built.contains { !$0.relationships.isEmpty }
+        self.hasTransientAttributes = built.contains { !$0.transientAttributes.isEmpty }
         self.entitiesByName = NameTable(built.map { ($0.name, $0) })
         let byClass = Dictionary(grouping: built.filter { $0.objectType != ManagedObject.self }) { ObjectIdentifier($0.objectType) }
         self.entitiesByClass = byClass.compactMapValues { $0.count == 1 ? $0[0] : nil }
         self.entityDescriptions = descriptions.sorted { $0.name < $1.name }
+        for (name, members) in configurations {
+            if let unknown = members.first(where: { byName[$0] == nil }) {
+                throw ObjectGraphError.invalidModel(entity: unknown, property: nil, reason: "configuration '\(name)' names it, but the model has no such entity")
+            }
+        }
+        for (name, template) in fetchRequestTemplates where byName[template.entityName] == nil {
+            throw ObjectGraphError.invalidModel(
+                entity: template.entityName, property: nil, reason: "fetch request template '\(name)' fetches it, but the model has no such entity")
+        }
+        self.configurations = configurations
+        self.fetchRequestTemplates = fetchRequestTemplates
+        self.userInfo = userInfo
         self.versionHash = Self.hash(of: entityDescriptions)
     }
 
@@ -130,7 +157,9 @@ public final class Model: Sendable {
             }
         }
         let attributeNames = Set(description.attributes.map(\.name))
-        for constraint in description.uniquenessConstraints + description.indexes {
+        // An index key may start with '-': that element descends.
+        let indexKeys = description.indexes.map { $0.map { $0.hasPrefix("-") ? String($0.dropFirst()) : $0 } }
+        for constraint in description.uniquenessConstraints + indexKeys {
             for key in constraint where !attributeNames.contains(key) {
                 throw ObjectGraphError.invalidModel(
                     entity: name, property: key, reason: "a uniqueness constraint or index names an attribute the entity does not declare")
@@ -218,10 +247,27 @@ public final class Model: Sendable {
     }
 
     /// FNV-1a over the canonical JSON, twice with different seeds, for a 128-bit hex digest that needs no crypto library.
+    ///
+    /// User info and renaming identifiers are left out, as Core Data leaves them out of its version hashes: neither
+    /// changes what a store holds.
     private static func hash(of descriptions: [EntityDescription]) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let bytes = (try? encoder.encode(descriptions)) ?? Data()
+        let hashed = descriptions.map { description in
+            var description = description
+            description.userInfo = [:]
+            description.renamingIdentifier = nil
+            for index in description.attributes.indices {
+                description.attributes[index].userInfo = [:]
+                description.attributes[index].renamingIdentifier = nil
+            }
+            for index in description.relationships.indices {
+                description.relationships[index].userInfo = [:]
+                description.relationships[index].renamingIdentifier = nil
+            }
+            return description
+        }
+        let bytes = (try? encoder.encode(hashed)) ?? Data()
         func fnv(_ seed: UInt64) -> UInt64 {
             var hash = seed
             for byte in bytes {
@@ -233,5 +279,20 @@ public final class Model: Sendable {
         let high = fnv(0xCBF2_9CE4_8422_2325)
         let low = fnv(0x6C62_272E_07BB_0142)
         return String(format: "%016llx%016llx", high, low)
+    }
+}
+
+extension Model {
+    /// The transient attribute a key path reaches from `entity` (through any relationships), as "Entity.attribute".
+    func transientAttribute(at keyPath: [String], from entity: ModelEntity) -> String? {
+        var current = entity
+        for (index, key) in keyPath.enumerated() {
+            if let position = current.attributeIndex[key] {
+                return index == keyPath.count - 1 && current.attributes[position].isTransient ? "\(current.name).\(key)" : nil
+            }
+            guard let relationship = current.relationship(named: key), let next = entityIfPresent(relationship.destinationEntityName) else { return nil }
+            current = next
+        }
+        return nil
     }
 }

@@ -48,6 +48,10 @@ public final class ModelEntity: Sendable {
     let unstorableValueAttributes: [Int]
     /// Whether any relationship has a rule to check at save (required, counts).
     let hasRelationshipRules: Bool
+    /// The attributes a store keeps (all but the transient ones), by position.
+    let storedAttributes: [Int]
+    /// The transient attributes, by position: kept in memory only.
+    let transientAttributes: [Int]
     /// The entity's name alone, and with its descendants', as sets (what every fetch filters rows by).
     private let nameSet: Set<String>
     private let selfAndDescendantNameSet: Set<String>
@@ -104,6 +108,8 @@ public final class ModelEntity: Sendable {
             return (a.isOptional, a.minValue != nil || a.maxValue != nil, a.minLength != nil || a.maxLength != nil, a.pattern != nil)
         }
         self.unstorableValueAttributes = attributes.indices.filter { [.string, .double, .float].contains(attributes[$0].type) }
+        self.storedAttributes = attributes.indices.filter { !attributes[$0].isTransient }
+        self.transientAttributes = attributes.indices.filter { attributes[$0].isTransient }
         self.nameSet = [description.name]
         self.selfAndDescendantNameSet = Set(selfAndDescendantNames)
         self.hasRelationshipRules = relationships.contains { r in

@@ -38,6 +38,18 @@ public struct RelationshipDescription: Sendable, Hashable, Codable {
     /// The most objects a to-many relationship may hold at save time.
     public var maxCount: Int?
 
+    /// The name the relationship had in the model a migration comes from (Xcode's renaming ID, `elementID`).
+    public var renamingIdentifier: String?
+    /// Text that changes the model's version hash without changing the relationship (Xcode's hash modifier).
+    public var versionHashModifier: String?
+    /// Free-form information for the app (Xcode's user info). It does not change the model's version hash.
+    public var userInfo: [String: String] {
+        get { info ?? [:] }
+        set { info = newValue.isEmpty ? nil : newValue }
+    }
+    // Optional, so that a model without it encodes (and hashes) as before it existed.
+    private var info: [String: String]?
+
     /// Creates a relationship description.
     public init(
         _ name: String, destination: String, inverse: String, isToMany: Bool = false, isOrdered: Bool = false,

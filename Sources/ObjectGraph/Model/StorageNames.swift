@@ -52,7 +52,7 @@ struct StorageNames: Sendable {
         for description in shallowFirst.map(\.element) {
             let tree = root(of: description.name)
             var space = usedColumns[tree] ?? NameSpace(reserved: [Self.rowID, Self.rowEntity, Self.rowVersion])
-            for attribute in description.attributes {
+            for attribute in description.attributes where !attribute.isTransient {
                 columns["\(description.name).\(attribute.name)"] = space.claim(attribute.name)
             }
             for relationship in description.relationships where !relationship.isToMany {

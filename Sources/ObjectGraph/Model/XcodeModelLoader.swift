@@ -1,4 +1,5 @@
 import Foundation
+import PredicateFormat
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
@@ -16,14 +17,23 @@ extension Model {
     public convenience init(contentsOf url: URL, classes: [any ManagedEntity.Type] = []) throws {
         let versionURL = try XcodeModelLoader.versionURL(url)
         let contents = versionURL.appendingPathComponent("contents")
-        let descriptions = try XcodeModelLoader.parse(contents)
+        let file = try XcodeModelLoader.parse(contents)
         let byClassName = Dictionary(classes.map { (String(describing: $0), $0 as ManagedObject.Type) }) { first, _ in first }
         var mapped: [String: ManagedObject.Type] = [:]
-        for description in descriptions {
+        for description in file.entities {
             if let name = description.className, let type = byClassName[name] { mapped[description.name] = type }
         }
+        var templates: [String: FetchRequestTemplate] = [:]
+        for (name, template) in file.fetchRequestTemplates {
+            do {
+                templates[name] = FetchRequestTemplate(entityName: template.entity, predicate: try FormatPredicate(format: template.predicate, argumentArray: []))
+            } catch {
+                throw ObjectGraphError.invalidModelFile(path: contents.path, element: "fetch request \(name)", reason: "its predicate: \(error.description)")
+            }
+        }
         do {
-            try self.init(entities: descriptions, classes: mapped)
+            try self.init(
+                entities: file.entities, classes: mapped, configurations: file.configurations, fetchRequestTemplates: templates, userInfo: file.userInfo)
         } catch let ObjectGraphError.invalidModel(entity, property, reason) {
             throw ObjectGraphError.invalidModelFile(
                 path: contents.path, element: "entity \(entity)" + (property.map { ", property \($0)" } ?? ""), reason: reason)
@@ -48,6 +58,8 @@ extension Model {
 enum XcodeModelLoader {
     static func versionURL(_ url: URL) throws -> URL {
         guard url.pathExtension == "xcdatamodeld" else { return url }
+        // A bundle with its `contents` directly inside (no versions) is its own only version.
+        if FileManager.default.fileExists(atPath: url.appendingPathComponent("contents").path) { return url }
         let marker = url.appendingPathComponent(".xccurrentversion")
         if FileManager.default.fileExists(atPath: marker.path) {
             let data = try Data(contentsOf: marker)
@@ -69,7 +81,15 @@ enum XcodeModelLoader {
         return url.appendingPathComponent(versions[0])
     }
 
-    static func parse(_ contents: URL) throws -> [EntityDescription] {
+    /// What a `contents` file declares.
+    struct File {
+        var entities: [EntityDescription]
+        var configurations: [String: [String]]
+        var fetchRequestTemplates: [String: (entity: String, predicate: String)]
+        var userInfo: [String: String]
+    }
+
+    static func parse(_ contents: URL) throws -> File {
         guard let data = FileManager.default.contents(atPath: contents.path) else {
             throw ObjectGraphError.invalidModelFile(path: contents.path, element: "contents", reason: "the file cannot be read")
         }
@@ -78,28 +98,68 @@ enum XcodeModelLoader {
         parser.delegate = reader
         if !parser.parse() || parser.parserError != nil || (reader.sawModel && !reader.closedModel && reader.failure == nil) {
             if let failure = reader.failure { throw failure }
+            let found = reader.malformation
+            let (line, column) = found.map { ($0.line, $0.column) } ?? (parser.lineNumber, parser.columnNumber)
+            let open = found.map { $0.open } ?? reader.open.last
+            let unclosed = open.map { "; <\($0.name)> opened on line \($0.line) is not closed" } ?? ""
+            // libxml2's codes, which Foundation passes on: XML_ERR_TAG_NAME_MISMATCH and XML_ERR_DOCUMENT_END.
+            let what = switch found?.code {
+            case 76: "a closing tag does not match the open element"
+            case 5, nil: "the file ends early"
+            case let code?: "XML parser error \(code)"
+            }
             throw ObjectGraphError.invalidModelFile(
-                path: contents.path, element: "line \(parser.lineNumber)",
-                reason: "malformed XML (\(parser.parserError.map { "\($0)" } ?? "unknown error"))")
+                path: contents.path, element: "line \(line), column \(column)", reason: "malformed XML (\(what))\(unclosed)")
         }
         if let failure = reader.failure { throw failure }
         guard reader.sawModel else {
             throw ObjectGraphError.invalidModelFile(path: contents.path, element: "model", reason: "no <model> element")
         }
-        return reader.entities
+        // Xcode writes each relationship's inverse entity: it must be the entity that has the inverse.
+        let byName = Dictionary(reader.entities.map { ($0.name, $0) }) { first, _ in first }
+        for check in reader.inverseEntities {
+            var owner = byName[check.inverseEntity]
+            var steps = 0
+            while let entity = owner, !entity.relationships.contains(where: { $0.name == check.inverse }), steps <= byName.count {
+                owner = entity.parentName.flatMap { byName[$0] }
+                steps += 1
+            }
+            guard owner != nil else {
+                throw ObjectGraphError.invalidModelFile(
+                    path: contents.path, element: "entity \(check.entity), relationship \(check.relationship)",
+                    reason: "its inverseEntity \(check.inverseEntity) has no relationship '\(check.inverse)'")
+            }
+        }
+        return File(entities: reader.entities, configurations: reader.configurations,
+                    fetchRequestTemplates: reader.fetchRequestTemplates, userInfo: reader.userInfo)
     }
 }
 
 /// Collects entities from the XML of a `.xcdatamodel/contents` file.
+///
+/// Every element Xcode writes is read or refused by name; none is skipped without a word. Refused for now: derived
+/// attributes, fetched properties, relationships without an inverse and spatial (R-tree) indexes.
 final class ModelXMLReader: NSObject, XMLParserDelegate {
     let path: String
     var entities: [EntityDescription] = []
     var failure: ObjectGraphError?
     var sawModel = false
     var closedModel = false
+    var userInfo: [String: String] = [:]
+    var configurations: [String: [String]] = [:]
+    var fetchRequestTemplates: [String: (entity: String, predicate: String)] = [:]
+    /// The elements open at the parser's position, with the line each opened on: what a malformed file left open.
+    private(set) var open: [(name: String, line: Int)] = []
     private var current: EntityDescription?
+    /// Where a `userInfo` entry goes: the last attribute or relationship while one is open, else the entity, else
+    /// the model.
+    private enum Owner { case model, entity, attribute, relationship }
+    private var owner: Owner = .model
     private var constraint: [String]?
     private var index: [String]?
+    private var configuration: String?
+    /// Elements that only place entities in Xcode's diagram, or group others: nothing to keep.
+    private static let layoutElements: Set<String> = ["elements", "element", "uniquenessConstraints", "userInfo", "compoundIndexes"]
 
     init(path: String) { self.path = path }
 
@@ -111,18 +171,25 @@ final class ModelXMLReader: NSObject, XMLParserDelegate {
 
     func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String]) {
         guard failure == nil else { return }
+        guard sawModel || name == "model" else { return fail("model", "no <model> element (the file starts with <\(name)>)", parser) }
+        open.append((name, parser.lineNumber))
+        let line = "line \(parser.lineNumber)"
         switch name {
         case "model":
             sawModel = true
         case "entity":
-            guard let entityName = attributes["name"], !entityName.isEmpty else { return fail("entity at line \(parser.lineNumber)", "it has no name", parser) }
-            current = EntityDescription(entityName, parent: attributes["parentEntity"], isAbstract: attributes["isAbstract"] == "YES",
-                                        className: attributes["representedClassName"])
+            guard let entityName = attributes["name"], !entityName.isEmpty else { return fail("entity at \(line)", "it has no name", parser) }
+            var entity = EntityDescription(entityName, parent: attributes["parentEntity"], isAbstract: attributes["isAbstract"] == "YES",
+                                           className: attributes["representedClassName"])
+            entity.renamingIdentifier = attributes["elementID"] ?? attributes["renamingIdentifier"]
+            entity.versionHashModifier = attributes["versionHashModifier"]
+            current = entity
+            owner = .entity
         case "attribute":
-            guard let entity = current else { return fail("attribute at line \(parser.lineNumber)", "it is outside an entity", parser) }
-            guard attributes["transient"] != "YES" else { return }
+            guard let entity = current else { return fail("attribute at \(line)", "it is outside an entity", parser) }
             do {
                 current?.attributes.append(try attribute(attributes, entity: entity.name))
+                owner = .attribute
             } catch let error as ObjectGraphError {
                 failure = error
                 parser.abortParsing()
@@ -130,46 +197,108 @@ final class ModelXMLReader: NSObject, XMLParserDelegate {
                 fail("entity \(entity.name)", "\(error)", parser)
             }
         case "relationship":
-            guard let entity = current else { return fail("relationship at line \(parser.lineNumber)", "it is outside an entity", parser) }
+            guard let entity = current else { return fail("relationship at \(line)", "it is outside an entity", parser) }
             let element = "entity \(entity.name), relationship \(attributes["name"] ?? "(unnamed)")"
             guard let relationshipName = attributes["name"] else { return fail(element, "it has no name", parser) }
             guard let destination = attributes["destinationEntity"] else { return fail(element, "it has no destinationEntity", parser) }
-            guard let inverse = attributes["inverseName"] else { return fail(element, "it has no inverseName (every relationship needs an inverse)", parser) }
+            guard let inverse = attributes["inverseName"] else {
+                return fail(element, "it has no inverse; relationships without an inverse are not supported yet (give it one in Xcode)", parser)
+            }
+            if let inverseEntity = attributes["inverseEntity"] { inverseEntities.append((entity.name, relationshipName, inverseEntity, inverse)) }
             let rules: [String: DeleteRule] = ["Nullify": .nullify, "Cascade": .cascade, "Deny": .deny, "No Action": .noAction]
             guard let rule = rules[attributes["deletionRule"] ?? "Nullify"] else {
                 return fail(element, "unknown deletionRule '\(attributes["deletionRule"] ?? "")'", parser)
             }
+            if attributes["transient"] == "YES" { return fail(element, "transient relationships are not supported yet", parser) }
             let toMany = attributes["toMany"] == "YES"
-            current?.relationships.append(RelationshipDescription(
+            var relationship = RelationshipDescription(
                 relationshipName, destination: destination, inverse: inverse, isToMany: toMany, isOrdered: attributes["ordered"] == "YES",
                 isOptional: attributes["optional"] == "YES", deleteRule: rule,
-                minCount: toMany ? attributes["minCount"].flatMap(Int.init) : nil, maxCount: toMany ? attributes["maxCount"].flatMap(Int.init) : nil))
+                minCount: toMany ? attributes["minCount"].flatMap(Int.init) : nil, maxCount: toMany ? attributes["maxCount"].flatMap(Int.init) : nil)
+            relationship.renamingIdentifier = attributes["elementID"] ?? attributes["renamingIdentifier"]
+            relationship.versionHashModifier = attributes["versionHashModifier"]
+            current?.relationships.append(relationship)
+            owner = .relationship
+        case "entry":
+            guard let key = attributes["key"] else { return fail("userInfo entry at \(line)", "it has no key", parser) }
+            let value = attributes["value"] ?? ""
+            guard var entity = current else {
+                userInfo[key] = value
+                return
+            }
+            switch owner {
+            case .model: userInfo[key] = value
+            case .entity: entity.userInfo[key] = value
+            case .attribute: entity.attributes[entity.attributes.count - 1].userInfo[key] = value
+            case .relationship: entity.relationships[entity.relationships.count - 1].userInfo[key] = value
+            }
+            current = entity
         case "uniquenessConstraint":
             constraint = []
         case "constraint":
             if let value = attributes["value"] { constraint?.append(value) }
-        case "fetchIndex":
+        case "fetchIndex", "compoundIndex":
             index = []
         case "fetchIndexElement":
-            if let property = attributes["property"] { index?.append(property) }
+            let element = "entity \(current?.name ?? "?"), fetch index element at \(line)"
+            if let type = attributes["type"], type != "Binary" {
+                return fail(element, "\(type) indexes are not supported (only Binary ones)", parser)
+            }
+            guard let property = attributes["property"] ?? attributes["expression"] else { return fail(element, "it names no property", parser) }
+            // A descending element is kept as a sort key writes it.
+            index?.append(attributes["order"] == "descending" ? "-" + property : property)
+        case "index":
+            if let value = attributes["value"] { index?.append(value) }
+        case "configuration":
+            guard let configurationName = attributes["name"] else { return fail("configuration at \(line)", "it has no name", parser) }
+            configuration = configurationName
+            configurations[configurationName] = []
+        case "memberEntity":
+            if let configuration, let member = attributes["name"] { configurations[configuration, default: []].append(member) }
+        case "fetchRequest":
+            guard let templateName = attributes["name"], let entity = attributes["entity"] else {
+                return fail("fetch request at \(line)", "a fetch request template needs a name and an entity", parser)
+            }
+            fetchRequestTemplates[templateName] = (entity, attributes["predicateString"] ?? "TRUEPREDICATE")
+        case "fetchedProperty":
+            fail("entity \(current?.name ?? "?"), fetched property \(attributes["name"] ?? "(unnamed)")", "fetched properties are not supported yet", parser)
         default:
-            break
+            guard Self.layoutElements.contains(name) else {
+                return fail("<\(name)> at \(line)", "this element is not one Xcode's model editor writes, or not one this release reads", parser)
+            }
         }
     }
 
+    /// Where the XML first went wrong, with the element open there (libxml2 closes it before the parse ends).
+    private(set) var malformation: (line: Int, column: Int, code: Int, open: (name: String, line: Int)?)?
+
+    func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
+        guard malformation == nil else { return }
+        malformation = (parser.lineNumber, parser.columnNumber, (parseError as NSError).code, open.last)
+    }
+
+    /// Relationships that name their inverse's entity, checked once every entity is read.
+    var inverseEntities: [(entity: String, relationship: String, inverseEntity: String, inverse: String)] = []
+
     func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+        if !open.isEmpty { open.removeLast() }
         switch name {
         case "model":
             closedModel = true
         case "entity":
             if let entity = current { entities.append(entity) }
             current = nil
+            owner = .model
+        case "attribute", "relationship":
+            owner = .entity
         case "uniquenessConstraint":
             if let keys = constraint, !keys.isEmpty { current?.uniquenessConstraints.append(keys) }
             constraint = nil
-        case "fetchIndex":
+        case "fetchIndex", "compoundIndex":
             if let keys = index, !keys.isEmpty { current?.indexes.append(keys) }
             index = nil
+        case "configuration":
+            configuration = nil
         default:
             break
         }
@@ -193,7 +322,21 @@ final class ModelXMLReader: NSObject, XMLParserDelegate {
         } else {
             throw fail("unknown attributeType '\(typeName)'")
         }
-        var attribute = AttributeDescription(name, type, isOptional: xml["optional"] == "YES", isIndexed: xml["indexed"] == "YES")
+        if xml["derived"] == "YES" {
+            throw fail("derived attributes (derivationExpression '\(xml["derivationExpression"] ?? "")') are not supported yet")
+        }
+        var attribute = AttributeDescription(
+            name, type, isOptional: xml["optional"] == "YES", isIndexed: xml["indexed"] == "YES", isTransient: xml["transient"] == "YES")
+        attribute.renamingIdentifier = xml["elementID"] ?? xml["renamingIdentifier"]
+        attribute.versionHashModifier = xml["versionHashModifier"]
+        if let valueTransformer = xml["valueTransformerName"] {
+            throw fail("value transformers ('\(valueTransformer)') are not supported yet")
+        }
+        for (key, assign) in [("minDateTimeInterval", true), ("maxDateTimeInterval", false)] {
+            guard let text = xml[key] else { continue }
+            guard type == .date, let seconds = Double(text) else { throw fail("\(key) '\(text)' needs a Date attribute and a number") }
+            if assign { attribute.minValue = seconds } else { attribute.maxValue = seconds }
+        }
         let isNumeric = [.int16, .int32, .int64, .double, .float, .decimal].contains(type)
         for (key, assign) in [("minValueString", true), ("maxValueString", false)] {
             guard let text = xml[key] else { continue }

@@ -55,6 +55,26 @@ extension ContextState {
         return (changed, hidden)
     }
 
+    /// Checks a request before it runs: its own limits, then that it tests no transient attribute, which no store
+    /// keeps (the pending objects here hold values the store's rows do not, and the two must not disagree).
+    func validate(_ request: FetchRequest) throws {
+        try request.validate()
+        guard model.hasTransientAttributes else { return }
+        let entity = try entity(named: request.entityName)
+        var paths = request.sortKeys.map(\.keyPath) + request.propertiesToFetch.map(\.keyPath)
+        _ = try request.predicate?.mappingKeyPaths { path in
+            paths.append(path)
+            return path
+        }
+        for path in paths {
+            if let transient = model.transientAttribute(at: path, from: entity) {
+                throw ObjectGraphError.invalidFetch(
+                    entity: request.entityName,
+                    reason: "\(transient) is transient: no store keeps it, so a fetch cannot test or sort by it (filter the fetched objects instead)")
+            }
+        }
+    }
+
     /// Objects, with the request's relationships prefetched.
     func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         let objects = try fetchObjects(request, loadValues: !request.returnsObjectsAsFaults)
@@ -89,7 +109,7 @@ extension ContextState {
 
     /// Dictionary results: what is saved below, grouped and filtered.
     func fetchDictionaries(_ request: FetchRequest) throws -> [[String: AttributeValue]] {
-        try request.validate()
+        try validate(request)
         guard !request.propertiesToFetch.isEmpty else {
             throw ObjectGraphError.invalidFetch(entity: request.entityName, reason: "dictionary results need propertiesToFetch")
         }
@@ -154,7 +174,7 @@ extension ContextState {
     /// With `sink`, rows read straight from the store (nothing pending here changes them) go to it as they are read,
     /// and the result is ``FetchCandidates/streamed``.
     func fetchCandidates(_ request: FetchRequest, loadValues: Bool = true, streamingRowsTo sink: ((Snapshot) throws -> Void)? = nil) throws -> FetchCandidates {
-        try request.validate()
+        try validate(request)
         let entity = try entity(named: request.entityName)
         let names = entity.names(includingSubentities: request.includesSubentities)
         let own = request.includesPendingChanges ? pendingObjects(of: names) : (changed: [], hidden: [])
@@ -219,7 +239,7 @@ extension ContextState {
 
     /// The number of results: counted below without reading rows when nothing is pending here.
     func count(_ request: FetchRequest) throws -> Int {
-        try request.validate()
+        try validate(request)
         let entity = try entity(named: request.entityName)
         let names = entity.names(includingSubentities: request.includesSubentities)
         let own = pendingObjects(of: names)

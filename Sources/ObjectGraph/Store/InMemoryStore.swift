@@ -166,8 +166,11 @@ public final class InMemoryStore: PersistentStore {
         for row in changes.inserted {
             let entity = try model.entity(named: row.objectID.entityName)
             let id = permanent(row.objectID)!
+            // Transient attributes are in memory only: the store keeps their defaults, as a store file keeps nothing.
+            var values = row.values
+            for index in entity.transientAttributes { values[index] = entity.defaultValues[index] }
             state.rows[entity.rootName, default: [:]][id.rawKey] = StoredRow(
-                entityName: entity.name, version: 1, values: row.values, toOne: row.toOne.map(permanent))
+                entityName: entity.name, version: 1, values: values, toOne: row.toOne.map(permanent))
             touched.insert(entity.rootName)
         }
         for row in changes.updated {
@@ -177,7 +180,9 @@ public final class InMemoryStore: PersistentStore {
                 conflicts.append(SaveConflict.make(row, id: row.objectID, expected: row.version, stored: current, entity: entity))
                 continue
             }
-            for index in row.changedAttributes { stored.values[index] = row.values[index] }
+            let changed = row.changedAttributes.filter { !entity.attributes[$0].isTransient }
+            guard !changed.isEmpty || !row.changedToOne.isEmpty else { continue }
+            for index in changed { stored.values[index] = row.values[index] }
             for slot in row.changedToOne { stored.toOne[slot] = permanent(row.toOne[slot]) }
             stored.version += 1
             state.rows[entity.rootName]![row.objectID.rawKey] = stored

@@ -8,11 +8,13 @@ import PredicateFormat
 ///
 /// SQLite runs a statement's program once per step: a row per step paid that start, the step and the reset for
 /// every row, and a 64-row statement wrote 50,000 rows of ten integers in 45% less time (a C program over our
-/// table; 16 rows gained 40%, 256 no more than 64). Each row's `_entity` and `_version` are literals of the SQL,
+/// table; 16 rows gained 40%, 256 no more than 64). Each row's entity and version are literals of the SQL,
 /// so a row binds its key, its attributes and its to-one keys only.
 struct InsertStatements {
     /// The entity whose rows these statements write.
     let entityName: String
+    /// The attributes a row binds, by position, when some are transient (not stored); nil when all are bound.
+    let storedAttributes: [Int]?
     /// Writes one row.
     let single: Statement
     /// Writes ``chunkRows`` rows; nil when SQLite's limit on parameters leaves room for fewer than two rows.
@@ -24,8 +26,9 @@ struct InsertStatements {
     static let maximumChunkRows = 64
 
     /// Prepares both statements for `entityName`'s rows in `table`, whose writable columns are `columns`.
-    init(entityName: String, table: String, columns: [String], in db: Database) throws {
+    init(entityName: String, table: String, columns: [String], storedAttributes: [Int]?, in db: Database) throws {
         self.entityName = entityName
+        self.storedAttributes = storedAttributes
         let names = ([RowColumn.id, RowColumn.entity, RowColumn.version] + columns.map(sqlQuoted)).joined(separator: ",")
         let row = "(?," + sqlStringLiteral(entityName) + ",1" + String(repeating: ",?", count: columns.count) + ")"
         let head = "INSERT INTO \(sqlQuoted(table)) (\(names)) VALUES "

@@ -36,6 +36,12 @@ struct RowReader {
             columns.reads.withUnsafeBufferPointer { reads in
                 for index in reads.indices {
                     let read = reads[index]
+                    // No column: a transient attribute starts from its default. Tested first only in entities that
+                    // have one, so that every other row's loop stays as it was.
+                    if columns.hasTransient && read.kind == .transient {
+                        row.set(columns.defaults[index], at: index)
+                        continue
+                    }
                     // One column lookup per value: the type and the number are then read from the same cell (asking
                     // the statement twice, for the type and for the number, was a sixth of a large fetch).
                     let cell = sqlite3_column_value(statement, read.position)

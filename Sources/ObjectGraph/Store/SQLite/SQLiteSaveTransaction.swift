@@ -91,7 +91,9 @@ struct SQLiteSaveTransaction {
         if let prepared = insertStatements[entityName] { return prepared }
         let (entity, table) = try store.layout(for: entityName)
         guard let columns = table.entities[entity.name] else { throw ObjectGraphError.unknownEntity(entity.name) }
-        let prepared = try InsertStatements(entityName: entityName, table: table.name, columns: columns.insertColumns, in: db)
+        let prepared = try InsertStatements(
+            entityName: entityName, table: table.name, columns: columns.insertColumns,
+            storedAttributes: columns.hasTransient ? columns.storedAttributes : nil, in: db)
         insertStatements[entityName] = prepared
         return prepared
     }
@@ -107,12 +109,12 @@ struct SQLiteSaveTransaction {
             var position = start
             if let chunk = statements.chunk {
                 while end - position >= statements.chunkRows {
-                    try run(chunk, rows: position..<position + statements.chunkRows, of: rows, keys: keys)
+                    try run(chunk, rows: position..<position + statements.chunkRows, of: rows, keys: keys, stored: statements.storedAttributes)
                     position += statements.chunkRows
                 }
             }
             while position < end {
-                try run(statements.single, rows: position..<position + 1, of: rows, keys: keys)
+                try run(statements.single, rows: position..<position + 1, of: rows, keys: keys, stored: statements.storedAttributes)
                 position += 1
             }
             start = end
@@ -120,7 +122,7 @@ struct SQLiteSaveTransaction {
     }
 
     /// Binds `positions` of `rows` (all of one entity) one after another to `statement`'s parameters and runs it.
-    private func run(_ statement: Statement, rows positions: Range<Int>, of rows: [ChangeSet.Row], keys: [Int64]) throws {
+    private func run(_ statement: Statement, rows positions: Range<Int>, of rows: [ChangeSet.Row], keys: [Int64], stored: [Int]?) throws {
         do {
             // Bound one by one: an array of database values per row cost more than SQLite's insert.
             sqlite3_reset(statement.sqliteStatement)
@@ -128,9 +130,17 @@ struct SQLiteSaveTransaction {
             for position in positions {
                 try statement.bind(keys[position], at: index)
                 index += 1
-                for value in rows[position].values {
-                    try statement.bind(value, at: index)
-                    index += 1
+                let values = rows[position].values
+                if let stored {
+                    for attribute in stored {
+                        try statement.bind(values[attribute], at: index)
+                        index += 1
+                    }
+                } else {
+                    for value in values {
+                        try statement.bind(value, at: index)
+                        index += 1
+                    }
                 }
                 for destination in rows[position].toOne {
                     try statement.bind(self.key(destination), at: index)
@@ -148,14 +158,16 @@ struct SQLiteSaveTransaction {
         guard let columns = table.entities[entity.name] else { throw ObjectGraphError.unknownEntity(entity.name) }
         var assignments: [String] = []
         var values: [DatabaseValue] = []
-        for index in row.changedAttributes {
+        for index in row.changedAttributes where !entity.attributes[index].isTransient {
             assignments.append("\(sqlQuoted(entity.attributeColumns[index])) = ?")
             values.append(SQLiteValueCoding.encode(row.values[index]))
         }
         for slot in row.changedToOne {
-            assignments.append("\(sqlQuoted(columns.insertColumns[entity.attributes.count + slot])) = ?")
+            assignments.append("\(sqlQuoted(columns.insertColumns[columns.storedAttributes.count + slot])) = ?")
             values.append(key(row.toOne[slot]))
         }
+        // Only transient attributes changed: nothing of the row is stored differently.
+        guard !assignments.isEmpty else { return }
         assignments.append("\(RowColumn.version) = \(RowColumn.version) + 1")
         let statement = try db.cachedStatement(
             sql: "UPDATE \(sqlQuoted(table.name)) SET \(assignments.joined(separator: ", ")) WHERE \(RowColumn.id) = ? AND \(RowColumn.version) = ?")

@@ -43,24 +43,38 @@ final class TableLayout: Sendable {
         /// reads it (the common cases, decided once here rather than by matching the attribute type per value).
         let reads: [ColumnRead]
 
+        /// The attributes the table keeps, by position (transient ones are in memory only).
+        let storedAttributes: [Int]
+        /// Whether any attribute is transient: its rows are read by the slower path that leaves those to defaults.
+        let hasTransient: Bool
+        /// Each attribute's value in a row just read: its default for a transient attribute.
+        let defaults: AttributeValues
+
         struct ColumnRead {
-            enum Kind: UInt8 { case integer, real, other }
+            enum Kind: UInt8 { case integer, real, other, transient }
             let position: Int32
             let kind: Kind
         }
 
-        init(attributes: [Int], attributeTypes: [AttributeType], toOne: [Int], toOneEntity: [Int?], toOneDestination: [String], insertColumns: [String]) {
+        init(
+            attributes: [Int], attributeTypes: [AttributeType], toOne: [Int], toOneEntity: [Int?], toOneDestination: [String],
+            insertColumns: [String], entity: ModelEntity
+        ) {
             self.attributes = attributes
+            self.storedAttributes = entity.storedAttributes
+            self.hasTransient = !entity.transientAttributes.isEmpty
+            self.defaults = entity.defaultValues
             self.attributeTypes = attributeTypes
             self.toOne = toOne
             self.toOneEntity = toOneEntity
             self.toOneDestination = toOneDestination
             self.insertColumns = insertColumns
             self.reads = zip(attributes, attributeTypes).map { position, type in
+                guard position >= 0 else { return ColumnRead(position: -1, kind: .transient) }
                 switch type {
-                case .int16, .int32, .int64: ColumnRead(position: Int32(position), kind: .integer)
-                case .double, .float: ColumnRead(position: Int32(position), kind: .real)
-                default: ColumnRead(position: Int32(position), kind: .other)
+                case .int16, .int32, .int64: return ColumnRead(position: Int32(position), kind: .integer)
+                case .double, .float: return ColumnRead(position: Int32(position), kind: .real)
+                default: return ColumnRead(position: Int32(position), kind: .other)
                 }
             }
             self.wordlessCount = attributeTypes.count { !$0.fitsWord }
@@ -90,7 +104,7 @@ final class TableLayout: Sendable {
         }
         let tree = root.selfAndDescendantNames.compactMap { model.entityIfPresent($0) }
         for entity in tree {
-            for (attribute, column) in zip(entity.attributes, entity.attributeColumns) {
+            for (attribute, column) in zip(entity.attributes, entity.attributeColumns) where !attribute.isTransient {
                 add(Column(name: column, sqlType: Self.sqlType(attribute.type)))
             }
             for relationship in entity.relationships {
@@ -119,7 +133,7 @@ final class TableLayout: Sendable {
             var toOne: [Int] = []
             var toOneEntity: [Int?] = []
             var destinations: [String] = []
-            var insertColumns = entity.attributeColumns
+            var insertColumns = entity.storedAttributes.map { entity.attributeColumns[$0] }
             for relationship in entity.relationships {
                 guard case .foreignKey(let column) = relationship.storage else { continue }
                 toOne.append(3 + position[column]!)
@@ -134,9 +148,10 @@ final class TableLayout: Sendable {
                 }
             }
             entities[entity.name] = EntityColumns(
-                attributes: entity.attributeColumns.map { 3 + position[$0]! },
+                // A transient attribute has no column: -1.
+                attributes: entity.attributes.indices.map { entity.attributes[$0].isTransient ? -1 : 3 + position[entity.attributeColumns[$0]]! },
                 attributeTypes: entity.attributes.map(\.type),
-                toOne: toOne, toOneEntity: toOneEntity, toOneDestination: destinations, insertColumns: insertColumns)
+                toOne: toOne, toOneEntity: toOneEntity, toOneDestination: destinations, insertColumns: insertColumns, entity: entity)
         }
         selectList = select
         self.entities = entities
@@ -169,17 +184,26 @@ final class TableLayout: Sendable {
         }
         var statements = ["CREATE TABLE \(sqlQuoted(name)) (\(definitions.joined(separator: ", ")))"]
         var seen: Set<String> = []
+        // A column starting with '-' is indexed in descending order (and named so: `Book(-published)`).
         func index(_ columns: [String], unique: Bool = false) {
             let indexName = "\(name)(\(columns.joined(separator: ",")))" + (unique ? " unique" : "")
             guard seen.insert(indexName).inserted else { return }
-            statements.append("CREATE \(unique ? "UNIQUE " : "")INDEX \(sqlQuoted(indexName)) ON \(sqlQuoted(name))(\(columns.map(sqlQuoted).joined(separator: ", ")))")
+            let elements = columns.map { $0.hasPrefix("-") ? sqlQuoted(String($0.dropFirst())) + " DESC" : sqlQuoted($0) }
+            statements.append("CREATE \(unique ? "UNIQUE " : "")INDEX \(sqlQuoted(indexName)) ON \(sqlQuoted(name))(\(elements.joined(separator: ", ")))")
         }
         for column in columns where column.references != nil { index([column.name]) }
         // No index on row.entity: it has a handful of values, and without statistics SQLite would prefer it to the
         // attribute indexes that actually narrow a fetch.
         let tree = model.entityIfPresent(rootEntity)?.selfAndDescendantNames.compactMap { model.entityIfPresent($0) } ?? []
         for entity in tree {
-            func columns(_ keys: [String]) -> [String] { keys.map { entity.attributeIndex[$0].map { entity.attributeColumns[$0] } ?? $0 } }
+            func columns(_ keys: [String]) -> [String] {
+                keys.map { key in
+                    let descending = key.hasPrefix("-")
+                    let name = descending ? String(key.dropFirst()) : key
+                    let column = entity.attributeIndex[name].map { entity.attributeColumns[$0] } ?? name
+                    return descending ? "-" + column : column
+                }
+            }
             let description = entity.description
             for attribute in description.attributes where attribute.isIndexed { index(columns([attribute.name])) }
             for keys in description.indexes { index(columns(keys)) }

@@ -16,6 +16,9 @@ extension SQLiteStore: SQLSchema {
     public func property(_ key: String, ofEntity entityName: String) throws(FormatPredicateError) -> SQLProperty {
         guard let entity = model.entityIfPresent(entityName) else { throw .evaluation("unknown entity '\(entityName)'") }
         if let index = entity.attributeIndex[key] {
+            if entity.attributes[index].isTransient {
+                throw .evaluation("\(entityName).\(key) is transient: no store keeps it, so a fetch cannot test or sort by it")
+            }
             return .attribute(column: entity.attributeColumns[index], kind: Self.valueKind(entity.attributeTypes[index]))
         }
         guard let relationship = entity.relationship(named: key) else {

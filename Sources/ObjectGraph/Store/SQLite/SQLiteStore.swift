@@ -206,7 +206,11 @@ public final class SQLiteStore: PersistentStore {
             rows.append((entity.name, nil, "entity", entity.tableName, nil))
             let inherited = entity.attributes.count - entity.description.attributes.count
             for (offset, attribute) in entity.description.attributes.enumerated() {
-                rows.append((entity.name, attribute.name, "attribute", entity.tableName, entity.attributeColumns[inherited + offset]))
+                if attribute.isTransient {
+                    rows.append((entity.name, attribute.name, "transient attribute", entity.tableName, nil))
+                } else {
+                    rows.append((entity.name, attribute.name, "attribute", entity.tableName, entity.attributeColumns[inherited + offset]))
+                }
             }
             for declared in entity.description.relationships {
                 guard let relationship = entity.relationship(named: declared.name),

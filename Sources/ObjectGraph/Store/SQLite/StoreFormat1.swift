@@ -62,7 +62,7 @@ enum StoreFormat1 {
     /// Each current column of `entity`'s rows with the format-1 column it comes from.
     private static func columnPairs(of entity: ModelEntity, in model: Model) -> [(new: String, old: String)] {
         var pairs = [(StorageNames.rowID, "id"), (StorageNames.rowEntity, "_entity"), (StorageNames.rowVersion, "_version")]
-        pairs += zip(entity.attributeColumns, entity.attributes.map(\.name)).map { ($0, $1) }
+        pairs += entity.storedAttributes.map { (entity.attributeColumns[$0], entity.attributes[$0].name) }
         for relationship in entity.relationships {
             if case .foreignKey(let column) = relationship.storage { pairs.append((column, "\(relationship.name)_id")) }
         }
