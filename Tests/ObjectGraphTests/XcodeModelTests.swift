@@ -84,7 +84,7 @@ import Testing
         ("<model><entity name=\"A\"><attribute name=\"x\" attributeType=\"Integer 128\"/></entity></model>",
          "entity A, attribute x", "unknown attributeType 'Integer 128'"),
         ("<model><entity name=\"A\"><relationship name=\"b\" destinationEntity=\"B\"/></entity></model>",
-         "entity A, relationship b", "relationships without an inverse are not supported yet"),
+         "entity A, property b", "its destination entity 'B' is not in the model"),
         ("<model><entity name=\"A\"><attribute name=\"n\" attributeType=\"Integer 16\" defaultValueString=\"many\"/></entity></model>",
          "entity A, attribute n", "defaultValueString 'many' does not fit type Integer 16"),
         ("<model><entity><attribute name=\"x\" attributeType=\"String\"/></entity></model>", "entity at line 1", "it has no name"),

@@ -168,6 +168,7 @@ extension ContextState {
         }
         isApplyingDeleteRules = true
         defer { isApplyingDeleteRules = false }
+        if model.hasOneSidedRelationships { clearOneSidedReferences(to: doomed) }
         for object in doomed.values where object.isInserted {
             try delete(object)
             doomed[object.objectID] = nil
@@ -176,7 +177,8 @@ extension ContextState {
             object.isDeleted = true
             deleted[object.objectID] = object
             for (index, relationship) in object.entity.relationships.enumerated() where relationship.deleteRule != .noAction {
-                let inverseIndex = try inverse(of: relationship).index
+                // Without an inverse, the destination does not point back: nothing to clear on its side.
+                guard let inverseIndex = try inverse(of: relationship)?.index else { continue }
                 for id in try related(object, index) where doomed[id] == nil {
                     let survivor = try self.object(with: id)
                     if survivor.entity.relationships[inverseIndex].isToMany {
@@ -188,6 +190,26 @@ extension ContextState {
                         survivor.toOne[survivor.entity.toOneSlot[inverseIndex]!] = nil
                     }
                     markUpdated(survivor)
+                }
+            }
+        }
+    }
+
+    /// Clears the references to `doomed` objects that relationships without an inverse hold in objects registered
+    /// here: nothing points back from a doomed object to find them by, so each registered object looks. The store
+    /// clears those held in rows no context has registered.
+    private func clearOneSidedReferences(to doomed: [ObjectID: ManagedObject]) {
+        for object in registered.objects where doomed[object.objectID] == nil && !object.isFaultStorage {
+            for (index, relationship) in object.entity.relationships.enumerated() where !relationship.hasInverse {
+                if let slot = object.entity.toOneSlot[index] {
+                    if let id = object.toOne[slot], doomed[id] != nil {
+                        object.toOne[slot] = nil
+                        markUpdated(object)
+                    }
+                } else if var contents = object.toMany[index], contents.ids.contains(where: { doomed[$0] != nil }) {
+                    for id in contents.ids where doomed[id] != nil { contents.remove(id) }
+                    object.toMany[index] = contents
+                    markUpdated(object)
                 }
             }
         }

@@ -262,7 +262,9 @@ final class ContextState {
 
     // MARK: Relationships
 
-    func inverse(of relationship: ModelRelationship) throws -> (entity: ModelEntity, index: Int) {
+    /// The inverse's entity and position; nil for a relationship without an inverse.
+    func inverse(of relationship: ModelRelationship) throws -> (entity: ModelEntity, index: Int)? {
+        guard relationship.hasInverse else { return nil }
         let destination = try model.entity(named: relationship.destinationEntityName)
         guard let index = destination.relationshipIndex[relationship.inverseName] else {
             throw ObjectGraphError.unknownKey(entity: destination.name, key: relationship.inverseName)
@@ -282,7 +284,7 @@ final class ContextState {
         // Objects registered here may have moved in or out of this relationship without a save: trust their to-one.
         let relationship = object.entity.relationships[index]
         var contents = RelatedIDs(ids)
-        if let inverseIndex = try? inverse(of: relationship).index {
+        if let inverseIndex = try? inverse(of: relationship)?.index {
             for id in ids {
                 if let member = registered[id], !member.isFaultStorage,
                    let slot = member.entity.toOneSlot[inverseIndex], member.toOne[slot] != object.objectID {
@@ -336,7 +338,10 @@ final class ContextState {
         let slot = object.entity.toOneSlot[index]!
         let oldID = object.toOne[slot]
         guard oldID != target?.objectID else { return }
-        let inverse = try inverse(of: relationship)
+        guard let inverse = try inverse(of: relationship) else {
+            object.toOne[slot] = target?.objectID
+            return markUpdated(object)
+        }
         if let oldID {
             try link(try self.object(with: oldID), inverse.index, nil, remove: object)
         }
@@ -357,7 +362,7 @@ final class ContextState {
 
     func addToMany(_ object: ManagedObject, _ index: Int, _ target: ManagedObject) throws {
         try checkDestination(object, index, target)
-        let inverse = try inverse(of: object.entity.relationships[index])
+        guard let inverse = try inverse(of: object.entity.relationships[index]) else { return try link(object, index, target) }
         if !target.entity.relationships[inverse.index].isToMany {
             try setToOne(target, inverse.index, to: object)
         } else {
@@ -368,7 +373,7 @@ final class ContextState {
 
     func removeFromToMany(_ object: ManagedObject, _ index: Int, _ target: ManagedObject) throws {
         try checkDestination(object, index, target)
-        let inverse = try inverse(of: object.entity.relationships[index])
+        guard let inverse = try inverse(of: object.entity.relationships[index]) else { return try link(object, index, nil, remove: target) }
         if !target.entity.relationships[inverse.index].isToMany {
             if target.isFaultStorage { try fulfill(target) }
             if target.toOne[target.entity.toOneSlot[inverse.index]!] == object.objectID {

@@ -28,6 +28,8 @@ public final class Model: Sendable {
     let hasRelationships: Bool
     /// Whether any entity has a transient attribute (when none has, a fetch need not look for one).
     let hasTransientAttributes: Bool
+    /// Whether any relationship has no inverse (when none has, a deletion has no one-sided references to clear).
+    let hasOneSidedRelationships: Bool
     private let entitiesByName: NameTable<ModelEntity>
     /// Entities by the class that represents them (classes that represent one entity only).
     private let entitiesByClass: [ObjectIdentifier: ModelEntity]
@@ -70,6 +72,7 @@ public final class Model: Sendable {
         self.entities = built
         self.hasRelationships = built.contains { !$0.relationships.isEmpty }
         self.hasTransientAttributes = built.contains { !$0.transientAttributes.isEmpty }
+        self.hasOneSidedRelationships = built.contains { $0.relationships.contains { !$0.hasInverse } }
         self.entitiesByName = NameTable(built.map { ($0.name, $0) })
         let byClass = Dictionary(grouping: built.filter { $0.objectType != ManagedObject.self }) { ObjectIdentifier($0.objectType) }
         self.entitiesByClass = byClass.compactMapValues { $0.count == 1 ? $0[0] : nil }
@@ -218,6 +221,13 @@ public final class Model: Sendable {
             throw fail("its destination entity '\(relationship.destinationEntityName)' is not in the model")
         }
         let destinationChain = try ancestry(of: destination, in: byName)
+        guard relationship.hasInverse else {
+            if relationship.isToMany {
+                let mine = "\(declaring.name).\(relationship.name)"
+                return ModelRelationship(description: relationship, storage: .joinTable(table: names.joinTables[mine] ?? mine, isSourceSide: true))
+            }
+            return ModelRelationship(description: relationship, storage: .foreignKey(column: names.column(relationship.name, declaredBy: declaring.name)))
+        }
         guard let inverse = destinationChain.flatMap(\.relationships).first(where: { $0.name == relationship.inverseName }) else {
             throw fail("its inverse '\(relationship.inverseName)' is not a relationship of \(destination.name)")
         }

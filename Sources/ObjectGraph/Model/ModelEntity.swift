@@ -158,8 +158,10 @@ public struct ModelRelationship: Sendable, Hashable {
     public var name: String { description.name }
     /// The destination entity's name.
     public var destinationEntityName: String { description.destinationEntityName }
-    /// The inverse relationship's name.
+    /// The inverse relationship's name; empty when it has none.
     public var inverseName: String { description.inverseName }
+    /// Whether the relationship has an inverse.
+    public var hasInverse: Bool { description.hasInverse }
     /// Whether it holds many objects.
     public var isToMany: Bool { description.isToMany }
     /// Whether it keeps its objects in order.

@@ -12,8 +12,11 @@ public enum DeleteRule: String, Sendable, Hashable, Codable {
 
 /// A relationship of an entity: its destination, inverse, cardinality and delete rule.
 ///
-/// Every relationship must name its inverse, and the inverse must name it back: the model refuses to build
-/// otherwise, because an object graph without inverses cannot stay consistent.
+/// A relationship should name its inverse, and the inverse must name it back: the graph then keeps both sides in
+/// step. A relationship without an inverse (`inverse: nil`), which Core Data accepts with a warning, is kept on its
+/// side alone: deleting its destination leaves nothing pointing back to clear, so the store clears the reference
+/// (a to-one reads as nil, a to-many loses the member), and so does every context holding the reference in memory
+/// when the deletion is saved.
 ///
 /// ```swift
 /// let books = RelationshipDescription("books", destination: "Book", inverse: "author", isToMany: true)
@@ -23,8 +26,10 @@ public struct RelationshipDescription: Sendable, Hashable, Codable {
     public var name: String
     /// The name of the destination entity.
     public var destinationEntityName: String
-    /// The name of the inverse relationship on the destination entity.
+    /// The name of the inverse relationship on the destination entity; empty for a relationship without an inverse.
     public var inverseName: String
+    /// Whether the relationship has an inverse.
+    public var hasInverse: Bool { !inverseName.isEmpty }
     /// Whether the relationship holds many objects.
     public var isToMany: Bool
     /// Whether a to-many relationship keeps its objects in order.
@@ -52,12 +57,12 @@ public struct RelationshipDescription: Sendable, Hashable, Codable {
 
     /// Creates a relationship description.
     public init(
-        _ name: String, destination: String, inverse: String, isToMany: Bool = false, isOrdered: Bool = false,
+        _ name: String, destination: String, inverse: String?, isToMany: Bool = false, isOrdered: Bool = false,
         isOptional: Bool = true, deleteRule: DeleteRule = .nullify, minCount: Int? = nil, maxCount: Int? = nil
     ) {
         self.name = name
         self.destinationEntityName = destination
-        self.inverseName = inverse
+        self.inverseName = inverse ?? ""
         self.isToMany = isToMany
         self.isOrdered = isOrdered
         self.isOptional = isOptional

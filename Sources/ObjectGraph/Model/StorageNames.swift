@@ -62,8 +62,13 @@ struct StorageNames: Sendable {
         }
         for description in descriptions {
             for relationship in description.relationships where relationship.isToMany {
-                guard let (inverseOwner, inverse) = declaration(of: relationship.inverseName, from: relationship.destinationEntityName) else { continue }
                 let mine = "\(description.name).\(relationship.name)"
+                // Without an inverse, a to-many relationship keeps its members in a join table of its own.
+                guard relationship.hasInverse else {
+                    joinTables[mine] = usedTables.claim(mine)
+                    continue
+                }
+                guard let (inverseOwner, inverse) = declaration(of: relationship.inverseName, from: relationship.destinationEntityName) else { continue }
                 let theirs = "\(inverseOwner.name).\(inverse.name)"
                 if !inverse.isToMany {
                     guard relationship.isOrdered, let column = columns[theirs] else { continue }

@@ -138,7 +138,7 @@ enum XcodeModelLoader {
 /// Collects entities from the XML of a `.xcdatamodel/contents` file.
 ///
 /// Every element Xcode writes is read or refused by name; none is skipped without a word. Refused for now: derived
-/// attributes, fetched properties, relationships without an inverse and spatial (R-tree) indexes.
+/// attributes, fetched properties, value transformers and spatial (R-tree) indexes.
 final class ModelXMLReader: NSObject, XMLParserDelegate {
     let path: String
     var entities: [EntityDescription] = []
@@ -201,10 +201,9 @@ final class ModelXMLReader: NSObject, XMLParserDelegate {
             let element = "entity \(entity.name), relationship \(attributes["name"] ?? "(unnamed)")"
             guard let relationshipName = attributes["name"] else { return fail(element, "it has no name", parser) }
             guard let destination = attributes["destinationEntity"] else { return fail(element, "it has no destinationEntity", parser) }
-            guard let inverse = attributes["inverseName"] else {
-                return fail(element, "it has no inverse; relationships without an inverse are not supported yet (give it one in Xcode)", parser)
-            }
-            if let inverseEntity = attributes["inverseEntity"] { inverseEntities.append((entity.name, relationshipName, inverseEntity, inverse)) }
+            // No inverse: Core Data accepts it with a warning, and so do we (see ``RelationshipDescription``).
+            let inverse = attributes["inverseName"]
+            if let inverse, let inverseEntity = attributes["inverseEntity"] { inverseEntities.append((entity.name, relationshipName, inverseEntity, inverse)) }
             let rules: [String: DeleteRule] = ["Nullify": .nullify, "Cascade": .cascade, "Deny": .deny, "No Action": .noAction]
             guard let rule = rules[attributes["deletionRule"] ?? "Nullify"] else {
                 return fail(element, "unknown deletionRule '\(attributes["deletionRule"] ?? "")'", parser)

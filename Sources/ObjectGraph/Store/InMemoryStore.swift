@@ -198,6 +198,7 @@ public final class InMemoryStore: PersistentStore {
             }
             _ = stored
             state.rows[entity.rootName]![id.rawKey] = nil
+            if model.hasOneSidedRelationships { clearOneSidedReferences(to: id, root: entity.rootName, in: &state) }
             for table in Array(state.joins.keys) {
                 state.joins[table]!.removeAll { link in
                     (joinRoots(table).source == entity.rootName && link.source == id.rawKey)
@@ -226,6 +227,20 @@ public final class InMemoryStore: PersistentStore {
         }
         try checkUniqueness(state, roots: touched)
         return result
+    }
+
+    /// Clears the to-one references to a deleted row that relationships without an inverse hold, as an SQLite
+    /// store's foreign key does (`ON DELETE SET NULL`).
+    private func clearOneSidedReferences(to id: ObjectID, root: String, in state: inout Contents) {
+        for entity in model.entities {
+            for (index, relationship) in entity.relationships.enumerated() where !relationship.hasInverse {
+                guard let slot = entity.toOneSlot[index], model.entityIfPresent(relationship.destinationEntityName)?.rootName == root,
+                      let rows = state.rows[entity.rootName] else { continue }
+                for (key, row) in rows where row.entityName == entity.name && row.toOne[slot]?.rawKey == id.rawKey {
+                    state.rows[entity.rootName]![key]!.toOne[slot] = nil
+                }
+            }
+        }
     }
 
     private func joinRoots(_ table: String) -> (source: String, target: String) {

@@ -78,7 +78,7 @@ public struct StoreSummary: Sendable {
             }
             for relationship in description.relationships {
                 let destination = relationship.isToMany ? "[\(relationship.destinationEntityName)]\(relationship.isOrdered ? " ordered" : "")" : relationship.destinationEntityName
-                lines.append("  \(relationship.name) -> \(destination), inverse \(relationship.inverseName)")
+                lines.append("  \(relationship.name) -> \(destination), " + (relationship.hasInverse ? "inverse \(relationship.inverseName)" : "no inverse"))
             }
         }
         return lines.joined(separator: "\n")
