@@ -16,6 +16,8 @@ import Testing
                 </attribute>
                 <attribute name="on" optional="YES" attributeType="Date" minDateTimeInterval="0" maxDateTimeInterval="946684800"/>
                 <attribute name="draft" optional="YES" transient="YES" attributeType="String" defaultValueString="none"/>
+                <attribute name="tags" optional="YES" attributeType="Transformable" valueTransformerName="NSSecureUnarchiveFromDataTransformer" customClassName="[String]"/>
+                <attribute name="secret" optional="YES" attributeType="Transformable" valueTransformerName="Reversed"/>
                 <relationship name="venue" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Venue" inverseName="events" inverseEntity="Venue" elementID="place"/>
                 <fetchIndex name="byOn"><fetchIndexElement property="on" type="Binary" order="descending"/></fetchIndex>
                 <userInfo><entry key="owner" value="calendar"/></userInfo>
@@ -114,6 +116,52 @@ import Testing
             #expect {
                 try ctx.fetch(FetchRequest(entityName: "Venue", format: "ANY events.draft == 'x'"))
             } throws: { "\($0)".contains("Event.draft is transient") }
+        }
+    }
+
+    struct Reversed: AttributeValueTransformer {
+        func data(from value: Any) throws -> Data { Data(((value as? String) ?? "").utf8.reversed()) }
+        func value(from data: Data) throws -> Any { String(decoding: data.reversed(), as: UTF8.self) }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func transformableValuesGoThroughTheirNamedTransformer(_ kind: StoreKind) async throws {
+        let (model, folder) = try load()
+        #expect(try model.entity(named: "Event").attribute(named: "tags")?.valueTransformerName == "NSSecureUnarchiveFromDataTransformer")
+        let coordinator = try kind.coordinator(model, folder)
+        let id = try await ObjectContext(coordinator: coordinator).perform { ctx in
+            let event = try ctx.insert("Event")
+            try event.setValue(UUID(), forKey: "id")
+            try event.setValue("Tagged", forKey: "title")
+            try event.setTransformedValue(["swift", "data"], forKey: "tags")
+            ValueTransformers.register(Reversed(), named: "Reversed")
+            try event.setTransformedValue("abc", forKey: "secret")
+            #expect { try event.transformedValue(forKey: "title") } throws: { "\($0)".contains("Event.title") && "\($0)".contains("names no value transformer") }
+            try ctx.save()
+            return event.objectID
+        }
+        let reading = kind == .sqlite ? try kind.coordinator(model, folder) : coordinator
+        try await ObjectContext(coordinator: reading).perform { ctx in
+            let event = try ctx.existingObject(with: id)
+            #expect(try event.transformedValue(forKey: "tags") as? [String] == ["swift", "data"])
+            #expect(try event.value(forKey: "secret") == .data(Data("cba".utf8)))
+            #expect(try event.transformedValue(forKey: "secret") as? String == "abc")
+            // What is stored is Core Data's keyed archive: an archive made by Foundation reads back the same way.
+            let archive = try NSKeyedArchiver.archivedData(withRootObject: ["from", "core data"] as AnyObject, requiringSecureCoding: true)
+            try event.setValue(archive, forKey: "tags")
+            #expect(try event.transformedValue(forKey: "tags") as? [String] == ["from", "core data"])
+        }
+    }
+
+    @Test func aTransformerTheAppHasNotRegisteredIsNamed() async throws {
+        var attribute = AttributeDescription("blob", .codable(typeName: "Blob"))
+        attribute.valueTransformerName = "NeverRegistered"
+        let model = try Model(entities: [EntityDescription("Thing", attributes: [attribute])])
+        try await ObjectContext(coordinator: .inMemory(model: model)).perform { ctx in
+            let thing = try ctx.insert("Thing")
+            #expect { try thing.setTransformedValue("x", forKey: "blob") } throws: {
+                "\($0)".contains("Thing.blob") && "\($0)".contains("value transformer 'NeverRegistered' is not registered")
+            }
         }
     }
 

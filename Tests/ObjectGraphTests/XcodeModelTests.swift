@@ -96,7 +96,7 @@ import Testing
         ("<model><entity name=\"A\"><fetchedProperty name=\"recent\"/></entity></model>", "entity A, fetched property recent", "not supported yet"),
         ("<model><entity name=\"A\"><gadget/></entity></model>", "<gadget> at line 1", "not one this release reads"),
         ("<model><entity name=\"A\"><attribute name=\"x\" attributeType=\"Binary\" valueTransformerName=\"Secret\"/></entity></model>",
-         "entity A, attribute x", "value transformers ('Secret') are not supported yet"),
+         "entity A, attribute x", "valueTransformerName 'Secret' needs a Transformable attribute"),
         ("<model><entity name=\"A\"><attribute name=\"x\" attributeType=\"String\"/><fetchIndex name=\"i\"><fetchIndexElement property=\"x\" type=\"RTree\"/></fetchIndex></entity></model>",
          "entity A, fetch index element at line 1", "RTree indexes are not supported"),
         ("<model><entity name=\"A\"><relationship name=\"b\" destinationEntity=\"B\" inverseName=\"a\" inverseEntity=\"C\"/></entity>"

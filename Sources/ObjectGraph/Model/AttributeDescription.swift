@@ -33,6 +33,9 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
         get { transient ?? false }
         set { transient = newValue ? true : nil }
     }
+    /// For a transformable attribute, the registered ``ValueTransformers`` entry that turns its values into the data
+    /// it stores (``ManagedObject/transformedValue(forKey:)``); nil for Codable values stored as JSON.
+    public var valueTransformerName: String?
     /// The name the attribute had in the model a migration comes from (Xcode's renaming ID, `elementID`).
     public var renamingIdentifier: String?
     /// Text that changes the model's version hash without changing the attribute (Xcode's hash modifier).

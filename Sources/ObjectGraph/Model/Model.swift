@@ -258,8 +258,8 @@ public final class Model: Sendable {
 
     /// FNV-1a over the canonical JSON, twice with different seeds, for a 128-bit hex digest that needs no crypto library.
     ///
-    /// User info and renaming identifiers are left out, as Core Data leaves them out of its version hashes: neither
-    /// changes what a store holds.
+    /// User info, renaming identifiers and value transformer names are left out, as Core Data leaves them out of its
+    /// version hashes: none changes what a store holds.
     private static func hash(of descriptions: [EntityDescription]) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
@@ -270,6 +270,8 @@ public final class Model: Sendable {
             for index in description.attributes.indices {
                 description.attributes[index].userInfo = [:]
                 description.attributes[index].renamingIdentifier = nil
+                // How values become data is the app's business; the store holds data either way.
+                description.attributes[index].valueTransformerName = nil
             }
             for index in description.relationships.indices {
                 description.relationships[index].userInfo = [:]

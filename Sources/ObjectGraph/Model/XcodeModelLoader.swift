@@ -138,7 +138,7 @@ enum XcodeModelLoader {
 /// Collects entities from the XML of a `.xcdatamodel/contents` file.
 ///
 /// Every element Xcode writes is read or refused by name; none is skipped without a word. Refused for now: derived
-/// attributes, fetched properties, value transformers and spatial (R-tree) indexes.
+/// attributes, fetched properties and spatial (R-tree) indexes.
 final class ModelXMLReader: NSObject, XMLParserDelegate {
     let path: String
     var entities: [EntityDescription] = []
@@ -329,7 +329,8 @@ final class ModelXMLReader: NSObject, XMLParserDelegate {
         attribute.renamingIdentifier = xml["elementID"] ?? xml["renamingIdentifier"]
         attribute.versionHashModifier = xml["versionHashModifier"]
         if let valueTransformer = xml["valueTransformerName"] {
-            throw fail("value transformers ('\(valueTransformer)') are not supported yet")
+            guard case .codable = type else { throw fail("valueTransformerName '\(valueTransformer)' needs a Transformable attribute") }
+            attribute.valueTransformerName = valueTransformer
         }
         for (key, assign) in [("minDateTimeInterval", true), ("maxDateTimeInterval", false)] {
             guard let text = xml[key] else { continue }
