@@ -70,7 +70,8 @@ public struct EntityMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
                         "\(className).\(shape.name): @Relationship needs inverse: \"<name of the \(destination) property>\"")))
                     continue
                 }
-                var text = "ObjectGraph.RelationshipDescription(\(literal(shape.name)), destination: \(literal(destination)), inverse: \(literal(inverse))"
+                let inverseText = inverse.isEmpty ? "nil" : literal(inverse)
+                var text = "ObjectGraph.RelationshipDescription(\(literal(shape.name)), destination: \(literal(destination)), inverse: \(inverseText)"
                 switch shape.kind {
                 case .toManySet: text += ", isToMany: true"
                 case .toManyArray: text += ", isToMany: true, isOrdered: true"

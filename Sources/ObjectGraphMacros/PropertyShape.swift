@@ -96,9 +96,11 @@ struct PropertyShape {
         }
     }
 
-    /// The inverse relationship's name, from `inverse: "name"` (or a key path's last component).
+    /// The inverse relationship's name, from `inverse: "name"` (or a key path's last component); "" for an explicit
+    /// `inverse: nil` (a relationship without an inverse); nil when the argument is missing or unreadable.
     var inverseName: String? {
         guard let argument = relationshipArguments?.first(where: { $0.label?.text == "inverse" }) else { return nil }
+        if argument.expression.is(NilLiteralExprSyntax.self) { return "" }
         if let literal = argument.expression.as(StringLiteralExprSyntax.self), let text = literal.representedLiteralValue {
             return text
         }

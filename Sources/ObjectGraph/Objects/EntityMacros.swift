@@ -28,20 +28,27 @@ public macro Entity(isAbstract: Bool = false, uniquenessConstraints: [[String]] 
 @attached(accessor, names: named(init), named(get), named(set))
 public macro _PersistedProperty(position: Int = -1) = #externalMacro(module: "ObjectGraphMacros", type: "PersistedPropertyMacro")
 
-/// Validation rules and indexing for an attribute of an ``Entity(isAbstract:uniquenessConstraints:indexes:)`` class.
+/// Validation rules, indexing and transience for an attribute of an ``Entity(isAbstract:uniquenessConstraints:indexes:)``
+/// class. A transient attribute (`isTransient: true`) is a model attribute kept in memory only, as in Core Data
+/// (see ``AttributeDescription/isTransient``); ``Transient()`` instead keeps a property out of the model altogether.
+///
+/// ```swift
+/// @Attribute(isTransient: true) var draft: String?
+/// ```
 @attached(peer)
 public macro Attribute(
     minValue: Double? = nil, maxValue: Double? = nil, minLength: Int? = nil, maxLength: Int? = nil, pattern: String? = nil,
-    isIndexed: Bool = false
+    isIndexed: Bool = false, isTransient: Bool = false
 ) = #externalMacro(module: "ObjectGraphMacros", type: "MarkerMacro")
 
 /// Marks a property of an ``Entity(isAbstract:uniquenessConstraints:indexes:)`` class as a relationship; the
-/// inverse is required: the name of the destination's property. (A name rather than a key path: two entities whose
-/// relationships name each other's key paths make a cycle the compiler cannot resolve while expanding macros; the
-/// model checks the name when it is built.)
+/// inverse is required: the name of the destination's property, or an explicit `nil` for a relationship without
+/// one (see ``RelationshipDescription``). (A name rather than a key path: two entities whose relationships name each
+/// other's key paths make a cycle the compiler cannot resolve while expanding macros; the model checks the name when
+/// it is built.)
 @attached(peer)
 public macro Relationship(
-    inverse: String, deleteRule: DeleteRule = .nullify, minCount: Int? = nil, maxCount: Int? = nil,
+    inverse: String?, deleteRule: DeleteRule = .nullify, minCount: Int? = nil, maxCount: Int? = nil,
     isOptional: Bool = true
 ) = #externalMacro(module: "ObjectGraphMacros", type: "MarkerMacro")
 
