@@ -33,6 +33,9 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
         get { transient ?? false }
         set { transient = newValue ? true : nil }
     }
+    /// For a derived attribute, the expression the store computes it from at save (see ``Derivation``); the app
+    /// reads it and cannot set it.
+    public var derivation: String?
     /// For a transformable attribute, the registered ``ValueTransformers`` entry that turns its values into the data
     /// it stores (``ManagedObject/transformedValue(forKey:)``); nil for Codable values stored as JSON.
     public var valueTransformerName: String?

@@ -28,6 +28,8 @@ public final class Model: Sendable {
     let hasRelationships: Bool
     /// Whether any entity has a transient attribute (when none has, a fetch need not look for one).
     let hasTransientAttributes: Bool
+    /// Whether any entity has a derived attribute (when none has, a save reads nothing back).
+    let hasDerivedAttributes: Bool
     /// Whether any relationship has no inverse (when none has, a deletion has no one-sided references to clear).
     let hasOneSidedRelationships: Bool
     private let entitiesByName: NameTable<ModelEntity>
@@ -72,6 +74,7 @@ public final class Model: Sendable {
         self.entities = built
         self.hasRelationships = built.contains { !$0.relationships.isEmpty }
         self.hasTransientAttributes = built.contains { !$0.transientAttributes.isEmpty }
+        self.hasDerivedAttributes = built.contains { !$0.derivedAttributes.isEmpty }
         self.hasOneSidedRelationships = built.contains { $0.relationships.contains { !$0.hasInverse } }
         self.entitiesByName = NameTable(built.map { ($0.name, $0) })
         let byClass = Dictionary(grouping: built.filter { $0.objectType != ManagedObject.self }) { ObjectIdentifier($0.objectType) }
@@ -152,6 +155,17 @@ public final class Model: Sendable {
         for attribute in description.attributes {
             if let reason = unusableNameReason(attribute.name) {
                 throw ObjectGraphError.invalidModel(entity: name, property: attribute.name, reason: reason)
+            }
+            if let derivation = attribute.derivation {
+                guard let parsed = Derivation(derivation) else {
+                    throw ObjectGraphError.invalidModel(
+                        entity: name, property: attribute.name,
+                        reason: "its derivation '\(derivation)' is not one Core Data allows (a to-one key path, a to-many's @count, now(), lowercase:, uppercase:, canonical:)")
+                }
+                if attribute.isTransient {
+                    throw ObjectGraphError.invalidModel(entity: name, property: attribute.name, reason: "a derived attribute is stored, so it cannot be transient")
+                }
+                try parsed.check(attribute, of: name, in: byName, chain: try ancestry(of: description, in: byName))
             }
             if !attribute.type.accepts(attribute.type.coerce(attribute.defaultValue)) {
                 throw ObjectGraphError.invalidModel(

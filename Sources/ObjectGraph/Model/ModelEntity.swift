@@ -52,6 +52,8 @@ public final class ModelEntity: Sendable {
     let storedAttributes: [Int]
     /// The transient attributes, by position: kept in memory only.
     let transientAttributes: [Int]
+    /// The derived attributes, by position, with what the store computes them from.
+    let derivedAttributes: [(index: Int, derivation: Derivation)]
     /// The entity's name alone, and with its descendants', as sets (what every fetch filters rows by).
     private let nameSet: Set<String>
     private let selfAndDescendantNameSet: Set<String>
@@ -99,8 +101,11 @@ public final class ModelEntity: Sendable {
                 if attribute.type.fitsWord { row.set(value, at: position) } else { row.setAside(value, at: position) }
             }
         }
+        self.derivedAttributes = attributes.indices.compactMap { index in attributes[index].derivation.flatMap(Derivation.init).map { (index, $0) } }
+        // A derived attribute has no value until the store computes it: no rule of it is the app's to keep.
         self.validatedAttributes = attributes.indices.filter { index in
             let a = attributes[index]
+            guard a.derivation == nil else { return false }
             return !a.isOptional || a.minValue != nil || a.maxValue != nil || a.minLength != nil || a.maxLength != nil || a.pattern != nil
         }
         self.validationKinds = validatedAttributes.map { index in

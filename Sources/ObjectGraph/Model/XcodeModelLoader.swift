@@ -138,7 +138,7 @@ enum XcodeModelLoader {
 /// Collects entities from the XML of a `.xcdatamodel/contents` file.
 ///
 /// Every element Xcode writes is read or refused by name; none is skipped without a word. Refused for now: derived
-/// attributes, fetched properties and spatial (R-tree) indexes.
+/// fetched properties and spatial (R-tree) indexes.
 final class ModelXMLReader: NSObject, XMLParserDelegate {
     let path: String
     var entities: [EntityDescription] = []
@@ -321,13 +321,14 @@ final class ModelXMLReader: NSObject, XMLParserDelegate {
         } else {
             throw fail("unknown attributeType '\(typeName)'")
         }
-        if xml["derived"] == "YES" {
-            throw fail("derived attributes (derivationExpression '\(xml["derivationExpression"] ?? "")') are not supported yet")
-        }
         var attribute = AttributeDescription(
             name, type, isOptional: xml["optional"] == "YES", isIndexed: xml["indexed"] == "YES", isTransient: xml["transient"] == "YES")
         attribute.renamingIdentifier = xml["elementID"] ?? xml["renamingIdentifier"]
         attribute.versionHashModifier = xml["versionHashModifier"]
+        if xml["derived"] == "YES" {
+            guard let expression = xml["derivationExpression"], !expression.isEmpty else { throw fail("it is derived but has no derivationExpression") }
+            attribute.derivation = expression
+        }
         if let valueTransformer = xml["valueTransformerName"] {
             guard case .codable = type else { throw fail("valueTransformerName '\(valueTransformer)' needs a Transformable attribute") }
             attribute.valueTransformerName = valueTransformer

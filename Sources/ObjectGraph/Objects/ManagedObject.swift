@@ -335,6 +335,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     func setAttributeValue(_ newValue: AttributeValue, at index: Int) throws {
+        if !entity.derivedAttributes.isEmpty, let derivation = entity.attributes[index].derivation {
+            throw ObjectGraphError.wrongPropertyKind(
+                entity: entity.name, key: entity.attributeNames[index], reason: "it is derived ('\(derivation)'): the store computes it at save")
+        }
         let type = entity.attributeTypes[index]
         let value = type.coerce(newValue)
         guard type.accepts(value) else {

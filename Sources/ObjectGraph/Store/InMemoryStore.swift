@@ -225,8 +225,52 @@ public final class InMemoryStore: PersistentStore {
                 break
             }
         }
+        if model.hasDerivedAttributes {
+            let saved = Set((changes.inserted + changes.updated).compactMap { permanent($0.objectID) })
+            try computeDerivedAttributes(in: &state, saved: saved, result: &result)
+        }
         try checkUniqueness(state, roots: touched)
         return result
+    }
+
+    /// Computes every derived attribute as an SQLite store's triggers do (see ``DerivationTriggers``): from the
+    /// rows as this save leaves them, `now()` for the rows it wrote; the saved rows go back to the saving context.
+    private func computeDerivedAttributes(in state: inout Contents, saved: Set<ObjectID>, result: inout SaveResult) throws {
+        let now = Date()
+        for entity in model.entities where !entity.derivedAttributes.isEmpty {
+            for (key, row) in state.rows[entity.rootName] ?? [:] where row.entityName == entity.name {
+                let id = ObjectID(entityName: entity.name, rawKey: key)
+                var values = row.values
+                for (index, derivation) in entity.derivedAttributes {
+                    func own(_ name: String) -> AttributeValue { entity.attributeIndex[name].map { row.values[$0] } ?? .null }
+                    func text(_ name: String, _ transform: (String) -> String) -> AttributeValue {
+                        if case .string(let string) = own(name) { return .string(transform(string)) }
+                        return .null
+                    }
+                    switch derivation {
+                    case .now:
+                        if saved.contains(id) { values[index] = .date(now) }
+                    case .lowercase(let name): values[index] = text(name) { $0.lowercased() }
+                    case .uppercase(let name): values[index] = text(name) { $0.uppercased() }
+                    case .canonical(let name): values[index] = text(name) { StringMatching.fold($0, [.caseInsensitive, .diacriticInsensitive]) }
+                    case .count(let name):
+                        guard let relationship = entity.relationship(named: name) else { continue }
+                        values[index] = .int(Int64(try related(id, relationship, in: state).count))
+                    case .toOne(let name, let attribute):
+                        guard let relationship = entity.relationship(named: name),
+                              let target = try related(id, relationship, in: state).first,
+                              let destination = model.entityIfPresent(target.entityName), let position = destination.attributeIndex[attribute],
+                              let targetRow = state.rows[destination.rootName]?[target.rawKey] else {
+                            values[index] = .null
+                            continue
+                        }
+                        values[index] = targetRow.values[position]
+                    }
+                }
+                state.rows[entity.rootName]![key]!.values = values
+                if saved.contains(id) { result.refreshed[id] = snapshot(key, state.rows[entity.rootName]![key]!) }
+            }
+        }
     }
 
     /// Clears the to-one references to a deleted row that relationships without an inverse hold, as an SQLite

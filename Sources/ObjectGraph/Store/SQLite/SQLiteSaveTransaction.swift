@@ -27,7 +27,26 @@ struct SQLiteSaveTransaction {
         for (id, version) in changes.deleted { try delete(id, version: version) }
         guard conflicts.isEmpty else { throw ObjectGraphError.conflict(conflicts) }
         for contents in changes.toMany { try rewrite(contents) }
+        if store.model.hasDerivedAttributes { try readDerivedValues(changes) }
         return result
+    }
+
+    /// The rows this save wrote whose entity has derived attributes, as the triggers left them: the saving context
+    /// shows the values the store computed (see ``DerivationTriggers``).
+    private mutating func readDerivedValues(_ changes: ChangeSet) throws {
+        var byRoot: [String: [ObjectID]] = [:]
+        for id in (changes.inserted + changes.updated).map({ permanent($0.objectID) }) {
+            guard let entity = store.model.entityIfPresent(id.entityName), !entity.derivedAttributes.isEmpty else { continue }
+            byRoot[entity.rootName, default: []].append(id)
+        }
+        for (root, ids) in byRoot {
+            guard let table = store.tables[root] else { continue }
+            var reader = RowReader(table: table)
+            for id in ids {
+                let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(sqlQuoted(table.name)) AS t0 WHERE t0.\(RowColumn.id) = ?"
+                try store.step(db, sql, [id.rawKey.databaseValue], cached: true) { result.refreshed[id] = try reader.snapshot($0) }
+            }
+        }
     }
 
     private func permanent(_ id: ObjectID) -> ObjectID { result.permanentIDs[id] ?? id }

@@ -73,7 +73,10 @@ public final class SQLiteStore: PersistentStore {
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(busyTimeout)
         configuration.label = "ObjectGraph.SQLiteStore"
-        configuration.prepareDatabase { db in PredicateSQLFunctions.register(in: db) }
+        configuration.prepareDatabase { db in
+            PredicateSQLFunctions.register(in: db)
+            db.add(function: DerivationTriggers.caseFunction)
+        }
         do {
             try StoreFileCheck.inspect(path: path, model: model)
             pool = try DatabasePool(path: path, configuration: configuration)
@@ -177,6 +180,7 @@ public final class SQLiteStore: PersistentStore {
                 """)
             try db.execute(sql: "CREATE INDEX \(sqlQuoted(table.name + "(target)")) ON \(sqlQuoted(table.name))(target)")
         }
+        for statement in DerivationTriggers.statements(model: model) { try db.execute(sql: statement) }
         try db.execute(sql: """
             CREATE TABLE \(sqlQuoted(StorageNames.schemaTable)) (
               entity TEXT NOT NULL, property TEXT, kind TEXT NOT NULL, "table" TEXT NOT NULL, "column" TEXT)
