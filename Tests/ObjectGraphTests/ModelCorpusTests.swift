@@ -34,6 +34,9 @@ import Testing
         #expect(relationships.contains { !$0.hasInverse } && relationships.contains(where: \.isOrdered) && relationships.contains { $0.minCount != nil })
         #expect(models.contains { !$0.configurations.isEmpty } && models.contains { !$0.fetchRequestTemplates.isEmpty })
         #expect(models.contains { $0.entities.contains { $0.description.parentName != nil } })
+        #expect(Set(attributes.compactMap(\.derivation).compactMap(Derivation.init).map { "\($0)".prefix(while: { $0 != "(" }) })
+                == ["toOne", "count", "now", "lowercase", "uppercase", "canonical"])
+        #expect(models.contains { $0.entities.contains { !$0.fetchedProperties.isEmpty } })
         #expect(models.contains { $0.entities.contains { $0.description.indexes.contains { $0.contains { $0.hasPrefix("-") } } } })
     }
 
@@ -62,6 +65,7 @@ import Testing
                 #expect(attribute.valueTransformerName == xml.string("valueTransformerName"), "\(at)")
                 #expect(attribute.renamingIdentifier == xml.string("elementID"), "\(at)")
                 #expect(attribute.versionHashModifier == xml.string("versionHashModifier"), "\(at)")
+                #expect(attribute.derivation == (xml.string("derived") == "YES" ? xml.string("derivationExpression") : nil), "\(at)")
                 let isNumber = ["Integer 16", "Integer 32", "Integer 64", "Double", "Float", "Decimal"].contains(typeName)
                 let limits = typeName == "Date" ? (xml.double("minDateTimeInterval"), xml.double("maxDateTimeInterval"))
                     : isNumber ? (xml.double("minValueString"), xml.double("maxValueString")) : (nil, nil)
@@ -98,6 +102,12 @@ import Testing
                 index.elements(forName: "fetchIndexElement").map { ($0.string("order") == "descending" ? "-" : "") + ($0.string("property") ?? "") }
             }
             #expect(description.indexes == indexes, "\(entity.name)")
+            let fetched = try element.nodes(forXPath: "fetchedProperty").compactMap { $0 as? XMLElement }.map { property in
+                let request = property.elements(forName: "fetchRequest").first
+                return FetchedPropertyDescription(
+                    property.string("name") ?? "", entity: request?.string("entity") ?? "", predicate: request?.string("predicateString") ?? "")
+            }
+            #expect(description.fetchedProperties == fetched, "\(entity.name)")
             let info = try element.nodes(forXPath: "userInfo/entry").compactMap { $0 as? XMLElement }
             #expect(description.userInfo == Dictionary(uniqueKeysWithValues: info.map { ($0.string("key") ?? "", $0.string("value") ?? "") }))
         }
@@ -135,7 +145,7 @@ import Testing
             for entity in model.entities where !entity.isAbstract { objects[entity.name] = try ctx.insert(entity.name) }
             for (entityName, object) in objects {
                 let entity = try model.entity(named: entityName)
-                for attribute in entity.attributes {
+                for attribute in entity.attributes where attribute.derivation == nil {
                     if attribute.valueTransformerName != nil {
                         try object.setTransformedValue(["sample", attribute.name], forKey: attribute.name)
                     } else {

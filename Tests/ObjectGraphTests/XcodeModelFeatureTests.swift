@@ -25,6 +25,9 @@ import Testing
             <entity name="Venue" syncable="YES">
                 <attribute name="name" optional="YES" attributeType="String"/>
                 <relationship name="events" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Event" inverseName="venue" inverseEntity="Event"/>
+                <fetchedProperty name="launches" optional="YES">
+                    <fetchRequest name="fetchedPropertyFetchRequest" entity="Event" predicateString="venue == $FETCH_SOURCE AND title BEGINSWITH 'Launch'"/>
+                </fetchedProperty>
             </entity>
             <fetchRequest name="byTitle" entity="Event" predicateString="title == $TITLE"/>
             <configuration name="Cloud"><memberEntity name="Event"/></configuration>
@@ -150,6 +153,27 @@ import Testing
             let archive = try NSKeyedArchiver.archivedData(withRootObject: ["from", "core data"] as AnyObject, requiringSecureCoding: true)
             try event.setValue(archive, forKey: "tags")
             #expect(try event.transformedValue(forKey: "tags") as? [String] == ["from", "core data"])
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aFetchedPropertyFetchesForItsSource(_ kind: StoreKind) async throws {
+        let (model, folder) = try load()
+        #expect(try model.entity(named: "Venue").fetchedProperties.map(\.name) == ["launches"])
+        #expect(model.fetchRequestTemplates.keys.sorted() == ["byTitle"])
+        try await ObjectContext(coordinator: try kind.coordinator(model, folder)).perform { ctx in
+            let hall = try ctx.insert("Venue")
+            let park = try ctx.insert("Venue")
+            for (title, venue) in [("Launch one", hall), ("Launch two", park), ("Party", hall)] {
+                let event = try ctx.insert("Event")
+                try event.setValue(UUID(), forKey: "id")
+                try event.setValue(title, forKey: "title")
+                try event.setObject(venue, forKey: "venue")
+            }
+            try ctx.save()
+            let launches = try hall.fetchedObjects(forKey: "launches").map { try $0.value(forKey: "title") }
+            #expect(launches == [.string("Launch one")])
+            #expect { try hall.fetchedObjects(forKey: "nope") } throws: { "\($0)".contains("Venue") && "\($0)".contains("nope") }
         }
     }
 

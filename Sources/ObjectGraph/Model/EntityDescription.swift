@@ -25,6 +25,12 @@ public struct EntityDescription: Sendable, Hashable, Codable {
     /// The Swift class that represents the entity's objects, when one is registered.
     public var className: String?
 
+    /// Fetched properties: named fetches run for an object of this entity (see ``FetchedPropertyDescription``).
+    public var fetchedProperties: [FetchedPropertyDescription] {
+        get { fetched ?? [] }
+        set { fetched = newValue.isEmpty ? nil : newValue }
+    }
+    private var fetched: [FetchedPropertyDescription]?
     /// The name the entity had in the model a migration comes from (Xcode's renaming ID, `elementID`).
     public var renamingIdentifier: String?
     /// Text that changes the model's version hash without changing the entity (Xcode's hash modifier).

@@ -1,4 +1,5 @@
 import Foundation
+import PredicateFormat
 
 /// A checked set of entities: what a coordinator, its store and its contexts agree on.
 ///
@@ -59,6 +60,7 @@ public final class Model: Sendable {
             let attributes = chain.flatMap(\.attributes)
             let declared = chain.flatMap(\.relationships)
             try Self.checkUniqueNames(entity: description.name, attributes: attributes, relationships: declared)
+            try Self.checkFetchedProperties(of: description, chain: chain, in: byName)
             let relationships = try declared.map { try Self.resolve($0, of: description, chain: chain, in: byName, names: names) }
             let descendants = Self.descendants(of: description.name, in: descriptions)
             built.append(ModelEntity(
@@ -68,6 +70,7 @@ public final class Model: Sendable {
                 attributeColumns: chain.flatMap { ancestor in ancestor.attributes.map { names.column($0.name, declaredBy: ancestor.name) } },
                 relationships: relationships,
                 uniquenessConstraints: chain.flatMap(\.uniquenessConstraints),
+                fetchedProperties: chain.flatMap(\.fetchedProperties),
                 objectType: classes[description.name] ?? ManagedObject.self
             ))
         }
@@ -208,6 +211,21 @@ public final class Model: Sendable {
         var seen: Set<String> = []
         for name in attributes.map(\.name) + relationships.map(\.name) where !seen.insert(name).inserted {
             throw ObjectGraphError.invalidModel(entity: entity, property: name, reason: "two properties have this name (inherited ones count)")
+        }
+    }
+
+    private static func checkFetchedProperties(of description: EntityDescription, chain: [EntityDescription], in byName: [String: EntityDescription]) throws {
+        let taken = Set(chain.flatMap { $0.attributes.map(\.name) + $0.relationships.map(\.name) })
+        var seen: Set<String> = []
+        for property in description.fetchedProperties {
+            func fail(_ reason: String) -> ObjectGraphError { .invalidModel(entity: description.name, property: property.name, reason: reason) }
+            guard !taken.contains(property.name), seen.insert(property.name).inserted else { throw fail("two properties have this name (inherited ones count)") }
+            guard byName[property.entityName] != nil else { throw fail("it fetches '\(property.entityName)', which is not in the model") }
+            do {
+                _ = try FormatPredicate(format: property.predicate, argumentArray: [])
+            } catch {
+                throw fail("its predicate: \(error.description)")
+            }
         }
     }
 

@@ -52,6 +52,9 @@ public final class ModelEntity: Sendable {
     let storedAttributes: [Int]
     /// The transient attributes, by position: kept in memory only.
     let transientAttributes: [Int]
+    /// The fetched properties of the entity and its ancestors.
+    public var fetchedProperties: [FetchedPropertyDescription] { fetched }
+    let fetched: [FetchedPropertyDescription]
     /// The derived attributes, by position, with what the store computes them from.
     let derivedAttributes: [(index: Int, derivation: Derivation)]
     /// The entity's name alone, and with its descendants', as sets (what every fetch filters rows by).
@@ -61,6 +64,7 @@ public final class ModelEntity: Sendable {
     init(
         description: EntityDescription, rootName: String, selfAndDescendantNames: [String], tableName: String,
         attributes: [AttributeDescription], attributeColumns: [String], relationships: [ModelRelationship], uniquenessConstraints: [[String]],
+        fetchedProperties: [FetchedPropertyDescription],
         objectType: ManagedObject.Type
     ) {
         self.description = description
@@ -101,6 +105,7 @@ public final class ModelEntity: Sendable {
                 if attribute.type.fitsWord { row.set(value, at: position) } else { row.setAside(value, at: position) }
             }
         }
+        self.fetched = fetchedProperties
         self.derivedAttributes = attributes.indices.compactMap { index in attributes[index].derivation.flatMap(Derivation.init).map { (index, $0) } }
         // A derived attribute has no value until the store computes it: no rule of it is the app's to keep.
         self.validatedAttributes = attributes.indices.filter { index in

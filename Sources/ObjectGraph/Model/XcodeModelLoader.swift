@@ -137,8 +137,10 @@ enum XcodeModelLoader {
 
 /// Collects entities from the XML of a `.xcdatamodel/contents` file.
 ///
-/// Every element Xcode writes is read or refused by name; none is skipped without a word. Refused for now: derived
-/// fetched properties and spatial (R-tree) indexes.
+/// Every element Xcode writes is read or refused by name; none is skipped without a word. Refused for now: spatial
+/// (R-tree) indexes and transient relationships. Attributes of elements that only steer Xcode's code generation or
+/// a storage choice with one answer here (`usesScalarValueType`, `codeGenerationType`, `syncable`,
+/// `allowsExternalBinaryDataStorage`: binary data is kept in the row) change nothing.
 final class ModelXMLReader: NSObject, XMLParserDelegate {
     let path: String
     var entities: [EntityDescription] = []
@@ -158,6 +160,8 @@ final class ModelXMLReader: NSObject, XMLParserDelegate {
     private var constraint: [String]?
     private var index: [String]?
     private var configuration: String?
+    /// The fetched property whose fetch request comes next.
+    private var fetchedProperty: String?
     /// Elements that only place entities in Xcode's diagram, or group others: nothing to keep.
     private static let layoutElements: Set<String> = ["elements", "element", "uniquenessConstraints", "userInfo", "compoundIndexes"]
 
@@ -255,12 +259,23 @@ final class ModelXMLReader: NSObject, XMLParserDelegate {
         case "memberEntity":
             if let configuration, let member = attributes["name"] { configurations[configuration, default: []].append(member) }
         case "fetchRequest":
+            if let property = fetchedProperty {
+                // A fetched property's own request: what it fetches.
+                guard let entity = attributes["entity"] else {
+                    return fail("entity \(current?.name ?? "?"), fetched property \(property)", "its fetch request names no entity", parser)
+                }
+                current?.fetchedProperties.append(FetchedPropertyDescription(property, entity: entity, predicate: attributes["predicateString"] ?? "TRUEPREDICATE"))
+                return
+            }
             guard let templateName = attributes["name"], let entity = attributes["entity"] else {
                 return fail("fetch request at \(line)", "a fetch request template needs a name and an entity", parser)
             }
             fetchRequestTemplates[templateName] = (entity, attributes["predicateString"] ?? "TRUEPREDICATE")
         case "fetchedProperty":
-            fail("entity \(current?.name ?? "?"), fetched property \(attributes["name"] ?? "(unnamed)")", "fetched properties are not supported yet", parser)
+            guard current != nil, let propertyName = attributes["name"] else {
+                return fail("fetched property at \(line)", "it needs a name and an entity around it", parser)
+            }
+            fetchedProperty = propertyName
         default:
             guard Self.layoutElements.contains(name) else {
                 return fail("<\(name)> at \(line)", "this element is not one Xcode's model editor writes, or not one this release reads", parser)
@@ -298,6 +313,8 @@ final class ModelXMLReader: NSObject, XMLParserDelegate {
             index = nil
         case "configuration":
             configuration = nil
+        case "fetchedProperty":
+            fetchedProperty = nil
         default:
             break
         }
