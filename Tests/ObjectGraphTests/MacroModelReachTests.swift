@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import ObjectGraph
 
-/// A macro entity as models are written since SwiftUI: `var id: UUID`, a model-level transient attribute, a
-/// relationship without an inverse, and names SQL reserves.
+/// A macro entity as models are written since SwiftUI: `var id: UUID`, a model-level transient attribute, a derived
+/// attribute, a relationship without an inverse, and names SQL reserves.
 @Entity
 final class Track: ManagedObject {
     var id: UUID = UUID()
@@ -17,6 +17,7 @@ final class Track: ManagedObject {
 final class Artist: ManagedObject {
     var id: UUID = UUID()
     var name: String = ""
+    @Attribute(derivation: "canonical:(name)") var searchName: String?
 }
 
 @Suite struct MacroModelReachTests {
@@ -47,6 +48,7 @@ final class Artist: ManagedObject {
             #expect(track.id == trackID && track.order == 3 && track.select == "B-side")
             #expect(!track.isPlaying)
             #expect(track.featured?.name == "Nina")
+            #expect(track.featured?.searchName == "nina")
             #expect(try ctx.fetch(Track.self, where: "id == %@ AND order == 3", trackID).count == 1)
         }
     }

@@ -33,7 +33,7 @@ extension Model {
         var request = FetchRequest(entityName: template.entityName)
         do {
             request.predicate = try template.predicate.withSubstitutionVariables(substitutionVariables)
-        } catch let error as FormatPredicateError {
+        } catch {
             throw ObjectGraphError.invalidFetch(entity: template.entityName, reason: "template '\(name)': \(error.description)")
         }
         if let unfilled = request.predicate?.unboundVariables.sorted().first {

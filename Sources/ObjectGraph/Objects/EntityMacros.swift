@@ -31,14 +31,16 @@ public macro _PersistedProperty(position: Int = -1) = #externalMacro(module: "Ob
 /// Validation rules, indexing and transience for an attribute of an ``Entity(isAbstract:uniquenessConstraints:indexes:)``
 /// class. A transient attribute (`isTransient: true`) is a model attribute kept in memory only, as in Core Data
 /// (see ``AttributeDescription/isTransient``); ``Transient()`` instead keeps a property out of the model altogether.
+/// A derived attribute (`derivation:`) is computed by the store at save (see ``Derivation``); setting it traps.
 ///
 /// ```swift
 /// @Attribute(isTransient: true) var draft: String?
+/// @Attribute(derivation: "books.@count") var bookCount: Int64 = 0
 /// ```
 @attached(peer)
 public macro Attribute(
     minValue: Double? = nil, maxValue: Double? = nil, minLength: Int? = nil, maxLength: Int? = nil, pattern: String? = nil,
-    isIndexed: Bool = false, isTransient: Bool = false
+    isIndexed: Bool = false, isTransient: Bool = false, derivation: String? = nil
 ) = #externalMacro(module: "ObjectGraphMacros", type: "MarkerMacro")
 
 /// Marks a property of an ``Entity(isAbstract:uniquenessConstraints:indexes:)`` class as a relationship; the
