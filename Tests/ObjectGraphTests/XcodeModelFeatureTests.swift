@@ -103,6 +103,9 @@ import Testing
             let changed = ctx.hasChanges
             #expect(changed)
             try ctx.save()
+            // A refault drops it: the object reloads from the store, which never had it.
+            try ctx.refresh(event, mergeChanges: false)
+            #expect(try event.value(forKey: "draft") == .string("none"))
             return event.objectID
         }
         let (draft, version) = try await ObjectContext(coordinator: coordinator).perform { ctx in
@@ -111,7 +114,7 @@ import Testing
         }
         #expect(draft == .string("none"))
         #expect(version == 1)
-        try await context.perform { ctx in
+        await context.perform { ctx in
             // A fetch cannot test a transient attribute: neither store keeps it.
             #expect {
                 try ctx.fetch(FetchRequest(entityName: "Event", format: "draft == 'rewritten'"))
