@@ -68,6 +68,9 @@ public enum ObjectGraphError: Error, Sendable, Hashable, CustomStringConvertible
     case uniquenessViolation(entity: String, keys: [String], detail: String)
     /// The store refused a write; nothing of the save was written.
     case storeWriteFailed(path: String, reason: String)
+    /// A store could not be migrated from one model version to the next (a change no rule infers, or data the new
+    /// model refuses); the store was left as it was.
+    case migrationRefused(path: String, entity: String, property: String?, reason: String)
 
     public var description: String {
         switch self {
@@ -104,7 +107,8 @@ public enum ObjectGraphError: Error, Sendable, Hashable, CustomStringConvertible
             return "cannot resolve object URI \(uri): \(reason)"
         case let .modelMismatch(path, storeHash, modelHash):
             return "the store at \(path) was made with model version \(storeHash), "
-                + "but this model's version is \(modelHash); migration is not supported yet"
+                + "but this model's version is \(modelHash), and no earlier version given to the store has that hash "
+                + "(open it with SchemaVersions listing the version that wrote it, to migrate it); it was left as it was"
         case let .storeUnavailable(path, reason):
             return "cannot open the store at \(path): \(reason)"
         case let .storeReadFailed(path, reason):
@@ -115,6 +119,8 @@ public enum ObjectGraphError: Error, Sendable, Hashable, CustomStringConvertible
             return "uniqueness constraint of \(entity) on (\(keys.joined(separator: ", "))) refused the save: \(detail)"
         case let .storeWriteFailed(path, reason):
             return "the save to \(path) failed and wrote nothing: \(reason)"
+        case let .migrationRefused(path, entity, property, reason):
+            return "cannot migrate the store at \(path): \(entity)\(property.map { ".\($0)" } ?? ""): \(reason); the store was left as it was"
         }
     }
 

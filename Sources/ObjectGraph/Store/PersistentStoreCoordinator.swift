@@ -33,6 +33,16 @@ public final class PersistentStoreCoordinator: Sendable {
         self.init(model: model, store: try SQLiteStore(url: storeURL, model: model))
     }
 
+    /// Opens (or creates) an SQLite store file at `storeURL` for the current of `versions`, migrating a store an
+    /// earlier version wrote (see ``SQLiteStore/init(url:versions:busyTimeout:)``).
+    ///
+    /// ```swift
+    /// let coordinator = try PersistentStoreCoordinator(versions: SchemaVersions(contentsOf: modelURL), storeURL: storeURL)
+    /// ```
+    public convenience init(versions: SchemaVersions, storeURL: URL) throws {
+        self.init(model: versions.current, store: try SQLiteStore(url: storeURL, versions: versions))
+    }
+
     /// A coordinator on a new, empty in-memory store.
     public static func inMemory(model: Model) -> PersistentStoreCoordinator {
         PersistentStoreCoordinator(model: model, store: InMemoryStore(model: model))

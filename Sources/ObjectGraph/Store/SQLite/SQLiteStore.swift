@@ -57,7 +57,15 @@ public final class SQLiteStore: PersistentStore {
     ///
     /// A write that finds the file locked by another connection or process waits up to `busyTimeout` seconds for
     /// it, then fails with ``ObjectGraphError/storeWriteFailed(path:reason:)``, writing nothing.
-    public init(url: URL, model: Model, busyTimeout: TimeInterval = SQLiteStore.defaultBusyTimeout) throws {
+    public convenience init(url: URL, model: Model, busyTimeout: TimeInterval = SQLiteStore.defaultBusyTimeout) throws {
+        try self.init(url: url, versions: try SchemaVersions([model]), busyTimeout: busyTimeout)
+    }
+
+    /// Opens (or creates) the store at `url` for the current of `versions`: a store an earlier version wrote is
+    /// migrated first, one version at a time, each by its inferred ``MigrationPlan``, all in one transaction (a
+    /// failure leaves the store as the earlier version wrote it); a store a later version wrote is refused untouched.
+    public init(url: URL, versions: SchemaVersions, busyTimeout: TimeInterval = SQLiteStore.defaultBusyTimeout) throws {
+        let model = versions.current
         let path = url.path
         location = path
         self.busyTimeout = busyTimeout
@@ -67,7 +75,7 @@ public final class SQLiteStore: PersistentStore {
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ObjectGraphError.storeUnavailable(path: path, reason: "the folder \(folder) does not exist")
         }
-        let tables = NameTable(model.entities.filter { $0.rootName == $0.name }.map { ($0.name, TableLayout(root: $0, model: model)) })
+        let tables = Self.tableLayouts(model)
         self.tables = tables
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
@@ -78,12 +86,12 @@ public final class SQLiteStore: PersistentStore {
             db.add(function: DerivationTriggers.caseFunction)
         }
         do {
-            try StoreFileCheck.inspect(path: path, model: model)
+            try StoreFileCheck.inspect(path: path, versions: versions)
             pool = try DatabasePool(path: path, configuration: configuration)
             // An existing store is only read: another process saving meanwhile holds the write lock, and opening
             // must not wait for it.
-            identifier = try pool.read { db in try Self.storedIdentifier(db, model: model, path: path) }
-                ?? pool.writeWithoutTransaction { db in try Self.prepareSchema(db, model: model, tables: tables, path: path) }
+            identifier = try pool.read { db in try Self.storedIdentifier(db, model: model, path: path, migrating: true) }
+                ?? pool.writeWithoutTransaction { db in try Self.prepareSchema(db, versions: versions, tables: tables, path: path) }
             statementReaders = try StatementReaders(path: path, busyTimeout: busyTimeout)
             fileIdentity = FileIdentity(path: path)
         } catch let error as ObjectGraphError {
@@ -102,10 +110,19 @@ public final class SQLiteStore: PersistentStore {
         }
     }
 
+    /// The tables of `model`'s trees, by root entity.
+    static func tableLayouts(_ model: Model) -> NameTable<TableLayout> {
+        NameTable(model.entities.filter { $0.rootName == $0.name }.map { ($0.name, TableLayout(root: $0, model: model)) })
+    }
+
     /// The identifier of the store in `db`, after checking it was made with `model`; nil when `db` holds no store of
-    /// the current format (a new file, or a store to upgrade).
-    private static func storedIdentifier(_ db: Database, model: Model, path: String) throws -> String? {
+    /// the current format (a new file, or a store to upgrade), or with `migrating`, a store of another model (whose
+    /// version the file check has accepted) to migrate.
+    private static func storedIdentifier(_ db: Database, model: Model, path: String, migrating: Bool = false) throws -> String? {
         guard try db.tableExists(metadataTable) else { return nil }
+        if migrating, try String.fetchOne(db, sql: "SELECT value FROM \(sqlQuoted(metadataTable)) WHERE key = 'model_hash'") != model.versionHash {
+            return nil
+        }
         return try checkedIdentifier(db, metadataTable: metadataTable, model: model, path: path)
     }
 
@@ -125,17 +142,32 @@ public final class SQLiteStore: PersistentStore {
     /// Foreign keys are off meanwhile (SQLite allows switching them only outside a transaction): an upgrade moves
     /// tables aside and drops them, and dropping a table with foreign keys on would first delete its rows one by
     /// one, setting references to NULL as it went. Every reference is checked before the transaction commits.
-    private static func prepareSchema(_ db: Database, model: Model, tables: NameTable<TableLayout>, path: String) throws -> String {
+    private static func prepareSchema(_ db: Database, versions: SchemaVersions, tables: NameTable<TableLayout>, path: String) throws -> String {
+        let model = versions.current
         try db.execute(sql: "PRAGMA foreign_keys = OFF")
         defer { try? db.execute(sql: "PRAGMA foreign_keys = ON") }
         var identifier = ""
         try db.inTransaction(.immediate) {
-            if let existing = try storedIdentifier(db, model: model, path: path) {
+            if let existing = try storedIdentifier(db, model: model, path: path, migrating: true) {
                 identifier = existing
                 return .commit
             }
-            if try db.tableExists(StoreFormat1.metadataTable) {
-                identifier = try StoreFormat1.upgrade(db, model: model, tables: tables, path: path)
+            let isFormat1 = try db.tableExists(StoreFormat1.metadataTable)
+            let isStore = try isFormat1 || db.tableExists(metadataTable)
+            if isStore {
+                let storedHash = try String.fetchOne(
+                    db, sql: "SELECT value FROM \(sqlQuoted(isFormat1 ? StoreFormat1.metadataTable : metadataTable)) WHERE key = 'model_hash'") ?? "none"
+                guard let stored = versions.index(ofHash: storedHash), stored <= versions.currentIndex else {
+                    throw ObjectGraphError.modelMismatch(path: path, storeHash: storedHash, modelHash: model.versionHash)
+                }
+                if isFormat1 {
+                    let old = versions.models[stored]
+                    _ = try StoreFormat1.upgrade(db, model: old, tables: tableLayouts(old), path: path)
+                }
+                for step in stored..<versions.currentIndex {
+                    try SQLiteMigration.run(from: versions.models[step], to: versions.models[step + 1], in: db, path: path)
+                }
+                identifier = try checkedIdentifier(db, metadataTable: metadataTable, model: model, path: path)
             } else {
                 let existing = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
                 guard existing.isEmpty else {

@@ -14,7 +14,7 @@ enum StoreFileCheck {
     private static let header = Array("SQLite format 3\u{0}".utf8)
 
     /// Returns when the store may be opened or created at `path`; throws, having written nothing, when it may not.
-    static func inspect(path: String, model: Model) throws {
+    static func inspect(path: String, versions: SchemaVersions) throws {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return }
         if attributes[.type] as? FileAttributeType == .typeDirectory {
             throw ObjectGraphError.storeUnavailable(path: path, reason: "it is a folder, not a file")
@@ -42,7 +42,7 @@ enum StoreFileCheck {
         }
         let connection = try ReadOnlyConnection(path: path)
         do {
-            try check(connection, path: path, model: model)
+            try check(connection, path: path, versions: versions)
         } catch let error as ReadOnlyConnection.Failure {
             throw ObjectGraphError.storeUnavailable(
                 path: path, reason: "SQLite cannot read it (\(error.message)); it is damaged or not a database, and was left as it was")
@@ -50,7 +50,8 @@ enum StoreFileCheck {
     }
 
     /// An empty database passes, and so does this model's store when SQLite's quick check finds it whole.
-    private static func check(_ db: ReadOnlyConnection, path: String, model: Model) throws {
+    private static func check(_ db: ReadOnlyConnection, path: String, versions: SchemaVersions) throws {
+        let model = versions.current
         let objects = try db.rows("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'").map { ($0[0] ?? "", $0[1] ?? "") }
         // The current format's metadata, or format 1's (upgraded when the store opens).
         let metadataTable = [SQLiteStore.metadataTable, StoreFormat1.metadataTable].first { name in objects.contains { $0 == ("table", name) } }
@@ -73,7 +74,20 @@ enum StoreFileCheck {
                 path: path, reason: "it was written in store format \(format) by a newer ObjectGraph; this one reads format \(SQLiteStore.formatVersion) and left the file as it was")
         }
         let stored = metadata["model_hash"] ?? "none"
-        guard stored == model.versionHash else {
+        // This model's store, or an earlier version's (migrated when opened); a later version's is the app's to
+        // refuse, since it would lose what the later version added.
+        switch versions.index(ofHash: stored) {
+        case versions.currentIndex?:
+            break
+        case let index? where index < versions.currentIndex:
+            // A change no rule infers is refused now, before anything opens the file for writing.
+            for step in index..<versions.currentIndex {
+                _ = try SQLiteMigration.namingStore(path) { try MigrationPlan(from: versions.models[step], to: versions.models[step + 1]) }
+            }
+        case let index?:
+            throw ObjectGraphError.storeUnavailable(
+                path: path, reason: "it was written by version \(index + 1) of the model, newer than this app's version \(versions.currentIndex + 1); it was left as it was")
+        case nil:
             throw ObjectGraphError.modelMismatch(path: path, storeHash: stored, modelHash: model.versionHash)
         }
         guard metadata["store_identifier"] != nil else {

@@ -1,0 +1,171 @@
+import Foundation
+import GRDB
+import PredicateFormat
+
+/// Runs a ``MigrationPlan`` on an SQLite store, inside the caller's transaction with foreign keys off (see
+/// ``SQLiteStore``'s opening): the old tables are moved aside, the new model's schema is created, every row is copied
+/// across entity by entity with its key, its version and its values converted as the plan says, relationships are
+/// rebuilt (a to-one becoming a to-many fills a join table), and the old tables are dropped. SQLite copies the rows
+/// itself (`INSERT … SELECT`), so no row passes through memory. A failure anywhere rolls all of it back.
+enum SQLiteMigration {
+    private static let aside = "objectgraph.migrating."
+
+    /// Migrates the store in `db` from `source` to `destination`, naming `path` in every refusal.
+    static func run(from source: Model, to destination: Model, in db: Database, path: String) throws {
+        try namingStore(path) { try migrate(try MigrationPlan(from: source, to: destination), in: db, path: path) }
+    }
+
+    /// Runs `body`, giving the migration refusals it throws the store's path.
+    static func namingStore<T>(_ path: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch ObjectGraphError.migrationRefused(_, let entity, let property, let reason) {
+            throw ObjectGraphError.migrationRefused(path: path, entity: entity, property: property, reason: reason)
+        }
+    }
+
+    private static func migrate(_ plan: MigrationPlan, in db: Database, path: String) throws {
+        let (old, new) = (plan.source, plan.destination)
+        let moved = old.entities.filter { $0.rootName == $0.name }.map(\.tableName) + SQLiteStore.joinTables(old).map(\.name)
+            + [StorageNames.metadataTable, StorageNames.sequenceTable, StorageNames.schemaTable]
+        for name in moved where try db.tableExists(name) {
+            try db.execute(sql: "ALTER TABLE \(sqlQuoted(name)) RENAME TO \(sqlQuoted(aside + name))")
+        }
+        // Indexes and triggers keep their names when their table moves: the new schema's would meet them.
+        let attached = try Row.fetchAll(db, sql: """
+            SELECT type, name FROM sqlite_master WHERE type IN ('index', 'trigger') AND sql IS NOT NULL AND tbl_name LIKE 'objectgraph.migrating.%'
+            """)
+        for row in attached {
+            try db.execute(sql: "DROP \((row[0] as String) == "index" ? "INDEX" : "TRIGGER") \(sqlQuoted(row[1] as String))")
+        }
+        let kept = try Row.fetchAll(db, sql: """
+            SELECT key, CAST(value AS TEXT) FROM \(sqlQuoted(aside + StorageNames.metadataTable))
+            WHERE key NOT IN ('model_hash', 'model', 'format_version')
+            """).map { ($0[0] as String, $0[1] as String) }
+        try SQLiteStore.createSchema(db, model: new, tables: SQLiteStore.tableLayouts(new), metadata: kept + [
+            ("model_hash", new.versionHash), ("model", String(decoding: new.canonicalJSON(), as: UTF8.self)),
+        ])
+        try carrySequences(plan, in: db)
+        for step in plan.entities { try copyRows(step, plan: plan, in: db) }
+        try copyRelationships(plan, in: db)
+        for name in moved where try db.tableExists(aside + name) { try db.execute(sql: "DROP TABLE \(sqlQuoted(aside + name))") }
+    }
+
+    /// Keys stay as they were: each new tree's sequence starts after the highest key of the old trees it takes.
+    private static func carrySequences(_ plan: MigrationPlan, in db: Database) throws {
+        var highest: [String: Int64] = [:]
+        for step in plan.entities {
+            guard let sourceName = step.source, let old = plan.source.entityIfPresent(sourceName),
+                  let new = plan.destination.entityIfPresent(step.entity) else { continue }
+            let key = try Int64.fetchOne(
+                db, sql: "SELECT max_key FROM \(sqlQuoted(aside + StorageNames.sequenceTable)) WHERE entity = ?", arguments: [old.rootName]) ?? 0
+            highest[new.rootName] = max(highest[new.rootName] ?? 0, key)
+        }
+        for (root, key) in highest {
+            try db.execute(sql: "UPDATE \(sqlQuoted(StorageNames.sequenceTable)) SET max_key = ? WHERE entity = ?", arguments: [key, root])
+        }
+    }
+
+    private static func copyRows(_ step: MigrationPlan.EntityStep, plan: MigrationPlan, in db: Database) throws {
+        guard let sourceName = step.source, let old = plan.source.entityIfPresent(sourceName),
+              let new = plan.destination.entityIfPresent(step.entity) else { return }
+        let oldTable = sqlQuoted(aside + old.tableName)
+        let ofEntity = "o.\(RowColumn.entity) = \(sqlStringLiteral(old.name))"
+        var columns = [RowColumn.id, RowColumn.entity, RowColumn.version]
+        var values = ["o.\(RowColumn.id)", sqlStringLiteral(new.name), "o.\(RowColumn.version)"]
+        var arguments: [DatabaseValue] = []
+        for attribute in step.attributes {
+            guard let index = new.attributeIndex[attribute.name] else { continue }
+            let description = new.attributes[index]
+            var value = "NULL"
+            if let sourceName = attribute.source, let oldIndex = old.attributeIndex[sourceName] {
+                value = convert("o.\(sqlQuoted(old.attributeColumns[oldIndex]))", from: attribute.convertedFrom, to: description.type)
+            }
+            if let fill = attribute.fill {
+                value = "COALESCE(\(value), ?)"
+                arguments.append(SQLiteValueCoding.encode(fill))
+            } else if !description.isOptional && description.derivation == nil {
+                // Required, with nothing to fill a missing value: every row must have one already.
+                let missing = value == "NULL"
+                    ? try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(oldTable) AS o WHERE \(ofEntity)") ?? 0
+                    : try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(oldTable) AS o WHERE \(ofEntity) AND \(value) IS NULL") ?? 0
+                if missing > 0 {
+                    throw MigrationPlan.refusal(
+                        new.name, attribute.name, "it is required and has no default, but \(missing) of the rows have no value for it")
+                }
+            }
+            columns.append(sqlQuoted(new.attributeColumns[index]))
+            values.append(value)
+        }
+        for relationship in step.relationships {
+            guard let sourceName = relationship.source, case .foreignKey(let column)? = new.relationship(named: relationship.name)?.storage,
+                  case .foreignKey(let oldColumn)? = old.relationship(named: sourceName)?.storage else { continue }
+            columns.append(sqlQuoted(column))
+            values.append("o.\(sqlQuoted(oldColumn))")
+        }
+        do {
+            try db.execute(
+                sql: "INSERT INTO \(sqlQuoted(new.tableName)) (\(columns.joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) FROM \(oldTable) AS o WHERE \(ofEntity)",
+                arguments: StatementArguments(arguments))
+        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+            let keys = new.uniquenessConstraints.first { keys in
+                keys.allSatisfy { key in (error.message ?? "").contains(".\(new.attributeIndex[key].map { new.attributeColumns[$0] } ?? key)") }
+            }
+            throw MigrationPlan.refusal(
+                new.name, keys?.joined(separator: ", "), "its uniqueness constraint finds rows with the same values (\(error.message ?? "")); a custom stage can remove the duplicates first")
+        }
+    }
+
+    /// A value of an old column as the new attribute type stores it (see ``MigrationPlan/converts(_:to:)``).
+    private static func convert(_ column: String, from old: AttributeType?, to new: AttributeType) -> String {
+        guard let old else { return column }
+        switch new {
+        case .double, .float: return "CAST(\(column) AS REAL)"
+        case .decimal, .string: return [.uuid, .uri, .decimal].contains(old) ? column : "CAST(\(column) AS TEXT)"
+        default: return column
+        }
+    }
+
+    /// Join tables, and positions of ordered to-many relationships, as the new model keeps them.
+    private static func copyRelationships(_ plan: MigrationPlan, in db: Database) throws {
+        var filled: Set<String> = []
+        for step in plan.entities {
+            guard let sourceName = step.source, let old = plan.source.entityIfPresent(sourceName),
+                  let new = plan.destination.entityIfPresent(step.entity) else { continue }
+            for relationshipStep in step.relationships {
+                guard let oldName = relationshipStep.source, let relationship = new.relationship(named: relationshipStep.name),
+                      let oldRelationship = old.relationship(named: oldName),
+                      let oldDestination = plan.source.entityIfPresent(oldRelationship.destinationEntityName) else { continue }
+                switch relationship.storage {
+                case .foreignKey:
+                    break
+                case .inverseForeignKey(_, let orderColumn?):
+                    guard case .inverseForeignKey(_, let oldOrder?) = oldRelationship.storage, filled.insert(orderColumn).inserted,
+                          let destination = plan.destination.entityIfPresent(relationship.destinationEntityName) else { continue }
+                    let newTable = sqlQuoted(destination.tableName)
+                    try db.execute(sql: """
+                        UPDATE \(newTable) SET \(sqlQuoted(orderColumn)) = (SELECT o.\(sqlQuoted(oldOrder)) FROM \(sqlQuoted(aside + oldDestination.tableName)) AS o
+                        WHERE o.\(RowColumn.id) = \(newTable).\(RowColumn.id))
+                        """)
+                case .inverseForeignKey:
+                    break
+                case .joinTable(let table, let isSourceSide):
+                    guard filled.insert(table).inserted else { continue }
+                    // (owner, member, position) of this side, as the old store kept them.
+                    let rows: String
+                    switch oldRelationship.storage {
+                    case .joinTable(let oldTable, let oldIsSource):
+                        let (owner, member) = oldIsSource ? ("source", "target") : ("target", "source")
+                        rows = "SELECT \(owner), \(member), position FROM \(sqlQuoted(aside + oldTable))"
+                    case .foreignKey(let column):
+                        rows = "SELECT o.\(RowColumn.id), o.\(sqlQuoted(column)), NULL FROM \(sqlQuoted(aside + old.tableName)) AS o WHERE o.\(sqlQuoted(column)) IS NOT NULL"
+                    case .inverseForeignKey(let column, let order):
+                        rows = "SELECT d.\(sqlQuoted(column)), d.\(RowColumn.id), \(order.map { "d.\(sqlQuoted($0))" } ?? "NULL") FROM \(sqlQuoted(aside + oldDestination.tableName)) AS d WHERE d.\(sqlQuoted(column)) IS NOT NULL"
+                    }
+                    let columns = isSourceSide ? "source, target, position" : "target, source, position"
+                    try db.execute(sql: "INSERT OR IGNORE INTO \(sqlQuoted(table)) (\(columns)) \(rows)")
+                }
+            }
+        }
+    }
+}

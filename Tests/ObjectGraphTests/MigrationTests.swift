@@ -1,0 +1,202 @@
+import Foundation
+import GRDB
+import Testing
+@testable import ObjectGraph
+
+/// Lightweight migration: a store an earlier model version wrote opens with the current version, migrated in one
+/// transaction by the plan inferred between each two versions; what cannot be inferred is refused, and a refused or
+/// newer store is left byte for byte as it was.
+@Suite struct MigrationTests {
+    static func version1() -> [EntityDescription] {
+        [
+            EntityDescription("Author", attributes: [.init("name", .string)],
+                              relationships: [.init("books", destination: "Book", inverse: "author", isToMany: true)]),
+            EntityDescription("Book", attributes: [
+                .init("title", .string, isOptional: false, defaultValue: .string("Untitled")), .init("pages", .int16),
+                .init("year", .int32), .init("isbn", .string), .init("rating", .float),
+            ], relationships: [.init("author", destination: "Author", inverse: "books")]),
+        ]
+    }
+
+    /// Renames title to name, widens pages, turns year into text and rating into Double, drops isbn, adds price
+    /// (with a default) and subtitle, and a Tag entity with a many-to-many relationship.
+    static func version2() -> [EntityDescription] {
+        var entities = version1()
+        var name = AttributeDescription("name", .string, isOptional: false, defaultValue: .string("Untitled"))
+        name.renamingIdentifier = "title"
+        entities[1].attributes = [
+            name, .init("pages", .int32), .init("year", .string), .init("rating", .double),
+            .init("price", .decimal, isOptional: false, defaultValue: .decimal(Decimal(string: "9.5")!)), .init("subtitle", .string),
+        ]
+        entities[1].relationships.append(.init("tags", destination: "Tag", inverse: "books", isToMany: true))
+        entities.append(EntityDescription("Tag", attributes: [.init("label", .string)],
+                                          relationships: [.init("books", destination: "Book", inverse: "tags", isToMany: true)]))
+        return entities
+    }
+
+    /// A book may now have several authors (to-one becomes to-many: a join table), authors need a name (with a
+    /// default for those without), pages widen again, and the name gets an index.
+    static func version3() -> [EntityDescription] {
+        var entities = version2()
+        entities[0].attributes = [.init("name", .string, isOptional: false, defaultValue: .string("Anonymous"), isIndexed: true)]
+        entities[0].relationships = [.init("books", destination: "Book", inverse: "authors", isToMany: true)]
+        entities[1].attributes[1] = .init("pages", .int64)
+        var authors = RelationshipDescription("authors", destination: "Author", inverse: "books", isToMany: true)
+        authors.renamingIdentifier = "author"
+        entities[1].relationships[0] = authors
+        return entities
+    }
+
+    static func versions(_ count: Int = 3) throws -> SchemaVersions {
+        try SchemaVersions(Array([version1(), version2(), version3()].prefix(count)).map { try Model(entities: $0) })
+    }
+
+    /// A store written by version 1: two authors (one without a name), three books (one without an author).
+    func writeVersion1(_ folder: TemporaryFolder) async throws {
+        let coordinator = try PersistentStoreCoordinator(model: try Model(entities: Self.version1()), storeURL: folder.storeURL)
+        try await ObjectContext(coordinator: coordinator).perform { ctx in
+            let ann = try ctx.insert("Author")
+            try ann.setValue("Ann", forKey: "name")
+            let nobody = try ctx.insert("Author")
+            for (title, pages, year, author) in [("Dune", 412, 1965, ann), ("Emma", 300, 1815, nobody), ("Loose", 10, 2001, nil)] as [(String, Int, Int, ManagedObject?)] {
+                let book = try ctx.insert("Book")
+                try book.setValue(title, forKey: "title")
+                try book.setValue(pages, forKey: "pages")
+                try book.setValue(year, forKey: "year")
+                try book.setValue("123", forKey: "isbn")
+                try book.setValue(1.5, forKey: "rating")
+                try book.setObject(author, forKey: "author")
+            }
+            try ctx.save()
+        }
+    }
+
+    func strings(_ objects: [ManagedObject], _ key: String) throws -> [String] {
+        try objects.map { object in
+            guard case .string(let text) = try object.value(forKey: key) else { return "-" }
+            return text
+        }
+    }
+
+    @Test func aStoreOfVersionOneMigratesThroughTwoToThree() async throws {
+        let folder = try TemporaryFolder()
+        try await writeVersion1(folder)
+        let versions = try Self.versions()
+        let plan = try MigrationPlan(from: versions.models[0], to: versions.models[1])
+        #expect(plan.description.contains("~ name: renamed from title"))
+        #expect(plan.description.contains("~ pages: converted from Integer 16") && plan.description.contains("- isbn"))
+        #expect(plan.description.contains("+ price = 9.5") && plan.description.contains("Tag: new entity"))
+        let coordinator = try PersistentStoreCoordinator(versions: versions, storeURL: folder.storeURL)
+        try await ObjectContext(coordinator: coordinator).perform { ctx in
+            var request = FetchRequest(entityName: "Book")
+            request.sortKeys = [SortKey("name")]
+            let books = try ctx.fetch(request)
+            #expect(try strings(books, "name") == ["Dune", "Emma", "Loose"])
+            #expect(try books.map { try $0.value(forKey: "pages") } == [.int(412), .int(300), .int(10)])
+            #expect(try strings(books, "year") == ["1965", "1815", "2001"])
+            #expect(try books.map { try $0.value(forKey: "rating") } == Array(repeating: .double(1.5), count: 3))
+            #expect(try books.map { try $0.value(forKey: "price") } == Array(repeating: .decimal(Decimal(string: "9.5")!), count: 3))
+            #expect(try books.map { try strings(try $0.objects(forKey: "authors"), "name") } == [["Ann"], ["Anonymous"], []])
+            let ann = try #require(try ctx.fetch(FetchRequest(entityName: "Author", format: "name == 'Ann'")).first)
+            #expect(try strings(try ann.objects(forKey: "books"), "name") == ["Dune"])
+            // The migrated store works on: a new book with two authors saves and gets a key after the old ones.
+            let book = try ctx.insert("Book")
+            try book.setValue("Both", forKey: "name")
+            try book.setObjects(try ctx.fetch(FetchRequest(entityName: "Author")), forKey: "authors")
+            try ctx.save()
+            #expect(book.objectID.rawKey == 4)
+        }
+        // Now a store of version 3 alone.
+        let reopened = try PersistentStoreCoordinator(model: versions.current, storeURL: folder.storeURL)
+        let count = try await ObjectContext(coordinator: reopened).perform { ctx in
+            try ctx.count(for: FetchRequest(entityName: "Book", format: "ANY authors.name == 'Ann'"))
+        }
+        #expect(count == 2)
+        let store = try #require(reopened.store as? SQLiteStore)
+        let check = try await store.pool.read { db in
+            (try String.fetchAll(db, sql: "PRAGMA integrity_check"), try Row.fetchAll(db, sql: "PRAGMA foreign_key_check").count,
+             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE name LIKE 'objectgraph.migrating.%'"))
+        }
+        #expect(check.0 == ["ok"] && check.1 == 0 && check.2.isEmpty)
+    }
+
+    /// Opening with `versions` throws `expected`, naming the store; the store then opens with version 1 and holds
+    /// its three books. With `untouched`, the file is also byte for byte as it was (a refusal found before the file
+    /// is opened for writing; one found in the data rolls its transaction back).
+    func refuses(_ folder: TemporaryFolder, with versions: SchemaVersions, _ expected: String, untouched: Bool) async throws {
+        let before = try Data(contentsOf: folder.storeURL)
+        #expect { try PersistentStoreCoordinator(versions: versions, storeURL: folder.storeURL) } throws: { error in
+            "\(error)".contains(expected) && "\(error)".contains(folder.storeURL.path)
+        }
+        if untouched { #expect(try Data(contentsOf: folder.storeURL) == before) }
+        let old = try PersistentStoreCoordinator(model: versions.models[0], storeURL: folder.storeURL)
+        let count = try await ObjectContext(coordinator: old).perform { ctx in try ctx.count(for: FetchRequest(entityName: "Book")) }
+        #expect(count == 3)
+    }
+
+    @Test func aChangeNoRuleInfersIsRefusedAndTheStoreLeftAsItWas() async throws {
+        let folder = try TemporaryFolder()
+        try await writeVersion1(folder)
+        var changed = Self.version1()
+        changed[1].attributes[0] = .init("title", .int64)
+        try await refuses(folder, with: try SchemaVersions([Model(entities: Self.version1()), Model(entities: changed)]),
+                    "Book.title: its type changes from String to Integer 64, which no rule converts without loss", untouched: true)
+        changed = Self.version1()
+        changed[0].relationships[0] = .init("books", destination: "Book", inverse: "author")
+        changed[1].relationships[0] = .init("author", destination: "Author", inverse: "books")
+        try await refuses(folder, with: try SchemaVersions([Model(entities: Self.version1()), Model(entities: changed)]),
+                    "Author.books: it changes from to-many to to-one", untouched: true)
+    }
+
+    @Test func dataTheNewModelRefusesIsNamedAndTheStoreLeftAsItWas() async throws {
+        let folder = try TemporaryFolder()
+        try await writeVersion1(folder)
+        var required = Self.version1()
+        required[0].attributes[0] = .init("name", .string, isOptional: false)
+        try await refuses(folder, with: try SchemaVersions([Model(entities: Self.version1()), Model(entities: required)]),
+                    "Author.name: it is required and has no default, but 1 of the rows have no value for it", untouched: false)
+        var unique = Self.version1()
+        unique[1].uniquenessConstraints = [["isbn"]]
+        try await refuses(folder, with: try SchemaVersions([Model(entities: Self.version1()), Model(entities: unique)]),
+                    "Book.isbn: its uniqueness constraint finds rows with the same values", untouched: false)
+    }
+
+    @Test func aStoreOfANewerVersionIsRefusedUntouched() async throws {
+        let folder = try TemporaryFolder()
+        let all = try Self.versions()
+        _ = try PersistentStoreCoordinator(model: all.current, storeURL: folder.storeURL)
+        let before = try Data(contentsOf: folder.storeURL)
+        let older = try SchemaVersions(all.models, current: 1)
+        #expect { try PersistentStoreCoordinator(versions: older, storeURL: folder.storeURL) } throws: { error in
+            "\(error)".contains("written by version 3 of the model, newer than this app's version 2")
+        }
+        #expect(try Data(contentsOf: folder.storeURL) == before)
+    }
+
+    @Test func anXcodeBundleMigratesAStoreOfItsFirstVersion() async throws {
+        let bundle = XcodeModelTests.fixtures.appendingPathComponent("Library.xcdatamodeld")
+        let versions = try SchemaVersions(contentsOf: bundle)
+        #expect(versions.models.count == 2 && versions.currentIndex == 1)
+        let folder = try TemporaryFolder()
+        try await ObjectContext(coordinator: try PersistentStoreCoordinator(model: versions.models[0], storeURL: folder.storeURL)).perform { ctx in
+            let author = try ctx.insert("Author")
+            try author.setValue("Zola", forKey: "name")
+            let book = try ctx.insert("Book")
+            try book.setValue("Nana", forKey: "name")
+            try book.setValue("É. Zola", forKey: "author")
+            try book.setObject(author, forKey: "writer")
+            try ctx.save()
+        }
+        // Book moves under a new abstract parent, Media, which takes its name: rows move to Media's table.
+        let coordinator = try PersistentStoreCoordinator(versions: versions, storeURL: folder.storeURL)
+        try await ObjectContext(coordinator: coordinator).perform { ctx in
+            let media = try ctx.fetch(FetchRequest(entityName: "Media"))
+            #expect(media.count == 1)
+            let book = try #require(media.first)
+            #expect(book.entity.name == "Book")
+            #expect(try book.value(forKey: "name") == .string("Nana") && book.value(forKey: "author") == .string("É. Zola"))
+            #expect(try book.value(forKey: "pages") == .int(1) && book.value(forKey: "inPrint") == .bool(true))
+            #expect(try book.object(forKey: "writer")?.value(forKey: "name") == .string("Zola"))
+        }
+    }
+}
