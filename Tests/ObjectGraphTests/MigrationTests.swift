@@ -200,3 +200,75 @@ import Testing
         }
     }
 }
+
+/// Migrations with custom stages: code on a context of the old version before a step, of the new one after it.
+@Suite struct StagedMigrationTests {
+    static func shelf(_ attributes: [AttributeDescription], unique: [[String]] = []) -> [EntityDescription] {
+        [EntityDescription("Item", attributes: attributes, uniquenessConstraints: unique)]
+    }
+
+    static let v1 = shelf([.init("code", .string), .init("title", .string)])
+    /// v2: codes must be unique, and a number is kept beside the code.
+    static let v2 = shelf([.init("code", .string), .init("title", .string), .init("number", .int64)], unique: [["code"]])
+    /// v3: the code, now a number (an intermediate version and a stage make the change no rule infers).
+    static var v3: [EntityDescription] {
+        var number = AttributeDescription("code", .int64)
+        number.renamingIdentifier = "number"
+        return shelf([number, .init("title", .string)], unique: [["code"]])
+    }
+
+    func writeV1(_ folder: TemporaryFolder) async throws {
+        let coordinator = try PersistentStoreCoordinator(model: try Model(entities: Self.v1), storeURL: folder.storeURL)
+        try await ObjectContext(coordinator: coordinator).perform { ctx in
+            for (code, title) in [("7", "seven"), ("7", "seven again"), ("42", "answer")] {
+                let item = try ctx.insert("Item")
+                try item.setValue(code, forKey: "code")
+                try item.setValue(title, forKey: "title")
+            }
+            try ctx.save()
+        }
+    }
+
+    static let stages = [
+        MigrationStage(from: 0, willMigrate: { ctx in
+            // Duplicates go before the uniqueness constraint arrives.
+            var seen: Set<AttributeValue> = []
+            var request = FetchRequest(entityName: "Item")
+            request.sortKeys = [SortKey("title")]
+            for item in try ctx.fetch(request) where !seen.insert(try item.value(forKey: "code")).inserted { try ctx.delete(item) }
+        }, didMigrate: { ctx in
+            for item in try ctx.fetch(FetchRequest(entityName: "Item")) {
+                guard case .string(let code) = try item.value(forKey: "code") else { continue }
+                try item.setValue(Int64(code), forKey: "number")
+            }
+        }),
+    ]
+
+    @Test func stagesFixWhatNoRuleInfersAcrossAChain() async throws {
+        let folder = try TemporaryFolder()
+        try await writeV1(folder)
+        let versions = try SchemaVersions([Self.v1, Self.v2, Self.v3].map { try Model(entities: $0) }, stages: Self.stages)
+        let coordinator = try PersistentStoreCoordinator(versions: versions, storeURL: folder.storeURL)
+        let items = try await ObjectContext(coordinator: coordinator).perform { ctx in
+            var request = FetchRequest(entityName: "Item")
+            request.sortKeys = [SortKey("code")]
+            return try ctx.fetch(request).map { "\(try $0.value(forKey: "code"))=\(try $0.value(forKey: "title"))" }
+        }
+        #expect(items == ["7=\"seven\"", "42=\"answer\""])
+        #expect(!FileManager.default.fileExists(atPath: folder.storeURL.path + ".migrating"))
+    }
+
+    @Test func aStageThatThrowsLeavesTheOldStore() async throws {
+        let folder = try TemporaryFolder()
+        try await writeV1(folder)
+        let failing = MigrationStage(from: 0, willMigrate: Self.stages[0].willMigrate, didMigrate: { _ in
+            throw ObjectGraphError.invalidFetch(entity: "Item", reason: "the stage failed on purpose")
+        })
+        let versions = try SchemaVersions([Self.v1, Self.v2].map { try Model(entities: $0) }, stages: [failing])
+        #expect { try PersistentStoreCoordinator(versions: versions, storeURL: folder.storeURL) } throws: { "\($0)".contains("the stage failed on purpose") }
+        #expect(!FileManager.default.fileExists(atPath: folder.storeURL.path + ".migrating"))
+        let old = try PersistentStoreCoordinator(model: versions.models[0], storeURL: folder.storeURL)
+        let count = try await ObjectContext(coordinator: old).perform { ctx in try ctx.count(for: FetchRequest(entityName: "Item")) }
+        #expect(count == 3)
+    }
+}

@@ -13,6 +13,8 @@ public struct SchemaVersions: Sendable {
     public let models: [Model]
     /// Where the current version sits in ``models``: versions after it are newer than the app.
     public let currentIndex: Int
+    /// Code to run around steps of a migration (see ``MigrationStage``).
+    public let stages: [MigrationStage]
 
     /// The current version: what the app works with.
     public var current: Model { models[currentIndex] }
@@ -21,7 +23,7 @@ public struct SchemaVersions: Sendable {
     ///
     /// - Throws: ``ObjectGraphError/invalidModel(entity:property:reason:)`` for no versions, or two with the same
     ///   version hash (a store could not tell them apart).
-    public init(_ models: [Model], current: Int? = nil) throws {
+    public init(_ models: [Model], current: Int? = nil, stages: [MigrationStage] = []) throws {
         guard !models.isEmpty else { throw ObjectGraphError.invalidModel(entity: "(versions)", property: nil, reason: "there are no versions") }
         var seen: [String: Int] = [:]
         for (index, model) in models.enumerated() {
@@ -33,11 +35,16 @@ public struct SchemaVersions: Sendable {
         }
         self.models = models
         self.currentIndex = current ?? models.count - 1
+        if let stage = stages.first(where: { $0.from < 0 || $0.from + 1 >= models.count }) {
+            throw ObjectGraphError.invalidModel(
+                entity: "(versions)", property: nil, reason: "a stage runs from version \(stage.from + 1), which has no next version")
+        }
+        self.stages = stages
     }
 
     /// Every version of a `.xcdatamodeld`, ordered as Xcode names them ("Library", "Library 2", "Library 3"…), the
     /// current one named by `.xccurrentversion`.
-    public init(contentsOf url: URL, classes: [any ManagedEntity.Type] = []) throws {
+    public init(contentsOf url: URL, classes: [any ManagedEntity.Type] = [], stages: [MigrationStage] = []) throws {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? [])
             .filter { $0.hasSuffix(".xcdatamodel") }
             .sorted { Self.versionNumber($0) < Self.versionNumber($1) }
@@ -46,7 +53,7 @@ public struct SchemaVersions: Sendable {
         }
         let currentName = try XcodeModelLoader.versionURL(url).lastPathComponent
         let models = try names.map { try Model(contentsOf: url.appendingPathComponent($0), classes: classes) }
-        try self.init(models, current: names.firstIndex(of: currentName) ?? names.count - 1)
+        try self.init(models, current: names.firstIndex(of: currentName) ?? names.count - 1, stages: stages)
     }
 
     /// The number Xcode appends to a version's name ("Library 3" is 3; the first, unnumbered, is 1), then the name.

@@ -86,7 +86,10 @@ public final class SQLiteStore: PersistentStore {
             db.add(function: DerivationTriggers.caseFunction)
         }
         do {
-            try StoreFileCheck.inspect(path: path, versions: versions)
+            let stored = try StoreFileCheck.inspect(path: path, versions: versions)
+            if let stored, versions.stages.contains(where: { $0.from >= stored && $0.from < versions.currentIndex }) {
+                try StagedMigration.run(path: path, from: stored, versions: versions, busyTimeout: busyTimeout)
+            }
             pool = try DatabasePool(path: path, configuration: configuration)
             // An existing store is only read: another process saving meanwhile holds the write lock, and opening
             // must not wait for it.

@@ -13,13 +13,15 @@ enum StoreFileCheck {
     /// SQLite's header, the first sixteen bytes of every database file.
     private static let header = Array("SQLite format 3\u{0}".utf8)
 
-    /// Returns when the store may be opened or created at `path`; throws, having written nothing, when it may not.
-    static func inspect(path: String, versions: SchemaVersions) throws {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return }
+    /// Returns when the store may be opened or created at `path`, with the version of `versions` that wrote it (nil
+    /// for a new store); throws, having written nothing, when it may not.
+    @discardableResult
+    static func inspect(path: String, versions: SchemaVersions) throws -> Int? {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return nil }
         if attributes[.type] as? FileAttributeType == .typeDirectory {
             throw ObjectGraphError.storeUnavailable(path: path, reason: "it is a folder, not a file")
         }
-        guard (attributes[.size] as? NSNumber)?.intValue ?? 0 > 0 else { return }
+        guard (attributes[.size] as? NSNumber)?.intValue ?? 0 > 0 else { return nil }
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw ObjectGraphError.storeUnavailable(path: path, reason: "the file cannot be read")
         }
@@ -42,7 +44,7 @@ enum StoreFileCheck {
         }
         let connection = try ReadOnlyConnection(path: path)
         do {
-            try check(connection, path: path, versions: versions)
+            return try check(connection, path: path, versions: versions)
         } catch let error as ReadOnlyConnection.Failure {
             throw ObjectGraphError.storeUnavailable(
                 path: path, reason: "SQLite cannot read it (\(error.message)); it is damaged or not a database, and was left as it was")
@@ -50,7 +52,7 @@ enum StoreFileCheck {
     }
 
     /// An empty database passes, and so does this model's store when SQLite's quick check finds it whole.
-    private static func check(_ db: ReadOnlyConnection, path: String, versions: SchemaVersions) throws {
+    private static func check(_ db: ReadOnlyConnection, path: String, versions: SchemaVersions) throws -> Int? {
         let model = versions.current
         let objects = try db.rows("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'").map { ($0[0] ?? "", $0[1] ?? "") }
         // The current format's metadata, or format 1's (upgraded when the store opens).
@@ -58,7 +60,7 @@ enum StoreFileCheck {
         guard let metadataTable else {
             let userVersion = try db.rows("PRAGMA user_version").first?[0] ?? "0"
             let applicationID = try db.rows("PRAGMA application_id").first?[0] ?? "0"
-            if objects.isEmpty && userVersion == "0" && applicationID == "0" { return }
+            if objects.isEmpty && userVersion == "0" && applicationID == "0" { return nil }
             var holds = objects.map { "\($0.0) \($0.1)" }
             if userVersion != "0" { holds.append("user_version \(userVersion)") }
             if applicationID != "0" { holds.append("application_id \(applicationID)") }
@@ -76,7 +78,8 @@ enum StoreFileCheck {
         let stored = metadata["model_hash"] ?? "none"
         // This model's store, or an earlier version's (migrated when opened); a later version's is the app's to
         // refuse, since it would lose what the later version added.
-        switch versions.index(ofHash: stored) {
+        let version = versions.index(ofHash: stored)
+        switch version {
         case versions.currentIndex?:
             break
         case let index? where index < versions.currentIndex:
@@ -104,5 +107,6 @@ enum StoreFileCheck {
             throw ObjectGraphError.storeUnavailable(
                 path: path, reason: "SQLite's quick check found it damaged (\(problems.prefix(3).joined(separator: "; "))); it was left as it was")
         }
+        return version
     }
 }

@@ -1,0 +1,67 @@
+import Foundation
+import GRDB
+
+/// A migration with custom stages (see ``MigrationStage``), run on a copy of the store that replaces it only once
+/// every step has succeeded: stages save through ordinary contexts, in transactions of their own, so the store
+/// itself must not see any of it until the end. Killed at any moment, the store is the old one (a stray copy is
+/// removed by the next attempt), or the new one: `rename` replaces the file in one step.
+///
+/// The store must not be open elsewhere meanwhile: its log is folded into the file first, and a connection holding
+/// it open refuses that.
+enum StagedMigration {
+    static func run(path: String, from stored: Int, versions: SchemaVersions, busyTimeout: TimeInterval) throws {
+        let copy = path + ".migrating"
+        for leftover in [copy, copy + "-wal", copy + "-shm"] { try? FileManager.default.removeItem(atPath: leftover) }
+        try foldLog(path, busyTimeout: busyTimeout)
+        let source = try DatabaseQueue(path: path)
+        try source.inDatabase { db in try db.execute(sql: "VACUUM INTO ?", arguments: [copy]) }
+        try source.close()
+        let copyURL = URL(fileURLWithPath: copy)
+        do {
+            for step in stored..<versions.currentIndex {
+                let stage = versions.stages.first { $0.from == step }
+                if let willMigrate = stage?.willMigrate { try run(willMigrate, on: copyURL, model: versions.models[step], busyTimeout: busyTimeout) }
+                _ = try SQLiteMigration.namingStore(path) {
+                    try SQLiteStore(url: copyURL, versions: try SchemaVersions([versions.models[step], versions.models[step + 1]]), busyTimeout: busyTimeout)
+                }
+                if let didMigrate = stage?.didMigrate { try run(didMigrate, on: copyURL, model: versions.models[step + 1], busyTimeout: busyTimeout) }
+            }
+            try foldLog(copy, busyTimeout: busyTimeout)
+            // The store's own log must still be empty: nothing wrote to it since it was copied.
+            try foldLog(path, busyTimeout: busyTimeout)
+            guard rename(copy, path) == 0 else {
+                throw ObjectGraphError.storeUnavailable(path: path, reason: "the migrated copy could not replace it (\(String(cString: strerror(errno))))")
+            }
+        } catch {
+            for leftover in [copy, copy + "-wal", copy + "-shm"] { try? FileManager.default.removeItem(atPath: leftover) }
+            throw error
+        }
+        for leftover in [path + "-shm", copy + "-wal", copy + "-shm"] { try? FileManager.default.removeItem(atPath: leftover) }
+    }
+
+    /// Runs a stage on a context of `model` over the copy, and saves what it changed.
+    private static func run(
+        _ body: @escaping @Sendable (isolated ObjectContext) throws -> Void, on url: URL, model: Model, busyTimeout: TimeInterval
+    ) throws {
+        let coordinator = PersistentStoreCoordinator(model: model, store: try SQLiteStore(url: url, model: model, busyTimeout: busyTimeout))
+        try ObjectContext(coordinator: coordinator, name: "migration stage").performAndWait { ctx in
+            try body(ctx)
+            try ctx.save()
+        }
+    }
+
+    /// Copies the write-ahead log into the file and empties it; refuses when another connection keeps it from
+    /// emptying.
+    private static func foldLog(_ path: String, busyTimeout: TimeInterval) throws {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(busyTimeout)
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        try queue.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        try queue.close()
+        let log = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
+        guard log == 0 else {
+            throw ObjectGraphError.storeUnavailable(
+                path: path, reason: "another connection has it open, so its log cannot be folded in before a migration with stages; close it and open again")
+        }
+    }
+}
