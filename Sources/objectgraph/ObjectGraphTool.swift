@@ -6,6 +6,6 @@ struct ObjectGraphTool: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "objectgraph",
         abstract: "Core Data's object graph on SQLite, in Swift.",
-        subcommands: [Demo.self, Inspect.self, Bench.self]
+        subcommands: [Demo.self, Inspect.self, Migrate.self, Bench.self]
     )
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 @testable import ObjectGraph
 
@@ -159,6 +160,22 @@ import Testing
         unique[1].uniquenessConstraints = [["isbn"]]
         try await refuses(folder, with: try SchemaVersions([Model(entities: Self.version1()), Model(entities: unique)]),
                     "Book.isbn: its uniqueness constraint finds rows with the same values", untouched: false)
+    }
+
+    @Test func aMigrationInferredFromTheStoreAloneReportsItsProgress() async throws {
+        let folder = try TemporaryFolder()
+        try await writeVersion1(folder)
+        let target = try SchemaVersions([Model(entities: Self.version2())])
+        let versions = try SchemaVersions.migrating(storeAt: folder.storeURL, to: target)
+        #expect(versions.models.count == 2 && versions.current.versionHash == target.current.versionHash)
+        #expect(try versions.plans(fromVersionWithHash: versions.models[0].versionHash).count == 1)
+        #expect(try versions.plans(fromVersionWithHash: versions.current.versionHash).isEmpty)
+        let reports = Mutex<[MigrationProgress]>([])
+        _ = try PersistentStoreCoordinator(versions: versions, storeURL: folder.storeURL) { progress in reports.withLock { $0.append(progress) } }
+        let all = reports.withLock { $0 }
+        #expect(all.map(\.entity) == ["Author", "Book", "Tag"])
+        #expect(all.map(\.rowsDone) == [2, 5, 5] && all.allSatisfy { $0.rows == 5 && $0.step == 1 && $0.steps == 1 })
+        #expect(all.last?.fractionDone == 1)
     }
 
     @Test func aStoreOfANewerVersionIsRefusedUntouched() async throws {

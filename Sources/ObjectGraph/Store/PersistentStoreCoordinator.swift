@@ -39,8 +39,10 @@ public final class PersistentStoreCoordinator: Sendable {
     /// ```swift
     /// let coordinator = try PersistentStoreCoordinator(versions: SchemaVersions(contentsOf: modelURL), storeURL: storeURL)
     /// ```
-    public convenience init(versions: SchemaVersions, storeURL: URL) throws {
-        self.init(model: versions.current, store: try SQLiteStore(url: storeURL, versions: versions))
+    public convenience init(versions: SchemaVersions, storeURL: URL, progress: MigrationProgressHandler? = nil) throws {
+        self.init(
+            model: versions.current,
+            store: try SQLiteStore(url: storeURL, versions: versions, busyTimeout: SQLiteStore.defaultBusyTimeout, progress: progress))
     }
 
     /// A coordinator on a new, empty in-memory store.

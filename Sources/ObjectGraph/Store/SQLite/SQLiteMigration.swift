@@ -10,9 +10,18 @@ import PredicateFormat
 enum SQLiteMigration {
     private static let aside = "objectgraph.migrating."
 
-    /// Migrates the store in `db` from `source` to `destination`, naming `path` in every refusal.
-    static func run(from source: Model, to destination: Model, in db: Database, path: String) throws {
-        try namingStore(path) { try migrate(try MigrationPlan(from: source, to: destination), in: db, path: path) }
+    /// Migrates the store in `db` from `source` to `destination`, naming `path` in every refusal; `step` of `steps`
+    /// for the progress reported to `progress`.
+    static func run(
+        from source: Model, to destination: Model, in db: Database, path: String, step: Int = 1, steps: Int = 1, progress: MigrationProgressHandler? = nil
+    ) throws {
+        try namingStore(path) {
+            try migrate(try MigrationPlan(from: source, to: destination), in: db, path: path, report: progress.map { handler in
+                { entity, entitiesDone, entities, rowsDone, rows in
+                    handler(MigrationProgress(step: step, steps: steps, entity: entity, entitiesDone: entitiesDone, entities: entities, rowsDone: rowsDone, rows: rows))
+                }
+            })
+        }
     }
 
     /// Runs `body`, giving the migration refusals it throws the store's path.
@@ -24,7 +33,9 @@ enum SQLiteMigration {
         }
     }
 
-    private static func migrate(_ plan: MigrationPlan, in db: Database, path: String) throws {
+    private static func migrate(
+        _ plan: MigrationPlan, in db: Database, path: String, report: ((String, Int, Int, Int, Int) -> Void)?
+    ) throws {
         let (old, new) = (plan.source, plan.destination)
         let moved = old.entities.filter { $0.rootName == $0.name }.map(\.tableName) + SQLiteStore.joinTables(old).map(\.name)
             + [StorageNames.metadataTable, StorageNames.sequenceTable, StorageNames.schemaTable]
@@ -46,7 +57,20 @@ enum SQLiteMigration {
             ("model_hash", new.versionHash), ("model", String(decoding: new.canonicalJSON(), as: UTF8.self)),
         ])
         try carrySequences(plan, in: db)
-        for step in plan.entities { try copyRows(step, plan: plan, in: db) }
+        // Rows to copy, counted first so that progress has a total.
+        var counts: [String: Int] = [:]
+        for step in plan.entities {
+            guard let sourceName = step.source, let entity = old.entityIfPresent(sourceName) else { continue }
+            counts[step.entity] = try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM \(sqlQuoted(aside + entity.tableName)) WHERE \(RowColumn.entity) = ?", arguments: [entity.name]) ?? 0
+        }
+        let total = counts.values.reduce(0, +)
+        var done = 0
+        for (index, step) in plan.entities.enumerated() {
+            try copyRows(step, plan: plan, in: db)
+            done += counts[step.entity] ?? 0
+            report?(step.entity, index + 1, plan.entities.count, done, total)
+        }
         try copyRelationships(plan, in: db)
         for name in moved where try db.tableExists(aside + name) { try db.execute(sql: "DROP TABLE \(sqlQuoted(aside + name))") }
     }

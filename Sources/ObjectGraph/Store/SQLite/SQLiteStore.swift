@@ -61,10 +61,16 @@ public final class SQLiteStore: PersistentStore {
         try self.init(url: url, versions: try SchemaVersions([model]), busyTimeout: busyTimeout)
     }
 
+    /// ``init(url:versions:busyTimeout:progress:)`` without progress reports.
+    public convenience init(url: URL, versions: SchemaVersions, busyTimeout: TimeInterval = SQLiteStore.defaultBusyTimeout) throws {
+        try self.init(url: url, versions: versions, busyTimeout: busyTimeout, progress: nil)
+    }
+
     /// Opens (or creates) the store at `url` for the current of `versions`: a store an earlier version wrote is
     /// migrated first, one version at a time, each by its inferred ``MigrationPlan``, all in one transaction (a
     /// failure leaves the store as the earlier version wrote it); a store a later version wrote is refused untouched.
-    public init(url: URL, versions: SchemaVersions, busyTimeout: TimeInterval = SQLiteStore.defaultBusyTimeout) throws {
+    /// `progress` hears of each entity's rows as they are copied.
+    public init(url: URL, versions: SchemaVersions, busyTimeout: TimeInterval, progress: MigrationProgressHandler?) throws {
         let model = versions.current
         let path = url.path
         location = path
@@ -88,13 +94,13 @@ public final class SQLiteStore: PersistentStore {
         do {
             let stored = try StoreFileCheck.inspect(path: path, versions: versions)
             if let stored, versions.stages.contains(where: { $0.from >= stored && $0.from < versions.currentIndex }) {
-                try StagedMigration.run(path: path, from: stored, versions: versions, busyTimeout: busyTimeout)
+                try StagedMigration.run(path: path, from: stored, versions: versions, busyTimeout: busyTimeout, progress: progress)
             }
             pool = try DatabasePool(path: path, configuration: configuration)
             // An existing store is only read: another process saving meanwhile holds the write lock, and opening
             // must not wait for it.
             identifier = try pool.read { db in try Self.storedIdentifier(db, model: model, path: path, migrating: true) }
-                ?? pool.writeWithoutTransaction { db in try Self.prepareSchema(db, versions: versions, tables: tables, path: path) }
+                ?? pool.writeWithoutTransaction { db in try Self.prepareSchema(db, versions: versions, tables: tables, path: path, progress: progress) }
             statementReaders = try StatementReaders(path: path, busyTimeout: busyTimeout)
             fileIdentity = FileIdentity(path: path)
         } catch let error as ObjectGraphError {
@@ -145,7 +151,9 @@ public final class SQLiteStore: PersistentStore {
     /// Foreign keys are off meanwhile (SQLite allows switching them only outside a transaction): an upgrade moves
     /// tables aside and drops them, and dropping a table with foreign keys on would first delete its rows one by
     /// one, setting references to NULL as it went. Every reference is checked before the transaction commits.
-    private static func prepareSchema(_ db: Database, versions: SchemaVersions, tables: NameTable<TableLayout>, path: String) throws -> String {
+    private static func prepareSchema(
+        _ db: Database, versions: SchemaVersions, tables: NameTable<TableLayout>, path: String, progress: MigrationProgressHandler?
+    ) throws -> String {
         let model = versions.current
         try db.execute(sql: "PRAGMA foreign_keys = OFF")
         defer { try? db.execute(sql: "PRAGMA foreign_keys = ON") }
@@ -168,7 +176,9 @@ public final class SQLiteStore: PersistentStore {
                     _ = try StoreFormat1.upgrade(db, model: old, tables: tableLayouts(old), path: path)
                 }
                 for step in stored..<versions.currentIndex {
-                    try SQLiteMigration.run(from: versions.models[step], to: versions.models[step + 1], in: db, path: path)
+                    try SQLiteMigration.run(
+                        from: versions.models[step], to: versions.models[step + 1], in: db, path: path,
+                        step: step - stored + 1, steps: versions.currentIndex - stored, progress: progress)
                 }
                 identifier = try checkedIdentifier(db, metadataTable: metadataTable, model: model, path: path)
             } else {

@@ -9,7 +9,7 @@ import GRDB
 /// The store must not be open elsewhere meanwhile: its log is folded into the file first, and a connection holding
 /// it open refuses that.
 enum StagedMigration {
-    static func run(path: String, from stored: Int, versions: SchemaVersions, busyTimeout: TimeInterval) throws {
+    static func run(path: String, from stored: Int, versions: SchemaVersions, busyTimeout: TimeInterval, progress: MigrationProgressHandler?) throws {
         let copy = path + ".migrating"
         for leftover in [copy, copy + "-wal", copy + "-shm"] { try? FileManager.default.removeItem(atPath: leftover) }
         try foldLog(path, busyTimeout: busyTimeout)
@@ -21,8 +21,10 @@ enum StagedMigration {
             for step in stored..<versions.currentIndex {
                 let stage = versions.stages.first { $0.from == step }
                 if let willMigrate = stage?.willMigrate { try run(willMigrate, on: copyURL, model: versions.models[step], busyTimeout: busyTimeout) }
+                let stepVersions = try SchemaVersions([versions.models[step], versions.models[step + 1]])
+                let reporting = renumbering(progress, step: step - stored + 1, of: versions.currentIndex - stored)
                 _ = try SQLiteMigration.namingStore(path) {
-                    try SQLiteStore(url: copyURL, versions: try SchemaVersions([versions.models[step], versions.models[step + 1]]), busyTimeout: busyTimeout)
+                    try SQLiteStore(url: copyURL, versions: stepVersions, busyTimeout: busyTimeout, progress: reporting)
                 }
                 if let didMigrate = stage?.didMigrate { try run(didMigrate, on: copyURL, model: versions.models[step + 1], busyTimeout: busyTimeout) }
             }
@@ -37,6 +39,17 @@ enum StagedMigration {
             throw error
         }
         for leftover in [path + "-shm", copy + "-wal", copy + "-shm"] { try? FileManager.default.removeItem(atPath: leftover) }
+    }
+
+    /// `handler`, hearing each report as step `step` of `steps` of the whole migration.
+    private static func renumbering(_ handler: MigrationProgressHandler?, step: Int, of steps: Int) -> MigrationProgressHandler? {
+        guard let handler else { return nil }
+        return { report in
+            var report = report
+            report.step = step
+            report.steps = steps
+            handler(report)
+        }
     }
 
     /// Runs a stage on a context of `model` over the copy, and saves what it changed.
