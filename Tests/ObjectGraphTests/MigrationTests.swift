@@ -289,3 +289,40 @@ import Testing
         #expect(count == 3)
     }
 }
+
+/// `@Entity` versions, as SwiftData declares them: each version's classes in a namespace of their own, with the
+/// entity names unchanged.
+enum ShelfV1 {
+    @Entity final class Volume: ManagedObject {
+        var title: String = ""
+        var pages: Int16 = 0
+    }
+}
+
+enum ShelfV2 {
+    @Entity final class Volume: ManagedObject {
+        @Attribute(originalName: "title") var name: String = ""
+        var pages: Int64 = 0
+        var note: String?
+    }
+}
+
+@Suite struct EntityVersionTests {
+    @Test func aStoreOfTheFirstEntityVersionMigratesToTheSecond() async throws {
+        let folder = try TemporaryFolder()
+        let first = try Model([ShelfV1.Volume.self])
+        try await ObjectContext(coordinator: try PersistentStoreCoordinator(model: first, storeURL: folder.storeURL)).perform { ctx in
+            let volume = try ctx.insert(ShelfV1.Volume.self)
+            volume.title = "Dune"
+            volume.pages = 412
+            try ctx.save()
+        }
+        let versions = try SchemaVersions([first, Model([ShelfV2.Volume.self])])
+        let coordinator = try PersistentStoreCoordinator(versions: versions, storeURL: folder.storeURL)
+        let volume = try await ObjectContext(coordinator: coordinator).perform { ctx in
+            let volume = try #require(try ctx.fetch(ShelfV2.Volume.self).first)
+            return "\(volume.name) \(volume.pages) \(volume.note ?? "-")"
+        }
+        #expect(volume == "Dune 412 -")
+    }
+}

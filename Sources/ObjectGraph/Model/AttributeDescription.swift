@@ -56,7 +56,8 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
     public init(
         _ name: String, _ type: AttributeType, isOptional: Bool = true, defaultValue: AttributeValue = .null,
         minValue: Double? = nil, maxValue: Double? = nil, minLength: Int? = nil, maxLength: Int? = nil,
-        pattern: String? = nil, isIndexed: Bool = false, isTransient: Bool = false, derivation: String? = nil
+        pattern: String? = nil, isIndexed: Bool = false, isTransient: Bool = false, derivation: String? = nil,
+        originalName: String? = nil
     ) {
         self.name = name
         self.type = type
@@ -70,5 +71,6 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
         self.isIndexed = isIndexed
         self.isTransient = isTransient
         self.derivation = derivation
+        self.renamingIdentifier = originalName
     }
 }

@@ -32,6 +32,7 @@ public macro _PersistedProperty(position: Int = -1) = #externalMacro(module: "Ob
 /// class. A transient attribute (`isTransient: true`) is a model attribute kept in memory only, as in Core Data
 /// (see ``AttributeDescription/isTransient``); ``Transient()`` instead keeps a property out of the model altogether.
 /// A derived attribute (`derivation:`) is computed by the store at save (see ``Derivation``); setting it traps.
+/// `originalName:` names the attribute in the version a migration comes from (its renaming identifier).
 ///
 /// ```swift
 /// @Attribute(isTransient: true) var draft: String?
@@ -40,7 +41,7 @@ public macro _PersistedProperty(position: Int = -1) = #externalMacro(module: "Ob
 @attached(peer)
 public macro Attribute(
     minValue: Double? = nil, maxValue: Double? = nil, minLength: Int? = nil, maxLength: Int? = nil, pattern: String? = nil,
-    isIndexed: Bool = false, isTransient: Bool = false, derivation: String? = nil
+    isIndexed: Bool = false, isTransient: Bool = false, derivation: String? = nil, originalName: String? = nil
 ) = #externalMacro(module: "ObjectGraphMacros", type: "MarkerMacro")
 
 /// Marks a property of an ``Entity(isAbstract:uniquenessConstraints:indexes:)`` class as a relationship; the
