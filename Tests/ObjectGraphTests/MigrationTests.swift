@@ -178,6 +178,32 @@ import Testing
         #expect(all.last?.fractionDone == 1)
     }
 
+    @Test func aStepThatOnlyAddsChangesTheSchemaInPlace() async throws {
+        let folder = try TemporaryFolder()
+        try await writeVersion1(folder)
+        var added = Self.version1()
+        added[1].attributes += [.init("subtitle", .string), .init("price", .double, isOptional: false, defaultValue: .double(2.5))]
+        added[1].attributes[0].isIndexed = true
+        // Where the table's rows start in the file: a rebuilt table starts elsewhere.
+        let rootPage = { @Sendable (url: URL) async throws in
+            try await DatabaseQueue(path: url.path).read { db in try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE name = 'Book'") }
+        }
+        let before = try await rootPage(folder.storeURL)
+        let versions = try SchemaVersions([Model(entities: Self.version1()), Model(entities: added)])
+        let coordinator = try PersistentStoreCoordinator(versions: versions, storeURL: folder.storeURL)
+        let values = try await ObjectContext(coordinator: coordinator).perform { ctx in
+            var request = FetchRequest(entityName: "Book")
+            request.sortKeys = [SortKey("title")]
+            return try ctx.fetch(request).map { "\(try $0.value(forKey: "title")) \(try $0.value(forKey: "subtitle")) \(try $0.value(forKey: "price"))" }
+        }
+        #expect(values == ["\"Dune\" nil 2.5", "\"Emma\" nil 2.5", "\"Loose\" nil 2.5"])
+        #expect(try await rootPage(folder.storeURL) == before)
+        let indexes = try await DatabaseQueue(path: folder.storeURL.path).read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Book' ORDER BY name")
+        }
+        #expect(indexes.contains("Book(title)"))
+    }
+
     @Test func aStoreOfANewerVersionIsRefusedUntouched() async throws {
         let folder = try TemporaryFolder()
         let all = try Self.versions()

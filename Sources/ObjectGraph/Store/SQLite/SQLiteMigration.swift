@@ -16,7 +16,15 @@ enum SQLiteMigration {
         from source: Model, to destination: Model, in db: Database, path: String, step: Int = 1, steps: Int = 1, progress: MigrationProgressHandler? = nil
     ) throws {
         try namingStore(path) {
-            try migrate(try MigrationPlan(from: source, to: destination), in: db, path: path, report: progress.map { handler in
+            let plan = try MigrationPlan(from: source, to: destination)
+            // A step that only adds changes the schema in place; any other rebuilds its tables.
+            if try AdditiveMigration.applyIfAdditive(plan, in: db) {
+                progress?(MigrationProgress(
+                    step: step, steps: steps, entity: plan.entities.last?.entity ?? "", entitiesDone: plan.entities.count, entities: plan.entities.count,
+                    rowsDone: 0, rows: 0))
+                return
+            }
+            try migrate(plan, in: db, path: path, report: progress.map { handler in
                 { entity, entitiesDone, entities, rowsDone, rows in
                     handler(MigrationProgress(step: step, steps: steps, entity: entity, entitiesDone: entitiesDone, entities: entities, rowsDone: rowsDone, rows: rows))
                 }

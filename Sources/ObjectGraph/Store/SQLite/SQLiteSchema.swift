@@ -182,14 +182,28 @@ final class TableLayout: Sendable {
             }
             definitions.append(definition)
         }
-        var statements = ["CREATE TABLE \(sqlQuoted(name)) (\(definitions.joined(separator: ", ")))"]
+        return ["CREATE TABLE \(sqlQuoted(name)) (\(definitions.joined(separator: ", ")))"] + indexes(model: model).map(\.sql)
+    }
+
+    /// An index of the table: its name, the statement that creates it, and for a uniqueness constraint, whose.
+    struct Index {
+        var name: String
+        var sql: String
+        var constraint: (entity: String, keys: [String])?
+    }
+
+    /// The table's indexes: for its foreign keys, and the entities' indexed attributes, fetch indexes and uniqueness
+    /// constraints.
+    func indexes(model: Model) -> [Index] {
+        var indexes: [Index] = []
         var seen: Set<String> = []
         // A column starting with '-' is indexed in descending order (and named so: `Book(-published)`).
-        func index(_ columns: [String], unique: Bool = false) {
-            let indexName = "\(name)(\(columns.joined(separator: ",")))" + (unique ? " unique" : "")
+        func index(_ columns: [String], unique: (entity: String, keys: [String])? = nil) {
+            let indexName = "\(name)(\(columns.joined(separator: ",")))" + (unique != nil ? " unique" : "")
             guard seen.insert(indexName).inserted else { return }
             let elements = columns.map { $0.hasPrefix("-") ? sqlQuoted(String($0.dropFirst())) + " DESC" : sqlQuoted($0) }
-            statements.append("CREATE \(unique ? "UNIQUE " : "")INDEX \(sqlQuoted(indexName)) ON \(sqlQuoted(name))(\(elements.joined(separator: ", ")))")
+            let sql = "CREATE \(unique != nil ? "UNIQUE " : "")INDEX \(sqlQuoted(indexName)) ON \(sqlQuoted(name))(\(elements.joined(separator: ", ")))"
+            indexes.append(Index(name: indexName, sql: sql, constraint: unique))
         }
         for column in columns where column.references != nil { index([column.name]) }
         // No index on row.entity: it has a handful of values, and without statistics SQLite would prefer it to the
@@ -207,9 +221,9 @@ final class TableLayout: Sendable {
             let description = entity.description
             for attribute in description.attributes where attribute.isIndexed { index(columns([attribute.name])) }
             for keys in description.indexes { index(columns(keys)) }
-            for keys in description.uniquenessConstraints { index(columns(keys), unique: true) }
+            for keys in description.uniquenessConstraints { index(columns(keys), unique: (entity.name, keys)) }
         }
-        return statements
+        return indexes
     }
 }
 

@@ -215,21 +215,29 @@ public final class SQLiteStore: PersistentStore {
             for statement in table.createStatements(model: model) { try db.execute(sql: statement) }
             try db.execute(sql: "INSERT INTO \(sqlQuoted(sequenceTable)) (entity, max_key) VALUES (?, 0)", arguments: [table.rootEntity])
         }
-        for table in joinTables(model) {
-            try db.execute(sql: """
-                CREATE TABLE \(sqlQuoted(table.name)) (
-                  source INTEGER NOT NULL REFERENCES \(sqlQuoted(table.sourceTable))(\(RowColumn.id)) ON DELETE CASCADE,
-                  target INTEGER NOT NULL REFERENCES \(sqlQuoted(table.targetTable))(\(RowColumn.id)) ON DELETE CASCADE,
-                  position INTEGER,
-                  PRIMARY KEY (source, target))
-                """)
-            try db.execute(sql: "CREATE INDEX \(sqlQuoted(table.name + "(target)")) ON \(sqlQuoted(table.name))(target)")
-        }
+        for table in joinTables(model) { try createJoinTable(db, table) }
         for statement in DerivationTriggers.statements(model: model) { try db.execute(sql: statement) }
         try db.execute(sql: """
             CREATE TABLE \(sqlQuoted(StorageNames.schemaTable)) (
               entity TEXT NOT NULL, property TEXT, kind TEXT NOT NULL, "table" TEXT NOT NULL, "column" TEXT)
             """)
+        try fillSchemaTable(db, model: model)
+    }
+
+    static func createJoinTable(_ db: Database, _ table: (name: String, sourceTable: String, targetTable: String)) throws {
+        try db.execute(sql: """
+            CREATE TABLE \(sqlQuoted(table.name)) (
+              source INTEGER NOT NULL REFERENCES \(sqlQuoted(table.sourceTable))(\(RowColumn.id)) ON DELETE CASCADE,
+              target INTEGER NOT NULL REFERENCES \(sqlQuoted(table.targetTable))(\(RowColumn.id)) ON DELETE CASCADE,
+              position INTEGER,
+              PRIMARY KEY (source, target))
+            """)
+        try db.execute(sql: "CREATE INDEX \(sqlQuoted(table.name + "(target)")) ON \(sqlQuoted(table.name))(target)")
+    }
+
+    /// Lists `model`'s tables and columns in `objectgraph.schema`, replacing what it listed.
+    static func fillSchemaTable(_ db: Database, model: Model) throws {
+        try db.execute(sql: "DELETE FROM \(sqlQuoted(StorageNames.schemaTable))")
         let insert = try db.makeStatement(sql: "INSERT INTO \(sqlQuoted(StorageNames.schemaTable)) VALUES (?, ?, ?, ?, ?)")
         for row in schemaRows(model) { try insert.execute(arguments: [row.entity, row.property, row.kind, row.table, row.column]) }
     }
