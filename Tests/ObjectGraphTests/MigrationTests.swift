@@ -72,12 +72,6 @@ import Testing
         }
     }
 
-    func strings(_ objects: [ManagedObject], _ key: String) throws -> [String] {
-        try objects.map { object in
-            guard case .string(let text) = try object.value(forKey: key) else { return "-" }
-            return text
-        }
-    }
 
     @Test func aStoreOfVersionOneMigratesThroughTwoToThree() async throws {
         let folder = try TemporaryFolder()
@@ -92,14 +86,14 @@ import Testing
             var request = FetchRequest(entityName: "Book")
             request.sortKeys = [SortKey("name")]
             let books = try ctx.fetch(request)
-            #expect(try strings(books, "name") == ["Dune", "Emma", "Loose"])
+            #expect(try stringValues(books, "name") == ["Dune", "Emma", "Loose"])
             #expect(try books.map { try $0.value(forKey: "pages") } == [.int(412), .int(300), .int(10)])
-            #expect(try strings(books, "year") == ["1965", "1815", "2001"])
+            #expect(try stringValues(books, "year") == ["1965", "1815", "2001"])
             #expect(try books.map { try $0.value(forKey: "rating") } == Array(repeating: .double(1.5), count: 3))
             #expect(try books.map { try $0.value(forKey: "price") } == Array(repeating: .decimal(Decimal(string: "9.5")!), count: 3))
-            #expect(try books.map { try strings(try $0.objects(forKey: "authors"), "name") } == [["Ann"], ["Anonymous"], []])
+            #expect(try books.map { try stringValues(try $0.objects(forKey: "authors"), "name") } == [["Ann"], ["Anonymous"], []])
             let ann = try #require(try ctx.fetch(FetchRequest(entityName: "Author", format: "name == 'Ann'")).first)
-            #expect(try strings(try ann.objects(forKey: "books"), "name") == ["Dune"])
+            #expect(try stringValues(try ann.objects(forKey: "books"), "name") == ["Dune"])
             // The migrated store works on: a new book with two authors saves and gets a key after the old ones.
             let book = try ctx.insert("Book")
             try book.setValue("Both", forKey: "name")

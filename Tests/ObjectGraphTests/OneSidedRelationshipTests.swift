@@ -15,12 +15,6 @@ import Testing
         EntityDescription("File", attributes: [.init("name", .string)]),
     ]
 
-    func names(_ objects: [ManagedObject]) throws -> [String] {
-        try objects.map { object in
-            guard case .string(let name) = try object.value(forKey: "name") else { return "?" }
-            return name
-        }
-    }
 
     @Test(arguments: StoreKind.allCases)
     func oneSidedRelationshipsAreStoredAndClearedWhenTheirDestinationGoes(_ kind: StoreKind) async throws {
@@ -52,8 +46,8 @@ import Testing
         try await ObjectContext(coordinator: reading).perform { ctx in
             let post = try ctx.existingObject(with: postID)
             #expect(try post.object(forKey: "pinned")?.value(forKey: "name") == .string("Ann"))
-            #expect(try names(try post.objects(forKey: "readers")).sorted() == ["Bo", "Cy"])
-            #expect(try names(try post.objects(forKey: "attachments")) == ["b.txt", "a.txt"])
+            #expect(try stringValues(try post.objects(forKey: "readers"), "name").sorted() == ["Bo", "Cy"])
+            #expect(try stringValues(try post.objects(forKey: "attachments"), "name") == ["b.txt", "a.txt"])
             #expect(try ctx.count(for: FetchRequest(entityName: "Post", format: "pinned.name == 'Ann' AND ANY readers.name == 'Cy'")) == 1)
             // Deleted where the post is not registered: the store clears the references.
             for user in try ctx.fetch(FetchRequest(entityName: "User", format: "name IN {'Ann', 'Bo'}")) { try ctx.delete(user) }
@@ -64,7 +58,7 @@ import Testing
             let post = try ctx.existingObject(with: postID)
             try ctx.refresh(post, mergeChanges: false)
             #expect(try post.object(forKey: "pinned") == nil)
-            #expect(try names(try post.objects(forKey: "readers")) == ["Cy"])
+            #expect(try stringValues(try post.objects(forKey: "readers"), "name") == ["Cy"])
             try ctx.delete(try #require(try post.objects(forKey: "readers").first))
             try ctx.save()
             #expect(try post.objects(forKey: "readers").isEmpty)

@@ -36,12 +36,6 @@ import Testing
         return folder.storeURL
     }
 
-    func strings(_ objects: [ManagedObject], _ key: String) throws -> [String] {
-        try objects.map { object in
-            guard case .string(let text) = try object.value(forKey: key) else { return "?" }
-            return text
-        }
-    }
 
     @Test func aFormat1StoreIsUpgradedInPlaceKeepingEveryRow() async throws {
         let folder = try TemporaryFolder()
@@ -62,15 +56,15 @@ import Testing
             let dune = try #require(try ctx.fetch(FetchRequest(entityName: "Book", format: "title == 'Dune'")).first)
             #expect(try dune.value(forKey: "pages") == .int(412))
             #expect(try dune.object(forKey: "author")?.value(forKey: "name") == .string("Ann"))
-            #expect(try strings(try dune.objects(forKey: "chapters"), "heading") == ["Three", "One", "Two"])
-            #expect(try strings(try dune.objects(forKey: "tags"), "label").sorted() == ["classic", "novel"])
+            #expect(try stringValues(try dune.objects(forKey: "chapters"), "heading") == ["Three", "One", "Two"])
+            #expect(try stringValues(try dune.objects(forKey: "tags"), "label").sorted() == ["classic", "novel"])
             let film = try #require(try ctx.fetch(FetchRequest(entityName: "Film")).first)
             #expect(try film.value(forKey: "minutes") == .int(170))
             #expect(try ctx.count(for: FetchRequest(entityName: "Media")) == 3)
             let ink = try #require(try ctx.fetch(FetchRequest(entityName: "Item", format: "name == 'ink'")).first)
-            #expect(try strings(try ink.objects(forKey: "sets"), "title").sorted() == ["desk", "refill"])
+            #expect(try stringValues(try ink.objects(forKey: "sets"), "title").sorted() == ["desk", "refill"])
             let desk = try #require(try ctx.fetch(FetchRequest(entityName: "ItemSet", format: "title == 'desk'")).first)
-            #expect(try strings(try desk.objects(forKey: "items"), "name").sorted() == ["ink", "pen"])
+            #expect(try stringValues(try desk.objects(forKey: "items"), "name").sorted() == ["ink", "pen"])
             // New objects take keys after the old ones, and everything saves.
             let book = try ctx.insert("Book")
             try book.setValue("Persuasion", forKey: "title")
@@ -82,7 +76,7 @@ import Testing
         let titles = try await reopened.perform { ctx in
             var request = try FetchRequest(entityName: "Book", format: "author.name == 'Ann'")
             request.sortKeys = [SortKey("title")]
-            return try strings(try ctx.fetch(request), "title")
+            return try stringValues(try ctx.fetch(request), "title")
         }
         #expect(titles == ["Dune", "Emma", "Persuasion"])
     }

@@ -81,3 +81,11 @@ extension ObjectGraphError {
     /// The error's message, for checks that it names what a user must fix.
     var message: String { description }
 }
+
+/// The String values of `key` in `objects`, "-" where there is none: tests compare them in one line.
+func stringValues(_ objects: [ManagedObject], _ key: String) throws -> [String] {
+    try objects.map { object in
+        guard case .string(let text) = try object.value(forKey: key) else { return "-" }
+        return text
+    }
+}

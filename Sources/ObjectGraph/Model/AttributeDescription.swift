@@ -29,10 +29,7 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
     /// Whether the attribute lives in memory only: its changes are tracked and validated and reach parent contexts,
     /// but no store keeps it, so an object read from a store starts with the default value, and a refault drops it.
     /// A fetch from the store cannot test it.
-    public var isTransient: Bool {
-        get { transient ?? false }
-        set { transient = newValue ? true : nil }
-    }
+    @OmittedWhenEmpty public var isTransient: Bool = false
     /// For a derived attribute, the expression the store computes it from at save (see ``Derivation``); the app
     /// reads it and cannot set it.
     public var derivation: String?
@@ -44,13 +41,7 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
     /// Text that changes the model's version hash without changing the attribute (Xcode's hash modifier).
     public var versionHashModifier: String?
     /// Free-form information for the app (Xcode's user info). It does not change the model's version hash.
-    public var userInfo: [String: String] {
-        get { info ?? [:] }
-        set { info = newValue.isEmpty ? nil : newValue }
-    }
-    // Stored as optionals, so that a model without them encodes (and hashes) as before they existed.
-    private var transient: Bool?
-    private var info: [String: String]?
+    @OmittedWhenEmpty public var userInfo: [String: String] = [:]
 
     /// Creates an attribute description.
     public init(

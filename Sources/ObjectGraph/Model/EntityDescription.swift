@@ -26,22 +26,13 @@ public struct EntityDescription: Sendable, Hashable, Codable {
     public var className: String?
 
     /// Fetched properties: named fetches run for an object of this entity (see ``FetchedPropertyDescription``).
-    public var fetchedProperties: [FetchedPropertyDescription] {
-        get { fetched ?? [] }
-        set { fetched = newValue.isEmpty ? nil : newValue }
-    }
-    private var fetched: [FetchedPropertyDescription]?
+    @OmittedWhenEmpty public var fetchedProperties: [FetchedPropertyDescription] = []
     /// The name the entity had in the model a migration comes from (Xcode's renaming ID, `elementID`).
     public var renamingIdentifier: String?
     /// Text that changes the model's version hash without changing the entity (Xcode's hash modifier).
     public var versionHashModifier: String?
     /// Free-form information for the app (Xcode's user info). It does not change the model's version hash.
-    public var userInfo: [String: String] {
-        get { info ?? [:] }
-        set { info = newValue.isEmpty ? nil : newValue }
-    }
-    // Optional, so that a model without it encodes (and hashes) as before it existed.
-    private var info: [String: String]?
+    @OmittedWhenEmpty public var userInfo: [String: String] = [:]
 
     /// Creates an entity description.
     public init(

@@ -48,12 +48,7 @@ public struct RelationshipDescription: Sendable, Hashable, Codable {
     /// Text that changes the model's version hash without changing the relationship (Xcode's hash modifier).
     public var versionHashModifier: String?
     /// Free-form information for the app (Xcode's user info). It does not change the model's version hash.
-    public var userInfo: [String: String] {
-        get { info ?? [:] }
-        set { info = newValue.isEmpty ? nil : newValue }
-    }
-    // Optional, so that a model without it encodes (and hashes) as before it existed.
-    private var info: [String: String]?
+    @OmittedWhenEmpty public var userInfo: [String: String] = [:]
 
     /// Creates a relationship description.
     public init(
