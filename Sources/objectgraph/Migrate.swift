@@ -22,6 +22,8 @@ struct Migrate: ParsableCommand {
             return
         }
         for plan in plans { print(plan) }
+        let summary = try StoreSummary(contentsOf: storeURL)
+        print("rows: " + summary.rowCounts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         guard !dryRun else { return }
         _ = try PersistentStoreCoordinator(versions: versions, storeURL: storeURL) { progress in
             let width = 30

@@ -81,6 +81,7 @@ import Testing
         #expect(plan.description.contains("~ name: renamed from title"))
         #expect(plan.description.contains("~ pages: converted from Integer 16") && plan.description.contains("- isbn"))
         #expect(plan.description.contains("+ price = 9.5") && plan.description.contains("Tag: new entity"))
+        #expect(plan.description.contains("tables rebuilt, every row copied") && plan.additions == nil)
         let coordinator = try PersistentStoreCoordinator(versions: versions, storeURL: folder.storeURL)
         try await ObjectContext(coordinator: coordinator).perform { ctx in
             var request = FetchRequest(entityName: "Book")
@@ -184,6 +185,8 @@ import Testing
         }
         let before = try await rootPage(folder.storeURL)
         let versions = try SchemaVersions([Model(entities: Self.version1()), Model(entities: added)])
+        let plan = try MigrationPlan(from: versions.models[0], to: versions.models[1])
+        #expect(plan.description.contains("only adds, in place") && plan.additions?.columns.map(\.name) == ["subtitle", "price"])
         let coordinator = try PersistentStoreCoordinator(versions: versions, storeURL: folder.storeURL)
         let values = try await ObjectContext(coordinator: coordinator).perform { ctx in
             var request = FetchRequest(entityName: "Book")
@@ -196,6 +199,38 @@ import Testing
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Book' ORDER BY name")
         }
         #expect(indexes.contains("Book(title)"))
+    }
+
+    @Test func removingAParentMovesItsAttributesDownAndTheRowsOut() async throws {
+        let withParent = try Model(entities: [
+            EntityDescription("Media", attributes: [.init("name", .string)], isAbstract: true),
+            EntityDescription("Book", attributes: [.init("pages", .int64)], parent: "Media"),
+            EntityDescription("Film", attributes: [.init("minutes", .int64)], parent: "Media"),
+        ])
+        let alone = try Model(entities: [
+            EntityDescription("Book", attributes: [.init("name", .string), .init("pages", .int64)]),
+            EntityDescription("Film", attributes: [.init("name", .string), .init("minutes", .int64)]),
+        ])
+        let folder = try TemporaryFolder()
+        try await ObjectContext(coordinator: try PersistentStoreCoordinator(model: withParent, storeURL: folder.storeURL)).perform { ctx in
+            for (entity, name, key, value) in [("Book", "Dune", "pages", 412), ("Film", "Heat", "minutes", 170), ("Book", "Emma", "pages", 300)] {
+                let object = try ctx.insert(entity)
+                try object.setValue(name, forKey: "name")
+                try object.setValue(value, forKey: key)
+            }
+            try ctx.save()
+        }
+        let coordinator = try PersistentStoreCoordinator(versions: try SchemaVersions([withParent, alone]), storeURL: folder.storeURL)
+        let (books, films) = try await ObjectContext(coordinator: coordinator).perform { ctx in
+            var request = FetchRequest(entityName: "Book")
+            request.sortKeys = [SortKey("name")]
+            return (try ctx.fetch(request).map { "\(try $0.value(forKey: "name")) \(try $0.value(forKey: "pages"))" },
+                    try ctx.fetch(FetchRequest(entityName: "Film")).map { "\(try $0.value(forKey: "name")) \(try $0.value(forKey: "minutes"))" })
+        }
+        #expect(books == ["\"Dune\" 412", "\"Emma\" 300"] && films == ["\"Heat\" 170"])
+        let store = try #require(coordinator.store as? SQLiteStore)
+        let tables = try await store.pool.read { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'objectgraph.%' ORDER BY name") }
+        #expect(tables == ["Book", "Film"])
     }
 
     @Test func aStoreOfANewerVersionIsRefusedUntouched() async throws {

@@ -153,14 +153,16 @@ public struct MigrationPlan: Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        var lines = ["migration from model \(source.versionHash) to \(destination.versionHash)"]
+        let inPlace = additions != nil
+        var lines = ["migration from model \(source.versionHash) to \(destination.versionHash)"
+            + (inPlace ? ": only adds, in place (no row is copied)" : ": tables rebuilt, every row copied")]
         for step in entities {
             guard let sourceName = step.source else {
                 lines.append("\(step.entity): new entity")
                 continue
             }
             let table = destination.entityIfPresent(step.entity)?.tableName ?? step.entity
-            lines.append("\(step.entity)" + (sourceName == step.entity ? "" : " (was \(sourceName))") + ": rows copied into table \(table)")
+            lines.append("\(step.entity)" + (sourceName == step.entity ? "" : " (was \(sourceName))") + (inPlace ? ": table \(table)" : ": rows copied into table \(table)"))
             for attribute in step.attributes {
                 switch (attribute.source, attribute.convertedFrom) {
                 case (nil, _): lines.append("  + \(attribute.name)" + (attribute.fill.map { " = \($0)" } ?? ""))

@@ -18,6 +18,8 @@ public struct MigrationProgress: Sendable, Hashable {
     /// Rows of this step copied so far, and in all.
     public var rowsDone: Int
     public var rows: Int
+    /// The time since this step began.
+    public var elapsed: Duration
 
     /// The share of the whole migration done, from 0 to 1.
     public var fractionDone: Double {

@@ -15,18 +15,21 @@ enum SQLiteMigration {
     static func run(
         from source: Model, to destination: Model, in db: Database, path: String, step: Int = 1, steps: Int = 1, progress: MigrationProgressHandler? = nil
     ) throws {
+        let started = ContinuousClock.now
         try namingStore(path) {
             let plan = try MigrationPlan(from: source, to: destination)
             // A step that only adds changes the schema in place; any other rebuilds its tables.
             if try AdditiveMigration.applyIfAdditive(plan, in: db) {
                 progress?(MigrationProgress(
                     step: step, steps: steps, entity: plan.entities.last?.entity ?? "", entitiesDone: plan.entities.count, entities: plan.entities.count,
-                    rowsDone: 0, rows: 0))
+                    rowsDone: 0, rows: 0, elapsed: ContinuousClock.now - started))
                 return
             }
             try migrate(plan, in: db, path: path, report: progress.map { handler in
                 { entity, entitiesDone, entities, rowsDone, rows in
-                    handler(MigrationProgress(step: step, steps: steps, entity: entity, entitiesDone: entitiesDone, entities: entities, rowsDone: rowsDone, rows: rows))
+                    handler(MigrationProgress(
+                        step: step, steps: steps, entity: entity, entitiesDone: entitiesDone, entities: entities, rowsDone: rowsDone, rows: rows,
+                        elapsed: ContinuousClock.now - started))
                 }
             })
         }
