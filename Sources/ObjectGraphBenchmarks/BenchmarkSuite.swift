@@ -15,9 +15,11 @@ public struct BenchmarkSuite: Sendable {
         public var coldLookups = 300
         public var memoryCount = 1_000_000
         public var scalingSizes = [10_000, 100_000, 1_000_000]
+        /// W7's store.
+        public var migrationCount = 1_000_000
         public var repetitions = 5
         public var folder = FileManager.default.temporaryDirectory.appendingPathComponent("objectgraph-bench")
-        /// The workloads to run ("W1" … "W6"); all of them when empty. Running one alone is how to profile it.
+        /// The workloads to run ("W1" … "W7"); all of them when empty. Running one alone is how to profile it.
         public var workloads: Set<String> = []
         /// The contenders W1, W2, W3 and W6 run, and whose lookups W4 runs on the main actor (all of
         /// ``BenchmarkReport/contenders`` by default).
@@ -34,6 +36,7 @@ public struct BenchmarkSuite: Sendable {
             options.coldLookups = 5
             options.memoryCount = 5_000
             options.scalingSizes = [100, 1_000]
+            options.migrationCount = 2_000
             options.repetitions = 1
             return options
         }
@@ -85,6 +88,10 @@ public struct BenchmarkSuite: Sendable {
         if selected("W6") {
             log("W6 at \(options.scalingSizes.map(String.init).joined(separator: ", "))…")
             report.rows += try await scaling()
+        }
+        if selected("W7") {
+            log("W7 migration of \(options.migrationCount) rows…")
+            report.rows += try await migration()
         }
         return report
     }

@@ -15,9 +15,10 @@ enum SQLiteMigration {
     static func run(
         from source: Model, to destination: Model, in db: Database, path: String, step: Int = 1, steps: Int = 1, progress: MigrationProgressHandler? = nil
     ) throws {
-        let started = ContinuousClock.now
         try namingStore(path) {
             let plan = try MigrationPlan(from: source, to: destination)
+            // The step's time: its work on the store, the plan (already inferred once by the file check) apart.
+            let started = ContinuousClock.now
             // A step that only adds changes the schema in place; any other rebuilds its tables.
             if try AdditiveMigration.applyIfAdditive(plan, in: db) {
                 progress?(MigrationProgress(
