@@ -8,9 +8,16 @@ import PredicateFormat
 /// what SQLite's own statement costs. Any other step rebuilds its tables (see ``SQLiteMigration``).
 enum AdditiveMigration {
     /// Applies `plan` in place when it only adds; returns false, having changed nothing, when it does more.
-    static func applyIfAdditive(_ plan: MigrationPlan, in db: Database) throws -> Bool {
+    static func applyIfAdditive(_ plan: MigrationPlan, modelJSON: String, in db: Database) throws -> Bool {
         guard let additions = plan.additions else { return false }
         let (old, new) = (plan.source, plan.destination)
+        // The bookkeeping first, the schema changes last: after a schema change SQLite re-reads the schema before
+        // the next statement, and that cost more than the rest of the step together.
+        try db.execute(sql: "UPDATE \(sqlQuoted(StorageNames.metadataTable)) SET value = ? WHERE key = 'model_hash'", arguments: [new.versionHash])
+        try db.execute(
+            sql: "UPDATE \(sqlQuoted(StorageNames.metadataTable)) SET value = ? WHERE key = 'model'",
+            arguments: [modelJSON])
+        try SQLiteStore.fillSchemaTable(db, model: new)
         for column in additions.columns {
             let type = column.type.map(TableLayout.sqlType) ?? "INTEGER"
             let references = column.references.map { " REFERENCES \(sqlQuoted($0))(\(RowColumn.id)) ON DELETE SET NULL DEFERRABLE INITIALLY DEFERRED" } ?? ""
@@ -23,11 +30,6 @@ enum AdditiveMigration {
         }
         for table in SQLiteStore.joinTables(new) where additions.joinTables.contains(table.name) { try SQLiteStore.createJoinTable(db, table) }
         try replaceIndexes(old: old, new: new, in: db)
-        try db.execute(sql: "UPDATE \(sqlQuoted(StorageNames.metadataTable)) SET value = ? WHERE key = 'model_hash'", arguments: [new.versionHash])
-        try db.execute(
-            sql: "UPDATE \(sqlQuoted(StorageNames.metadataTable)) SET value = ? WHERE key = 'model'",
-            arguments: [String(decoding: new.canonicalJSON(), as: UTF8.self)])
-        try SQLiteStore.fillSchemaTable(db, model: new)
         return true
     }
 

@@ -17,16 +17,18 @@ enum SQLiteMigration {
     ) throws {
         try namingStore(path) {
             let plan = try MigrationPlan(from: source, to: destination)
-            // The step's time: its work on the store, the plan (already inferred once by the file check) apart.
+            let modelJSON = String(decoding: destination.canonicalJSON(), as: UTF8.self)
+            // The step's time: its work on the store, the plan (inferred once already by the file check) and the
+            // model's encoding apart.
             let started = ContinuousClock.now
             // A step that only adds changes the schema in place; any other rebuilds its tables.
-            if try AdditiveMigration.applyIfAdditive(plan, in: db) {
+            if try AdditiveMigration.applyIfAdditive(plan, modelJSON: modelJSON, in: db) {
                 progress?(MigrationProgress(
                     step: step, steps: steps, entity: plan.entities.last?.entity ?? "", entitiesDone: plan.entities.count, entities: plan.entities.count,
                     rowsDone: 0, rows: 0, elapsed: ContinuousClock.now - started))
                 return
             }
-            try migrate(plan, in: db, path: path, report: progress.map { handler in
+            try migrate(plan, modelJSON: modelJSON, in: db, path: path, report: progress.map { handler in
                 { entity, entitiesDone, entities, rowsDone, rows in
                     handler(MigrationProgress(
                         step: step, steps: steps, entity: entity, entitiesDone: entitiesDone, entities: entities, rowsDone: rowsDone, rows: rows,
@@ -46,7 +48,7 @@ enum SQLiteMigration {
     }
 
     private static func migrate(
-        _ plan: MigrationPlan, in db: Database, path: String, report: ((String, Int, Int, Int, Int) -> Void)?
+        _ plan: MigrationPlan, modelJSON: String, in db: Database, path: String, report: ((String, Int, Int, Int, Int) -> Void)?
     ) throws {
         let (old, new) = (plan.source, plan.destination)
         let moved = old.entities.filter { $0.rootName == $0.name }.map(\.tableName) + SQLiteStore.joinTables(old).map(\.name)
@@ -66,7 +68,7 @@ enum SQLiteMigration {
             WHERE key NOT IN ('model_hash', 'model', 'format_version')
             """).map { ($0[0] as String, $0[1] as String) }
         try SQLiteStore.createSchema(db, model: new, tables: SQLiteStore.tableLayouts(new), metadata: kept + [
-            ("model_hash", new.versionHash), ("model", String(decoding: new.canonicalJSON(), as: UTF8.self)),
+            ("model_hash", new.versionHash), ("model", modelJSON),
         ])
         try carrySequences(plan, in: db)
         // Rows to copy, counted first so that progress has a total.
