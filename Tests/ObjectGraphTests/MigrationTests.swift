@@ -199,6 +199,10 @@ import Testing
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Book' ORDER BY name")
         }
         #expect(indexes.contains("Book(title)"))
+        let listed = try await DatabaseQueue(path: folder.storeURL.path).read { db in
+            try String.fetchAll(db, sql: #"SELECT property || ':' || "column" FROM "objectgraph.schema" WHERE entity = 'Book' AND kind = 'attribute' ORDER BY property"#)
+        }
+        #expect(listed == ["isbn:isbn", "pages:pages", "price:price", "rating:rating", "subtitle:subtitle", "title:title", "year:year"])
     }
 
     @Test func removingAParentMovesItsAttributesDownAndTheRowsOut() async throws {

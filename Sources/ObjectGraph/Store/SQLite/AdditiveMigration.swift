@@ -17,7 +17,7 @@ enum AdditiveMigration {
         try db.execute(
             sql: "UPDATE \(sqlQuoted(StorageNames.metadataTable)) SET value = ? WHERE key = 'model'",
             arguments: [modelJSON])
-        try SQLiteStore.fillSchemaTable(db, model: new)
+        try SQLiteStore.fillSchemaTable(db, model: new, adding: old)
         for column in additions.columns {
             let type = column.type.map(TableLayout.sqlType) ?? "INTEGER"
             let references = column.references.map { " REFERENCES \(sqlQuoted($0))(\(RowColumn.id)) ON DELETE SET NULL DEFERRABLE INITIALLY DEFERRED" } ?? ""
@@ -29,7 +29,13 @@ enum AdditiveMigration {
             }
         }
         for table in SQLiteStore.joinTables(new) where additions.joinTables.contains(table.name) { try SQLiteStore.createJoinTable(db, table) }
-        try replaceIndexes(old: old, new: new, in: db)
+        // Indexes change only with the entities' declarations, or for a new to-one's key column.
+        let sameIndexes = additions.columns.allSatisfy { $0.type != nil } && zip(old.entities, new.entities).allSatisfy { was, entity in
+            was.name == entity.name && was.description.indexes == entity.description.indexes
+                && was.description.uniquenessConstraints == entity.description.uniquenessConstraints
+                && was.description.attributes.filter(\.isIndexed).map(\.name) == entity.description.attributes.filter(\.isIndexed).map(\.name)
+        }
+        if !sameIndexes { try replaceIndexes(old: old, new: new, in: db) }
         return true
     }
 

@@ -235,11 +235,22 @@ public final class SQLiteStore: PersistentStore {
         try db.execute(sql: "CREATE INDEX \(sqlQuoted(table.name + "(target)")) ON \(sqlQuoted(table.name))(target)")
     }
 
-    /// Lists `model`'s tables and columns in `objectgraph.schema`, replacing what it listed.
-    static func fillSchemaTable(_ db: Database, model: Model) throws {
-        try db.execute(sql: "DELETE FROM \(sqlQuoted(StorageNames.schemaTable))")
+    /// Lists `model`'s tables and columns in `objectgraph.schema`: all of them, or when the store lists `old`'s and
+    /// `model` only adds to it (a migration step in place), the rows it adds.
+    static func fillSchemaTable(_ db: Database, model: Model, adding old: Model? = nil) throws {
+        var rows = schemaRows(model)
+        if let old {
+            func key(_ row: (entity: String, property: String?, kind: String, table: String, column: String?)) -> [String?] {
+                [row.entity, row.property, row.kind, row.table, row.column]
+            }
+            let listed = Set(schemaRows(old).map(key))
+            rows.removeAll { listed.contains(key($0)) }
+        } else {
+            try db.execute(sql: "DELETE FROM \(sqlQuoted(StorageNames.schemaTable))")
+        }
+        guard !rows.isEmpty else { return }
         let insert = try db.makeStatement(sql: "INSERT INTO \(sqlQuoted(StorageNames.schemaTable)) VALUES (?, ?, ?, ?, ?)")
-        for row in schemaRows(model) { try insert.execute(arguments: [row.entity, row.property, row.kind, row.table, row.column]) }
+        for row in rows { try insert.execute(arguments: [row.entity, row.property, row.kind, row.table, row.column]) }
     }
 
     /// The join tables of `model`, each once, with the tables its columns refer to.
