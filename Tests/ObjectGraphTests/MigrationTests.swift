@@ -154,7 +154,11 @@ import Testing
         var unique = Self.version1()
         unique[1].uniquenessConstraints = [["isbn"]]
         try await refuses(folder, with: try SchemaVersions([Model(entities: Self.version1()), Model(entities: unique)]),
-                    "Book.isbn: its uniqueness constraint finds rows with the same values", untouched: false)
+                    "Book.isbn: its uniqueness constraint finds rows with the same values (\"123\" in 3 rows)", untouched: false)
+        // The same, in a step that rebuilds the table (pages widens).
+        unique[1].attributes[1] = .init("pages", .int64)
+        try await refuses(folder, with: try SchemaVersions([Model(entities: Self.version1()), Model(entities: unique)]),
+                          "Book.isbn: its uniqueness constraint finds rows with the same values (\"123\" in 3 rows)", untouched: false)
     }
 
     @Test func aMigrationInferredFromTheStoreAloneReportsItsProgress() async throws {

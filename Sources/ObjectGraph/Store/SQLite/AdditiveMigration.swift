@@ -55,9 +55,15 @@ enum AdditiveMigration {
             do {
                 try db.execute(sql: index.sql)
             } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+                var found = ""
+                if let constraint = index.constraint, let entity = new.entityIfPresent(constraint.entity) {
+                    let columns = constraint.keys.compactMap { entity.attributeIndex[$0].map { entity.attributeColumns[$0] } }
+                    let kinds = "o.\(RowColumn.entity) IN (\(entity.selfAndDescendantNames.map(sqlStringLiteral).joined(separator: ", ")))"
+                    found = try SQLiteMigration.duplicates(in: entity.tableName, columns: columns, where: kinds, db)
+                }
                 throw MigrationPlan.refusal(
                     index.constraint?.entity ?? name, index.constraint?.keys.joined(separator: ", "),
-                    "its uniqueness constraint finds rows with the same values (\(error.message ?? "")); a custom stage can remove the duplicates first")
+                    "its uniqueness constraint finds rows with the same values\(found.isEmpty ? " (\(error.message ?? ""))" : found); a custom stage can remove the duplicates first")
             }
         }
     }

@@ -148,10 +148,30 @@ enum SQLiteMigration {
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
             let keys = new.uniquenessConstraints.first { keys in
                 keys.allSatisfy { key in (error.message ?? "").contains(".\(new.attributeIndex[key].map { new.attributeColumns[$0] } ?? key)") }
+            } ?? []
+            // The duplicates, as the old rows hold them.
+            let oldColumns = keys.compactMap { key in
+                step.attributes.first { $0.name == key }?.source.flatMap { old.attributeIndex[$0] }.map { old.attributeColumns[$0] }
             }
+            let found = oldColumns.count == keys.count ? try duplicates(in: aside + old.tableName, columns: oldColumns, where: ofEntity, db) : ""
             throw MigrationPlan.refusal(
-                new.name, keys?.joined(separator: ", "), "its uniqueness constraint finds rows with the same values (\(error.message ?? "")); a custom stage can remove the duplicates first")
+                new.name, keys.joined(separator: ", "), "its uniqueness constraint finds rows with the same values\(found); a custom stage can remove the duplicates first")
         }
+    }
+
+    /// The first values `columns` of `table` hold in more than one row, for a message: " (123 in 3 rows, …)".
+    static func duplicates(in table: String, columns: [String], where condition: String, _ db: Database) throws -> String {
+        guard !columns.isEmpty else { return "" }
+        let list = columns.map { "o.\(sqlQuoted($0))" }.joined(separator: ", ")
+        let rows = try Row.fetchAll(db, sql: """
+            SELECT \(list), COUNT(*) FROM \(sqlQuoted(table)) AS o WHERE \(condition) GROUP BY \(list) HAVING COUNT(*) > 1 LIMIT 3
+            """)
+        guard !rows.isEmpty else { return "" }
+        let described = rows.map { row in
+            let values = (0..<columns.count).map { "\(row[$0] as DatabaseValue)" }.joined(separator: ", ")
+            return "\(values) in \(row[columns.count] as Int) rows"
+        }
+        return " (" + described.joined(separator: "; ") + ")"
     }
 
     /// A value of an old column as the new attribute type stores it (see ``MigrationPlan/converts(_:to:)``).
