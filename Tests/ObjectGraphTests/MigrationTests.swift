@@ -53,8 +53,15 @@ import Testing
     }
 
     /// A store written by version 1: two authors (one without a name), three books (one without an author).
-    func writeVersion1(_ folder: TemporaryFolder) async throws {
-        let coordinator = try PersistentStoreCoordinator(model: try Model(entities: Self.version1()), storeURL: folder.storeURL)
+    /// The same three versions as model files the project wrote (`Fixtures/Shelf.xcdatamodeld`).
+    static func xcodeVersions() throws -> SchemaVersions {
+        try SchemaVersions(contentsOf: XcodeModelTests.fixtures.appendingPathComponent("Shelf.xcdatamodeld"))
+    }
+
+    enum Source: String, CaseIterable, Sendable { case runTimeModels, xcodeBundle }
+
+    func writeVersion1(_ folder: TemporaryFolder, model: Model? = nil) async throws {
+        let coordinator = try PersistentStoreCoordinator(model: try model ?? Model(entities: Self.version1()), storeURL: folder.storeURL)
         try await ObjectContext(coordinator: coordinator).perform { ctx in
             let ann = try ctx.insert("Author")
             try ann.setValue("Ann", forKey: "name")
@@ -73,10 +80,12 @@ import Testing
     }
 
 
-    @Test func aStoreOfVersionOneMigratesThroughTwoToThree() async throws {
+    @Test(arguments: Source.allCases)
+    func aStoreOfVersionOneMigratesThroughTwoToThree(_ source: Source) async throws {
         let folder = try TemporaryFolder()
-        try await writeVersion1(folder)
-        let versions = try Self.versions()
+        let versions = source == .runTimeModels ? try Self.versions() : try Self.xcodeVersions()
+        #expect(versions.models.count == 3 && versions.currentIndex == 2)
+        try await writeVersion1(folder, model: versions.models[0])
         let plan = try MigrationPlan(from: versions.models[0], to: versions.models[1])
         #expect(plan.description.contains("~ name: renamed from title"))
         #expect(plan.description.contains("~ pages: converted from Integer 16") && plan.description.contains("- isbn"))
