@@ -250,6 +250,36 @@ import Testing
         #expect(tables == ["Book", "Film"])
     }
 
+    @Test func anyValueBecomesText() async throws {
+        let before = try Model(entities: [EntityDescription("Doc", attributes: [
+            .init("when", .date), .init("blob", .binary), .init("flag", .bool), .init("count", .int32), .init("ratio", .double), .init("id", .uuid),
+        ])])
+        let after = try Model(entities: [EntityDescription("Doc", attributes: ["when", "blob", "flag", "count", "ratio", "id"].map { .init($0, .string) })])
+        let folder = try TemporaryFolder()
+        let uuid = UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!
+        try await ObjectContext(coordinator: try PersistentStoreCoordinator(model: before, storeURL: folder.storeURL)).perform { ctx in
+            let doc = try ctx.insert("Doc")
+            try doc.setValue(Date(timeIntervalSince1970: 1_700_000_000.25), forKey: "when")
+            try doc.setValue(Data([0xCA, 0xFE]), forKey: "blob")
+            try doc.setValue(true, forKey: "flag")
+            try doc.setValue(42, forKey: "count")
+            try doc.setValue(2.5, forKey: "ratio")
+            try doc.setValue(uuid, forKey: "id")
+            _ = try ctx.insert("Doc")
+            try ctx.save()
+        }
+        let coordinator = try PersistentStoreCoordinator(versions: try SchemaVersions([before, after]), storeURL: folder.storeURL)
+        let texts = try await ObjectContext(coordinator: coordinator).perform { ctx in
+            var request = FetchRequest(entityName: "Doc")
+            request.sortKeys = [SortKey("count", ascending: false)]
+            return try ctx.fetch(request).map { doc in try ["when", "blob", "flag", "count", "ratio", "id"].map { "\(try doc.value(forKey: $0))" } }
+        }
+        #expect(texts == [
+            ["\"2023-11-14T22:13:20.250Z\"", "\"cafe\"", "\"1\"", "\"42\"", "\"2.5\"", "\"\(uuid.uuidString)\""],
+            ["nil", "nil", "nil", "nil", "nil", "nil"],
+        ])
+    }
+
     @Test func aStoreOfANewerVersionIsRefusedUntouched() async throws {
         let folder = try TemporaryFolder()
         let all = try Self.versions()

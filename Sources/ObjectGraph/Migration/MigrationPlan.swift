@@ -4,7 +4,8 @@
 /// Entities, attributes and relationships match by name, or by the new one's renaming identifier (Xcode's
 /// `elementID`). Inferred: adding and removing entities, attributes and relationships; renaming; optional to required
 /// with a default for rows without a value; required to optional; widening and lossless type changes (Integer 16 to
-/// 32 to 64, integer to Double or Float, Float to Double, numbers, Booleans, decimals, UUIDs and URIs to String);
+/// 32 to 64, integer to Double or Float, Float to Double, any value to String: dates as ISO 8601 text to the
+/// millisecond, binary data as hexadecimal);
 /// to-one to to-many (the object kept as a one-element set); one-to-many to many-to-many; moving an entity under a new
 /// parent or out from under one; new indexes and uniqueness constraints. Anything else is refused with the reason.
 ///
@@ -146,7 +147,7 @@ public struct MigrationPlan: Sendable, CustomStringConvertible {
         case .double: return integers.contains(old) || old == .float
         case .float: return old == .int16
         case .decimal: return integers.contains(old)
-        case .string: return [.bool, .int16, .int32, .int64, .double, .float, .decimal, .uuid, .uri].contains(old)
+        case .string: return [.bool, .int16, .int32, .int64, .double, .float, .decimal, .uuid, .uri, .date, .binary].contains(old)
         case .int16, .int32, .int64: return old == .bool
         default: return false
         }

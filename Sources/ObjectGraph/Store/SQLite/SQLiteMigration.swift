@@ -179,6 +179,11 @@ enum SQLiteMigration {
         guard let old else { return column }
         switch new {
         case .double, .float: return "CAST(\(column) AS REAL)"
+        case .string where old == .date:
+            // Seconds since 2001 (978,307,200 s after 1970), as ISO 8601 text.
+            return "strftime('%Y-%m-%dT%H:%M:%fZ', \(column) + 978307200, 'unixepoch')"
+        case .string where old == .binary:
+            return "CASE WHEN \(column) IS NULL THEN NULL ELSE lower(hex(\(column))) END"
         case .decimal, .string: return [.uuid, .uri, .decimal].contains(old) ? column : "CAST(\(column) AS TEXT)"
         default: return column
         }
