@@ -58,7 +58,16 @@ import Testing
         try SchemaVersions(contentsOf: XcodeModelTests.fixtures.appendingPathComponent("Shelf.xcdatamodeld"))
     }
 
-    enum Source: String, CaseIterable, Sendable { case runTimeModels, xcodeBundle }
+    /// The same three versions as `@Entity` classes.
+    static func entityVersions() throws -> SchemaVersions {
+        try SchemaVersions([
+            Model([LibraryV1.Author.self, LibraryV1.Book.self]),
+            Model([LibraryV2.Author.self, LibraryV2.Book.self, LibraryV2.Tag.self]),
+            Model([LibraryV3.Author.self, LibraryV3.Book.self, LibraryV3.Tag.self]),
+        ])
+    }
+
+    enum Source: String, CaseIterable, Sendable { case runTimeModels, xcodeBundle, entityClasses }
 
     func writeVersion1(_ folder: TemporaryFolder, model: Model? = nil) async throws {
         let coordinator = try PersistentStoreCoordinator(model: try model ?? Model(entities: Self.version1()), storeURL: folder.storeURL)
@@ -83,7 +92,11 @@ import Testing
     @Test(arguments: Source.allCases)
     func aStoreOfVersionOneMigratesThroughTwoToThree(_ source: Source) async throws {
         let folder = try TemporaryFolder()
-        let versions = source == .runTimeModels ? try Self.versions() : try Self.xcodeVersions()
+        let versions = switch source {
+        case .runTimeModels: try Self.versions()
+        case .xcodeBundle: try Self.xcodeVersions()
+        case .entityClasses: try Self.entityVersions()
+        }
         #expect(versions.models.count == 3 && versions.currentIndex == 2)
         try await writeVersion1(folder, model: versions.models[0])
         let plan = try MigrationPlan(from: versions.models[0], to: versions.models[1])
@@ -426,5 +439,68 @@ enum ShelfV2 {
             return "\(volume.name) \(volume.pages) \(volume.note ?? "-")"
         }
         #expect(volume == "Dune 412 -")
+    }
+}
+
+/// The migration test's three versions as `@Entity` classes, each version in a namespace of its own.
+enum LibraryV1 {
+    @Entity final class Author: ManagedObject {
+        var name: String?
+        @Relationship(inverse: "author") var books: Set<Book>
+    }
+
+    @Entity final class Book: ManagedObject {
+        var title: String = "Untitled"
+        var pages: Int16?
+        var year: Int32?
+        var isbn: String?
+        var rating: Float?
+        @Relationship(inverse: "books") var author: Author?
+    }
+}
+
+enum LibraryV2 {
+    @Entity final class Author: ManagedObject {
+        var name: String?
+        @Relationship(inverse: "author") var books: Set<Book>
+    }
+
+    @Entity final class Book: ManagedObject {
+        @Attribute(originalName: "title") var name: String = "Untitled"
+        var pages: Int32?
+        var year: String?
+        var rating: Double?
+        var price: Decimal = 9.5
+        var subtitle: String?
+        @Relationship(inverse: "books") var author: Author?
+        @Relationship(inverse: "books") var tags: Set<Tag>
+    }
+
+    @Entity final class Tag: ManagedObject {
+        var label: String?
+        @Relationship(inverse: "tags") var books: Set<Book>
+    }
+}
+
+enum LibraryV3 {
+    @Entity final class Author: ManagedObject {
+        @Attribute(isIndexed: true) var name: String = "Anonymous"
+        @Relationship(inverse: "authors") var books: Set<Book>
+    }
+
+    @Entity final class Book: ManagedObject {
+        var name: String = "Untitled"
+        var pages: Int64?
+        var year: String?
+        var rating: Double?
+        var price: Decimal = 9.5
+        var subtitle: String?
+        @Relationship(inverse: "books", originalName: "author") var authors: Set<Author>
+        @Relationship(inverse: "books") var tags: Set<Tag>
+    }
+
+    @Entity final class Tag: ManagedObject {
+        var label: String?
+        @Relationship(inverse: "tags") var books: Set<Book>
     }
 }

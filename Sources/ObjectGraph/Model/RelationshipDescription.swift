@@ -53,7 +53,8 @@ public struct RelationshipDescription: Sendable, Hashable, Codable {
     /// Creates a relationship description.
     public init(
         _ name: String, destination: String, inverse: String?, isToMany: Bool = false, isOrdered: Bool = false,
-        isOptional: Bool = true, deleteRule: DeleteRule = .nullify, minCount: Int? = nil, maxCount: Int? = nil
+        isOptional: Bool = true, deleteRule: DeleteRule = .nullify, minCount: Int? = nil, maxCount: Int? = nil,
+        originalName: String? = nil
     ) {
         self.name = name
         self.destinationEntityName = destination
@@ -64,5 +65,6 @@ public struct RelationshipDescription: Sendable, Hashable, Codable {
         self.deleteRule = deleteRule
         self.minCount = minCount
         self.maxCount = maxCount
+        self.renamingIdentifier = originalName
     }
 }
