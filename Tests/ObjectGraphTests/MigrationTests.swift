@@ -504,3 +504,192 @@ enum LibraryV3 {
         @Relationship(inverse: "tags") var books: Set<Book>
     }
 }
+
+/// A second pair of versions, as model files (`Fixtures/Catalog.xcdatamodeld`) and as `@Entity` classes: a parent
+/// entity removed (its attribute moving down, the rows out of its table), an entity removed, integer to Double,
+/// required to optional, and a new uniqueness constraint the data breaks (refused, naming the duplicates).
+enum CatalogV1 {
+    @Entity(isAbstract: true) class Media: ManagedObject {
+        var title: String = "Untitled"
+    }
+
+    @Entity final class Book: Media {
+        var pages: Int32 = 0
+        var weight: Int32?
+    }
+
+    @Entity final class Film: Media {
+        var minutes: Int32?
+    }
+
+    @Entity final class Note: ManagedObject {
+        var text: String?
+    }
+}
+
+enum CatalogV2 {
+    @Entity final class Book: ManagedObject {
+        var title: String = "Untitled"
+        var pages: Int32?
+        var weight: Double?
+    }
+
+    @Entity(uniquenessConstraints: [["title"]]) final class Film: ManagedObject {
+        var title: String = "Untitled"
+        var minutes: Int32?
+    }
+}
+
+@Suite struct CatalogMigrationTests {
+    enum Source: String, CaseIterable, Sendable { case xcodeBundle, entityClasses }
+
+    static func versions(_ source: Source) throws -> SchemaVersions {
+        switch source {
+        case .xcodeBundle: try SchemaVersions(contentsOf: XcodeModelTests.fixtures.appendingPathComponent("Catalog.xcdatamodeld"))
+        case .entityClasses: try SchemaVersions([
+            Model([CatalogV1.Media.self, CatalogV1.Book.self, CatalogV1.Film.self, CatalogV1.Note.self]),
+            Model([CatalogV2.Book.self, CatalogV2.Film.self]),
+        ])
+        }
+    }
+
+    /// Two books, two films (titled `filmTitles`, lasting `minutes`), a note, written by version 1.
+    func write(_ folder: TemporaryFolder, _ model: Model, filmTitles: [String], minutes: [Int?] = [170, 95]) async throws {
+        try await ObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL)).perform { ctx in
+            for (title, pages, weight) in [("Dune", 412, 3), ("Emma", 300, 2)] {
+                let book = try ctx.insert("Book")
+                try book.setValue(title, forKey: "title")
+                try book.setValue(pages, forKey: "pages")
+                try book.setValue(weight, forKey: "weight")
+            }
+            for (title, minutes) in zip(filmTitles, minutes) {
+                let film = try ctx.insert("Film")
+                try film.setValue(title, forKey: "title")
+                try film.setValue(minutes, forKey: "minutes")
+            }
+            try ctx.insert("Note").setValue("gone", forKey: "text")
+            try ctx.save()
+        }
+    }
+
+    @Test(arguments: Source.allCases)
+    func parentAndEntityRemovedTypesWidenedRequirementsRelaxed(_ source: Source) async throws {
+        let versions = try Self.versions(source)
+        let folder = try TemporaryFolder()
+        try await write(folder, versions.models[0], filmTitles: ["Heat", "Up"])
+        let coordinator = try PersistentStoreCoordinator(versions: versions, storeURL: folder.storeURL)
+        let (books, films) = try await ObjectContext(coordinator: coordinator).perform { ctx in
+            var request = FetchRequest(entityName: "Book")
+            request.sortKeys = [SortKey("title")]
+            let books = try ctx.fetch(request).map { book in try ["title", "pages", "weight"].map { "\(try book.value(forKey: $0))" } }
+            // Pages may now be missing.
+            let emma = try #require(try ctx.fetch(FetchRequest(entityName: "Book", format: "title == 'Emma'")).first)
+            try emma.setValue(nil, forKey: "pages")
+            try ctx.save()
+            request = FetchRequest(entityName: "Film")
+            request.sortKeys = [SortKey("title")]
+            return (books, try ctx.fetch(request).map { "\(try $0.value(forKey: "title")) \(try $0.value(forKey: "minutes"))" })
+        }
+        #expect(books == [["\"Dune\"", "412", "3.0"], ["\"Emma\"", "300", "2.0"]])
+        #expect(films == ["\"Heat\" 170", "\"Up\" 95"])
+        let store = try #require(coordinator.store as? SQLiteStore)
+        let tables = try await store.pool.read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'objectgraph.%' ORDER BY name")
+        }
+        #expect(tables == ["Book", "Film"])
+    }
+
+    @Test(arguments: Source.allCases)
+    func aUniquenessConstraintTheDataBreaksIsRefused(_ source: Source) async throws {
+        let versions = try Self.versions(source)
+        let folder = try TemporaryFolder()
+        try await write(folder, versions.models[0], filmTitles: ["Heat", "Heat"])
+        #expect { try PersistentStoreCoordinator(versions: versions, storeURL: folder.storeURL) } throws: { error in
+            "\(error)".contains("Film.title: its uniqueness constraint finds rows with the same values (\"Heat\" in 2 rows)")
+        }
+        let old = try PersistentStoreCoordinator(model: versions.models[0], storeURL: folder.storeURL)
+        let count = try await ObjectContext(coordinator: old).perform { ctx in try ctx.count(for: FetchRequest(entityName: "Note")) }
+        #expect(count == 1)
+    }
+}
+
+/// Version 1 of the catalog with Media's title turned from String into Integer 64, a change no rule infers.
+enum CatalogRefusedV2 {
+    @Entity(isAbstract: true) class Media: ManagedObject {
+        var title: Int64?
+    }
+
+    @Entity final class Book: Media {
+        var pages: Int32 = 0
+        var weight: Int32?
+    }
+
+    @Entity final class Film: Media {
+        var minutes: Int32?
+    }
+
+    @Entity final class Note: ManagedObject {
+        var text: String?
+    }
+}
+
+extension CatalogMigrationTests {
+    @Test(arguments: Source.allCases)
+    func aChangeNoRuleInfersIsRefusedBeforeTheFileIsTouched(_ source: Source) async throws {
+        let versions = switch source {
+        case .xcodeBundle: try SchemaVersions(contentsOf: XcodeModelTests.fixtures.appendingPathComponent("CatalogRefused.xcdatamodeld"))
+        case .entityClasses: try SchemaVersions([
+            Model([CatalogV1.Media.self, CatalogV1.Book.self, CatalogV1.Film.self, CatalogV1.Note.self]),
+            Model([CatalogRefusedV2.Media.self, CatalogRefusedV2.Book.self, CatalogRefusedV2.Film.self, CatalogRefusedV2.Note.self]),
+        ])
+        }
+        let folder = try TemporaryFolder()
+        try await write(folder, versions.models[0], filmTitles: ["Heat", "Up"])
+        let before = try Data(contentsOf: folder.storeURL)
+        #expect { try PersistentStoreCoordinator(versions: versions, storeURL: folder.storeURL) } throws: { error in
+            "\(error)".contains("its type changes from String to Integer 64, which no rule converts without loss")
+        }
+        #expect(try Data(contentsOf: folder.storeURL) == before)
+    }
+}
+
+/// Version 1 of the catalog with a film's minutes now required, without a default.
+enum CatalogRequiredV2 {
+    @Entity(isAbstract: true) class Media: ManagedObject {
+        var title: String = "Untitled"
+    }
+
+    @Entity final class Book: Media {
+        var pages: Int32 = 0
+        var weight: Int32?
+    }
+
+    @Entity final class Film: Media {
+        var minutes: Int32
+    }
+
+    @Entity final class Note: ManagedObject {
+        var text: String?
+    }
+}
+
+extension CatalogMigrationTests {
+    @Test(arguments: Source.allCases)
+    func aRequiredAttributeRowsLackIsRefusedWithTheirCount(_ source: Source) async throws {
+        let versions = switch source {
+        case .xcodeBundle: try SchemaVersions(contentsOf: XcodeModelTests.fixtures.appendingPathComponent("CatalogRequired.xcdatamodeld"))
+        case .entityClasses: try SchemaVersions([
+            Model([CatalogV1.Media.self, CatalogV1.Book.self, CatalogV1.Film.self, CatalogV1.Note.self]),
+            Model([CatalogRequiredV2.Media.self, CatalogRequiredV2.Book.self, CatalogRequiredV2.Film.self, CatalogRequiredV2.Note.self]),
+        ])
+        }
+        let folder = try TemporaryFolder()
+        try await write(folder, versions.models[0], filmTitles: ["Heat", "Up"], minutes: [170, nil])
+        #expect { try PersistentStoreCoordinator(versions: versions, storeURL: folder.storeURL) } throws: { error in
+            "\(error)".contains("Film.minutes: it is required and has no default, but 1 of the rows have no value for it")
+        }
+        let old = try PersistentStoreCoordinator(model: versions.models[0], storeURL: folder.storeURL)
+        let count = try await ObjectContext(coordinator: old).perform { ctx in try ctx.count(for: FetchRequest(entityName: "Film")) }
+        #expect(count == 2)
+    }
+}
