@@ -544,12 +544,14 @@ enum CatalogV2 {
     enum Source: String, CaseIterable, Sendable { case xcodeBundle, entityClasses }
 
     static func versions(_ source: Source) throws -> SchemaVersions {
+        try versions(source, bundle: "Catalog", second: [CatalogV2.Book.self, CatalogV2.Film.self])
+    }
+
+    /// Version 1 and a second version, from the bundle `bundle`.xcdatamodeld or as version 1's classes and `second`.
+    static func versions(_ source: Source, bundle: String, second: [any ManagedEntity.Type]) throws -> SchemaVersions {
         switch source {
-        case .xcodeBundle: try SchemaVersions(contentsOf: XcodeModelTests.fixtures.appendingPathComponent("Catalog.xcdatamodeld"))
-        case .entityClasses: try SchemaVersions([
-            Model([CatalogV1.Media.self, CatalogV1.Book.self, CatalogV1.Film.self, CatalogV1.Note.self]),
-            Model([CatalogV2.Book.self, CatalogV2.Film.self]),
-        ])
+        case .xcodeBundle: try SchemaVersions(contentsOf: XcodeModelTests.fixtures.appendingPathComponent("\(bundle).xcdatamodeld"))
+        case .entityClasses: try SchemaVersions([Model([CatalogV1.Media.self, CatalogV1.Book.self, CatalogV1.Film.self, CatalogV1.Note.self]), Model(second)])
         }
     }
 
@@ -636,13 +638,7 @@ enum CatalogRefusedV2 {
 extension CatalogMigrationTests {
     @Test(arguments: Source.allCases)
     func aChangeNoRuleInfersIsRefusedBeforeTheFileIsTouched(_ source: Source) async throws {
-        let versions = switch source {
-        case .xcodeBundle: try SchemaVersions(contentsOf: XcodeModelTests.fixtures.appendingPathComponent("CatalogRefused.xcdatamodeld"))
-        case .entityClasses: try SchemaVersions([
-            Model([CatalogV1.Media.self, CatalogV1.Book.self, CatalogV1.Film.self, CatalogV1.Note.self]),
-            Model([CatalogRefusedV2.Media.self, CatalogRefusedV2.Book.self, CatalogRefusedV2.Film.self, CatalogRefusedV2.Note.self]),
-        ])
-        }
+        let versions = try Self.versions(source, bundle: "CatalogRefused", second: [CatalogRefusedV2.Media.self, CatalogRefusedV2.Book.self, CatalogRefusedV2.Film.self, CatalogRefusedV2.Note.self])
         let folder = try TemporaryFolder()
         try await write(folder, versions.models[0], filmTitles: ["Heat", "Up"])
         let before = try Data(contentsOf: folder.storeURL)
@@ -676,13 +672,7 @@ enum CatalogRequiredV2 {
 extension CatalogMigrationTests {
     @Test(arguments: Source.allCases)
     func aRequiredAttributeRowsLackIsRefusedWithTheirCount(_ source: Source) async throws {
-        let versions = switch source {
-        case .xcodeBundle: try SchemaVersions(contentsOf: XcodeModelTests.fixtures.appendingPathComponent("CatalogRequired.xcdatamodeld"))
-        case .entityClasses: try SchemaVersions([
-            Model([CatalogV1.Media.self, CatalogV1.Book.self, CatalogV1.Film.self, CatalogV1.Note.self]),
-            Model([CatalogRequiredV2.Media.self, CatalogRequiredV2.Book.self, CatalogRequiredV2.Film.self, CatalogRequiredV2.Note.self]),
-        ])
-        }
+        let versions = try Self.versions(source, bundle: "CatalogRequired", second: [CatalogRequiredV2.Media.self, CatalogRequiredV2.Book.self, CatalogRequiredV2.Film.self, CatalogRequiredV2.Note.self])
         let folder = try TemporaryFolder()
         try await write(folder, versions.models[0], filmTitles: ["Heat", "Up"], minutes: [170, nil])
         #expect { try PersistentStoreCoordinator(versions: versions, storeURL: folder.storeURL) } throws: { error in
