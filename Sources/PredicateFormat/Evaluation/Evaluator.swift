@@ -46,13 +46,15 @@ struct Evaluator {
             for item in items { values.append(try value(item)) }
             return .collection(values)
         case .collection(let op, let base, let key):
-            var elements = try Self.elements(try value(base), forOperator: op)
+            var elements = try Self.elements(try value(base), of: "@\(op.rawValue)")
             if !key.isEmpty {
                 var mapped: [EvaluatedValue] = []
                 for element in elements { mapped.append(try Self.walk(element, key)) }
                 elements = Self.flatten(mapped)
             }
-            return .value(try Self.apply(op, to: elements))
+            guard let function = Aggregation.function(for: op) else { return .collection(Self.distinct(elements)) }
+            if function == .count { return .value(.int(Int64(elements.count))) }
+            return .value(try Aggregation.reduce(function, try Self.values(elements, of: "@\(op.rawValue)")))
         case .subquery(let collection, let variable, let predicate):
             var kept: [EvaluatedValue] = []
             for element in Self.flatten([try value(collection)]) {
@@ -61,7 +63,92 @@ struct Evaluator {
                 if try scope.test(predicate) { kept.append(element) }
             }
             return .collection(kept)
+        case .function(let function, let arguments):
+            if function.isAggregate {
+                let elements = try Self.elements(try value(arguments[0]), of: function.rawValue)
+                if function == .count { return .value(.int(Int64(elements.count))) }
+                let values = try Self.values(elements, of: function.rawValue)
+                if function == .mode { return .collection(Aggregation.modes(values).map(EvaluatedValue.value)) }
+                return .value(try Aggregation.reduce(function, values))
+            }
+            var values: [PredicateValue] = []
+            for argument in arguments {
+                guard case .value(let constant) = try value(argument) else {
+                    throw .typeMismatch(expression: "\(expression)", expected: "values", found: "an object or a collection as \(argument)")
+                }
+                values.append(constant)
+            }
+            return .value(try Arithmetic.apply(function, values))
+        case .subscripted(let base, let position):
+            let items = try Self.elements(try value(base), of: "a subscript")
+            switch position {
+            case .size: return .value(.int(Int64(items.count)))
+            case .first: return Self.held(items.first ?? .value(.null))
+            case .last: return Self.held(items.last ?? .value(.null))
+            case .index(let indexExpression):
+                guard case .value(let index) = try value(indexExpression) else {
+                    throw .typeMismatch(expression: "\(expression)", expected: "an integer index", found: "an object or a collection")
+                }
+                switch index {
+                case .null: return .value(.null)
+                case .int(let i): return i >= 0 && i < items.count ? Self.held(items[Int(i)]) : .value(.null)
+                default: throw .typeMismatch(expression: "\(expression)", expected: "an integer index", found: "\(index.kindName) \(index.formatLiteral)")
+                }
+            }
+        case .ternary(let condition, let then, let otherwise):
+            return Self.held(try value(try test(condition) ? then : otherwise))
         }
+    }
+
+    /// A NaN picked out of a collection or a TERNARY is nil, as SQLite holds it; only a NaN constant compared
+    /// directly stays NaN (`x == NaN` is false, not `x == nil`).
+    static func held(_ value: EvaluatedValue) -> EvaluatedValue {
+        if case .value(.double(let number)) = value, number.isNaN { return .value(.null) }
+        return value
+    }
+
+    /// The elements of a collection operand; nil has none. Collections of collections read as one.
+    static func elements(_ value: EvaluatedValue, of what: String) throws(FormatPredicateError) -> [EvaluatedValue] {
+        switch value {
+        case .collection(let items): return flatten(items)
+        case .value(.null): return []
+        case .value(let single): throw .typeMismatch(expression: what, expected: "a collection", found: "\(single.kindName) \(single.formatLiteral)")
+        case .object: throw .typeMismatch(expression: what, expected: "a collection", found: "an object")
+        }
+    }
+
+    static func values(_ elements: [EvaluatedValue], of what: String) throws(FormatPredicateError) -> [PredicateValue] {
+        var values: [PredicateValue] = []
+        for element in elements {
+            guard case .value(let value) = element else {
+                throw .typeMismatch(expression: what, expected: "values; add the key of the objects' values to aggregate", found: "objects")
+            }
+            values.append(value)
+        }
+        return values
+    }
+
+    /// `@distinctUnionOfObjects`: nil skipped, each value or object once, in first-seen order.
+    static func distinct(_ elements: [EvaluatedValue]) -> [EvaluatedValue] {
+        var seenValues: Set<PredicateValue> = []
+        var seenObjects: Set<PredicateValue> = []
+        var result: [EvaluatedValue] = []
+        for element in elements {
+            switch element {
+            case .value(.null): continue
+            case .value(let value):
+                if seenValues.insert(ValueOrder.canonical(value)).inserted { result.append(element) }
+            case .object(let object):
+                if let identified = object as? any IdentifiableSource {
+                    if seenObjects.insert(identified.sourceIdentity).inserted { result.append(element) }
+                } else {
+                    result.append(element)
+                }
+            case .collection:
+                result.append(element)
+            }
+        }
+        return result
     }
 
     static func walk(_ start: EvaluatedValue, _ path: [String]) throws(FormatPredicateError) -> EvaluatedValue {
@@ -92,60 +179,6 @@ struct Evaluator {
         return result
     }
 
-    static func elements(_ value: EvaluatedValue, forOperator op: CollectionOperator) throws(FormatPredicateError) -> [EvaluatedValue] {
-        switch value {
-        case .collection(let items): return items
-        case .value(.null): return []
-        default: throw .evaluation("@\(op.rawValue) needs a collection, not a single value")
-        }
-    }
-
-    static func apply(_ op: CollectionOperator, to elements: [EvaluatedValue]) throws(FormatPredicateError) -> PredicateValue {
-        if op == .count { return .int(Int64(elements.count)) }
-        var values: [PredicateValue] = []
-        for element in elements {
-            guard case .value(let value) = element else { throw .evaluation("@\(op.rawValue) needs values, not objects; add the key to aggregate") }
-            if !value.isNull { values.append(value) }
-        }
-        switch op {
-        case .count:
-            return .int(Int64(elements.count))
-        case .sum:
-            if values.allSatisfy({ if case .int = $0 { true } else { false } }) {
-                var total: Int64 = 0
-                for case .int(let v) in values {
-                    let (sum, overflow) = total.addingReportingOverflow(v)
-                    if overflow { return .double(values.compactMap(\.number).reduce(0, +)) }
-                    total = sum
-                }
-                return .int(total)
-            }
-            return .double(try numbers(values, op).reduce(0, +))
-        case .avg:
-            let numbers = try numbers(values, op)
-            return numbers.isEmpty ? .null : .double(numbers.reduce(0, +) / Double(numbers.count))
-        case .min, .max:
-            var best: PredicateValue?
-            for value in values {
-                guard let current = best else { best = value; continue }
-                guard let order = order(value, current, []) else {
-                    throw .evaluation("@\(op.rawValue) cannot compare \(value.kindName) with \(current.kindName)")
-                }
-                if (op == .min && order == .orderedAscending) || (op == .max && order == .orderedDescending) { best = value }
-            }
-            return best ?? .null
-        }
-    }
-
-    static func numbers(_ values: [PredicateValue], _ op: CollectionOperator) throws(FormatPredicateError) -> [Double] {
-        var result: [Double] = []
-        for value in values {
-            guard let number = value.number else { throw .evaluation("@\(op.rawValue) needs numbers, not \(value.kindName)") }
-            result.append(number)
-        }
-        return result
-    }
-
     // MARK: Comparisons
 
     func compare(_ comparison: Comparison) throws(FormatPredicateError) -> Bool {
@@ -156,7 +189,7 @@ struct Evaluator {
             let items: [EvaluatedValue]
             if case .collection(let collection) = left { items = Self.flatten(collection) } else { items = [left] }
             var matched = 0
-            for item in items where try Self.holds(item, comparison.op, right, comparison.options) { matched += 1 }
+            for item in items where try Self.holds(item, comparison.op, right, comparison.options, comparison) { matched += 1 }
             switch comparison.modifier {
             case .any: return matched > 0
             case .all: return matched == items.count
@@ -165,22 +198,24 @@ struct Evaluator {
         case .direct:
             if case .collection(let items) = left, comparison.op != .contains {
                 // A to-many key path without a modifier reads as ANY, as Core Data's SQL does.
-                for item in Self.flatten(items) where try Self.holds(item, comparison.op, right, comparison.options) { return true }
+                for item in Self.flatten(items) where try Self.holds(item, comparison.op, right, comparison.options, comparison) { return true }
                 return false
             }
-            return try Self.holds(left, comparison.op, right, comparison.options)
+            return try Self.holds(left, comparison.op, right, comparison.options, comparison)
         }
     }
 
-    static func holds(_ left: EvaluatedValue, _ op: Comparison.Operator, _ right: EvaluatedValue, _ options: Comparison.Options) throws(FormatPredicateError) -> Bool {
+    static func holds(
+        _ left: EvaluatedValue, _ op: Comparison.Operator, _ right: EvaluatedValue, _ options: Comparison.Options, _ context: Comparison
+    ) throws(FormatPredicateError) -> Bool {
         switch op {
-        case .equal: return try equal(left, right, options)
-        case .notEqual: return try !equal(left, right, options)
+        case .equal: return try equal(left, right, options, context)
+        case .notEqual: return try !equal(left, right, options, context)
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
             guard case .value(let a) = left, case .value(let b) = right else {
                 throw .evaluation("\(op.rawValue) compares values, not objects or collections")
             }
-            guard let order = order(a, b, options) else { return false }
+            guard let order = try ValueOrder.order(a, b, options, in: "\(context)") else { return false }
             switch op {
             case .less: return order == .orderedAscending
             case .lessOrEqual: return order != .orderedDescending
@@ -192,7 +227,7 @@ struct Evaluator {
             return try stringTest(op, a, b, options)
         case .contains:
             if case .collection(let items) = left {
-                for item in flatten(items) where try equal(item, right, options) { return true }
+                for item in flatten(items) where try equal(item, right, options, context) { return true }
                 return false
             }
             guard case .value(let a) = left, case .value(let b) = right else { return false }
@@ -200,7 +235,7 @@ struct Evaluator {
         case .in:
             switch right {
             case .collection(let items):
-                for item in flatten(items) where try equal(left, item, options) { return true }
+                for item in flatten(items) where try equal(left, item, options, context) { return true }
                 return false
             case .value(.string):
                 guard case .value(let a) = left, case .value(let b) = right else { return false }
@@ -216,7 +251,8 @@ struct Evaluator {
                 throw .evaluation("BETWEEN needs a collection of exactly two values")
             }
             guard case .value(let value) = left,
-                  let lower = order(value, low, options), let upper = order(value, high, options) else { return false }
+                  let lower = try ValueOrder.order(value, low, options, in: "\(context)"),
+                  let upper = try ValueOrder.order(value, high, options, in: "\(context)") else { return false }
             return lower != .orderedAscending && upper != .orderedDescending
         }
     }
@@ -236,10 +272,10 @@ struct Evaluator {
         }
     }
 
-    static func equal(_ left: EvaluatedValue, _ right: EvaluatedValue, _ options: Comparison.Options) throws(FormatPredicateError) -> Bool {
+    static func equal(_ left: EvaluatedValue, _ right: EvaluatedValue, _ options: Comparison.Options, _ context: Comparison) throws(FormatPredicateError) -> Bool {
         switch (left, right) {
         case (.value(let a), .value(let b)):
-            return valuesEqual(a, b, options)
+            return try ValueOrder.equal(a, b, options, in: "\(context)")
         case (.object, .value(.null)), (.value(.null), .object):
             return false
         case (.object(let a), .object(let b)):
@@ -254,29 +290,6 @@ struct Evaluator {
             return try identified.matchesIdentity(value)
         case (.collection, _), (_, .collection):
             throw .evaluation("== compares single values; use ANY, ALL, NONE, IN or CONTAINS with collections")
-        }
-    }
-
-    static func valuesEqual(_ a: PredicateValue, _ b: PredicateValue, _ options: Comparison.Options) -> Bool {
-        switch (a, b) {
-        case (.null, .null): return true
-        case (.null, _), (_, .null): return false
-        case (.int(let x), .int(let y)): return x == y
-        case (.string(let x), .string(let y)): return StringMatching.equal(StringMatching.fold(x, options), StringMatching.fold(y, options))
-        default:
-            if let x = a.number, let y = b.number { return x == y }
-            return a == b
-        }
-    }
-
-    static func order(_ a: PredicateValue, _ b: PredicateValue, _ options: Comparison.Options) -> ComparisonResult? {
-        switch (a, b) {
-        case (.int(let x), .int(let y)): return x == y ? .orderedSame : (x < y ? .orderedAscending : .orderedDescending)
-        case (.string(let x), .string(let y)): return StringMatching.order(StringMatching.fold(x, options), StringMatching.fold(y, options))
-        case (.date(let x), .date(let y)): return x == y ? .orderedSame : (x < y ? .orderedAscending : .orderedDescending)
-        default:
-            guard let x = a.number, let y = b.number else { return nil }
-            return x == y ? .orderedSame : (x < y ? .orderedAscending : .orderedDescending)
         }
     }
 }

@@ -40,9 +40,36 @@ public enum PredicateSQLFunctions {
         }
     }
 
+    /// A SQLite value as the evaluator's constant (dates arrive as their seconds, as stores bind them).
+    static func predicateValue(_ value: DatabaseValue) -> PredicateValue {
+        switch value.storage {
+        case .null: .null
+        case .int64(let v): .int(v)
+        case .double(let v): .double(v)
+        case .string(let v): .string(v)
+        case .blob(let v): .data(v)
+        }
+    }
+
+    /// `og_function(name, arguments...)`: a scalar function of ``ExpressionFunction`` by the evaluator's code.
+    private static func function(_ name: String, pure: Bool) -> DatabaseFunction {
+        DatabaseFunction(name, argumentCount: nil, pure: pure) { values in
+            guard let first = values.first, case .string(let functionName) = first.storage, let function = ExpressionFunction(rawValue: functionName) else {
+                throw FormatPredicateError.evaluation("\(name) needs a function name first")
+            }
+            return PredicateSQLValues.databaseValue(try Arithmetic.apply(function, values.dropFirst().map(predicateValue)))
+        }
+    }
+
     /// Every function, ready to add to a connection.
     public static var all: [DatabaseFunction] {
         [
+            function("og_function", pure: true),
+            // now() and random() differ from call to call: SQLite must not fold them.
+            function("og_volatile", pure: false),
+            DatabaseFunction("og_sum", argumentCount: 1, pure: true, aggregate: Reduction<SumFunction>.self),
+            DatabaseFunction("og_median", argumentCount: 1, pure: true, aggregate: Reduction<MedianFunction>.self),
+            DatabaseFunction("og_stddev", argumentCount: 1, pure: true, aggregate: Reduction<StandardDeviationFunction>.self),
             DatabaseFunction("og_fold", argumentCount: 2, pure: true) { values in
                 guard let text = text(values[0]) else { return values[0] }
                 return StringMatching.fold(text, options(values[1]))
@@ -58,5 +85,26 @@ public enum PredicateSQLFunctions {
     /// Adds every function to `db`; call it from `Configuration.prepareDatabase` so each connection has them.
     public static func register(in db: Database) {
         for function in all { db.add(function: function) }
+    }
+}
+
+/// Which aggregate of ``Aggregation`` a ``Reduction`` computes.
+protocol ReducingFunction { static var function: ExpressionFunction { get } }
+enum SumFunction: ReducingFunction { static let function = ExpressionFunction.sum }
+enum MedianFunction: ReducingFunction { static let function = ExpressionFunction.median }
+enum StandardDeviationFunction: ReducingFunction { static let function = ExpressionFunction.stddev }
+
+/// An SQLite aggregate computed by ``Aggregation``, so SQL and the evaluator reduce values alike.
+struct Reduction<Function: ReducingFunction>: DatabaseAggregate {
+    private var values: [PredicateValue] = []
+
+    init() {}
+
+    mutating func step(_ dbValues: [DatabaseValue]) throws {
+        values.append(PredicateSQLFunctions.predicateValue(dbValues[0]))
+    }
+
+    func finalize() throws -> (any DatabaseValueConvertible)? {
+        PredicateSQLValues.databaseValue(try Aggregation.reduce(Function.function, values))
     }
 }

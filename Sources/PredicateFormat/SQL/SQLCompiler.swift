@@ -102,6 +102,28 @@ struct SQLTerm {
     var sql: String
     /// What a key path points at, when it is a relationship key rather than a value.
     var relationship: (entity: String, key: String)?
+    /// The family of the values the term yields, where it is known (not for nil or a relationship).
+    var family: PredicateValue.Family?
+    /// Whether the term is a NaN constant: SQLite binds NaN as NULL, so comparisons with one are decided here.
+    var isNaN = false
+
+    init(sql: String, relationship: (entity: String, key: String)? = nil, family: PredicateValue.Family? = nil, isNaN: Bool = false) {
+        (self.sql, self.relationship, self.family, self.isNaN) = (sql, relationship, family, isNaN)
+    }
+}
+
+extension SQLValueKind {
+    /// The family of the values a column of this kind holds.
+    var family: PredicateValue.Family {
+        switch self {
+        case .integer, .real, .decimal, .bool: .number
+        case .text: .string
+        case .date: .date
+        case .blob: .data
+        case .uuid: .uuid
+        case .url: .url
+        }
+    }
 }
 
 /// What a key path resolves to inside one SELECT level.
@@ -119,6 +141,8 @@ final class Scope {
     var joins: [String] = []
     var joinAliases: [String: (alias: String, entity: String)] = [:]
     var variables: [String: (alias: String, entity: String)]
+    /// Values a comparison over a collection's rows reads by a name of its own (the rows' `v` column).
+    var rowValues: [String: SQLTerm] = [:]
 
     init(alias: String, entity: String, compilation: Compilation, variables: [String: (alias: String, entity: String)] = [:]) {
         self.alias = alias
@@ -212,6 +236,7 @@ final class Scope {
             conditions.append("\(rowAlias).\(sqlQuoted(column)) IN (\(marks))")
         }
         let sub = Scope(alias: rowAlias, entity: destination, compilation: compilation, variables: variables)
+        sub.rowValues = rowValues
         return (from, conditions.joined(separator: " AND "), sub)
     }
 
@@ -225,7 +250,25 @@ final class Scope {
         "(\(fold(left, options)) IS \(fold(right, options)))"
     }
 
+    /// Values of two families never compare (a date is not its seconds, a UUID not its text); SQLite would
+    /// compare them, so the compiler refuses them as the evaluator does.
+    static func checkFamilies(_ left: SQLTerm, _ right: SQLTerm, _ comparison: Comparison) throws(FormatPredicateError) {
+        if let a = left.family, let b = right.family, a != b {
+            throw .typeMismatch(expression: "\(comparison)", expected: "values of one kind (\(a.rawValue) on the left)", found: "\(b.rawValue) (\(comparison.right))")
+        }
+    }
+
+    /// Equality, decided here where either side is a NaN constant (which SQLite holds as NULL): never equal.
+    static func equalityTerm(_ left: SQLTerm, _ right: SQLTerm, _ options: Comparison.Options) -> String {
+        // Both sides stay in the text even when the answer is known: their placeholders are bound.
+        if left.isNaN || right.isNaN { return "(\(left.sql) IS \(right.sql) AND 0)" }
+        return equality(left.sql, right.sql, options)
+    }
+
     func scalarComparison(_ comparison: Comparison, rightScope: Scope) throws(FormatPredicateError) -> String {
+        if let rows = try collectionRows(comparison.left) {
+            return try rowsComparison(rows, comparison, rightScope: rightScope)
+        }
         let left = try term(comparison.left)
         let options = comparison.options
         if let relationship = left.relationship {
@@ -238,7 +281,11 @@ final class Scope {
                 // The left side stays in the text even when nothing can match: its placeholders are bound.
                 guard !items.isEmpty else { return "(\(left.sql) IS NULL AND 0)" }
                 var terms: [String] = []
-                for item in items { terms.append(Self.equality(left.sql, try rightScope.term(item).sql, options)) }
+                for item in items {
+                    let right = try rightScope.term(item)
+                    try Self.checkFamilies(left, right, comparison)
+                    terms.append(Self.equalityTerm(left, right, options))
+                }
                 return "(" + terms.joined(separator: " OR ") + ")"
             case .constant(.string):
                 let right = try rightScope.term(comparison.right)
@@ -246,15 +293,25 @@ final class Scope {
             case .constant(.null):
                 return "(\(left.sql) IS NULL AND 0)"
             default:
+                if let rows = try rightScope.collectionRows(comparison.right) {
+                    if let family = rows.family, let leftFamily = left.family, family != leftFamily {
+                        throw .typeMismatch(expression: "\(comparison)", expected: "values of one kind (\(leftFamily.rawValue) on the left)", found: family.rawValue)
+                    }
+                    let alias = compilation.newAlias()
+                    let member = Self.equalityTerm(left, SQLTerm(sql: "\(alias).v"), options)
+                    return "(EXISTS (SELECT 1 FROM (\(rows.select)) AS \(alias) WHERE \(member)))"
+                }
                 throw .unsupported("IN needs a collection, a string or a to-many key path on its right side, not \(comparison.right)")
             }
         case .between:
             guard case .aggregate(let bounds) = comparison.right, bounds.count == 2 else {
                 throw .unsupported("BETWEEN needs a collection of exactly two values, not \(comparison.right)")
             }
-            let low = try rightScope.term(bounds[0]).sql, high = try rightScope.term(bounds[1]).sql
+            let low = try rightScope.term(bounds[0]), high = try rightScope.term(bounds[1])
+            try Self.checkFamilies(left, low, comparison)
+            try Self.checkFamilies(left, high, comparison)
             let value = Self.fold(left.sql, options)
-            return "(\(value) >= \(Self.fold(low, options)) AND \(value) <= \(Self.fold(high, options)))"
+            return "(\(value) >= \(Self.fold(low.sql, options)) AND \(value) <= \(Self.fold(high.sql, options)))"
         default:
             break
         }
@@ -263,8 +320,12 @@ final class Scope {
             throw .unsupported("the relationship \(comparison.right) can only be compared with nil")
         }
         switch comparison.op {
-        case .equal: return Self.equality(left.sql, right.sql, options)
-        case .notEqual: return "(NOT \(Self.equality(left.sql, right.sql, options)))"
+        case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual: try Self.checkFamilies(left, right, comparison)
+        default: break
+        }
+        switch comparison.op {
+        case .equal: return Self.equalityTerm(left, right, options)
+        case .notEqual: return "(NOT \(Self.equalityTerm(left, right, options)))"
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
             return "(\(Self.fold(left.sql, options)) \(comparison.op.rawValue) \(Self.fold(right.sql, options)))"
         case .beginsWith: return "og_beginswith(\(left.sql), \(right.sql), \(options.rawValue))"
@@ -273,6 +334,27 @@ final class Scope {
         case .like: return "og_like(\(left.sql), \(right.sql), \(options.rawValue))"
         case .matches: return "og_matches(\(left.sql), \(right.sql), \(options.rawValue))"
         case .in, .between: return "0"
+        }
+    }
+
+    /// A comparison whose left side is a collection expression that is not a to-many key path (a literal
+    /// collection, `@distinctUnionOfObjects`, `mode:`): each of its values is compared, quantified as for a to-many.
+    func rowsComparison(_ rows: CollectionRows, _ comparison: Comparison, rightScope: Scope) throws(FormatPredicateError) -> String {
+        let alias = compilation.newAlias()
+        // The row's value is read by a name no parse yields; key paths on the right still start at the root.
+        let name = "\u{0}" + alias
+        rowValues[name] = SQLTerm(sql: "\(alias).v", family: rows.family)
+        defer { rowValues[name] = nil }
+        var inner = comparison
+        inner.left = .variable(name)
+        inner.modifier = .direct
+        if comparison.op == .contains && comparison.modifier == .direct { inner.op = .equal }
+        let condition = try scalarComparison(inner, rightScope: rightScope)
+        let from = "(\(rows.select)) AS \(alias)"
+        switch comparison.modifier {
+        case .all: return "(NOT EXISTS (SELECT 1 FROM \(from) WHERE NOT IFNULL(\(condition), 0)))"
+        case .none: return "(NOT EXISTS (SELECT 1 FROM \(from) WHERE \(condition)))"
+        default: return "(EXISTS (SELECT 1 FROM \(from) WHERE \(condition)))"
         }
     }
 
@@ -341,33 +423,49 @@ final class Scope {
     func term(_ expression: FormatExpression) throws(FormatPredicateError) -> SQLTerm {
         switch expression {
         case .constant(let value):
-            return SQLTerm(sql: compilation.bind(value))
+            if case .double(let number) = value, number.isNaN { return SQLTerm(sql: compilation.bind(.null), family: .number, isNaN: true) }
+            return SQLTerm(sql: compilation.bind(value), family: value.family)
         case .keyPath, .member(.variable, _):
+            if case .member(.variable(let name), let path) = expression, let row = rowValues[name] {
+                throw .unsupported("$\(name) stands for a value of \(row.sql); it has no key \(path.joined(separator: "."))")
+            }
             switch try pathOf(expression)! {
             case .column(let sql, let kind):
-                return SQLTerm(sql: kind == .decimal ? "CAST(\(sql) AS REAL)" : sql)
+                return SQLTerm(sql: kind == .decimal ? "CAST(\(sql) AS REAL)" : sql, family: kind.family)
             case .toOneKey(let sql, let owner, let key):
                 return SQLTerm(sql: sql, relationship: (owner, key))
             case .toMany(_, let owner, let key, _, _, _):
                 throw .unsupported("'\(key)' of \(owner) is a to-many relationship; use ANY, ALL, NONE, IN or a collection operator")
             }
+        case .collection(.distinctUnionOfObjects, _, _):
+            throw .unsupported("\(expression) yields a collection; use it with IN, ANY, ALL, NONE, @count or an aggregate function")
         case .collection(let op, let base, let key):
-            return SQLTerm(sql: try aggregate(op, base, key))
+            return try aggregate(op, base, key)
         case .variable(let name):
+            if let row = rowValues[name] { return row }
             throw variables[name] == nil ? .unboundVariable(name) : .unsupported("$\(name) alone stands for an object; compare one of its keys ($\(name).<key>)")
         case .evaluatedObject:
             throw .unsupported("SELF stands for an object; compare one of its keys instead")
         case .aggregate:
-            throw .unsupported("a literal collection can only stand on the right of IN or BETWEEN")
+            throw .unsupported("a literal collection can only stand on the right of IN or BETWEEN, or in an aggregate function")
         case .subquery:
             throw .unsupported("SUBQUERY yields a collection; follow it with @count")
         case .member(let base, _):
             throw .unsupported("keys of \(base) cannot be read in SQL")
+        case .function(let function, let arguments):
+            return try functionTerm(function, arguments, expression)
+        case .subscripted(let base, let position):
+            return try subscriptTerm(base, position, expression)
+        case .ternary(let condition, let then, let otherwise):
+            let test = try predicate(condition)
+            let a = try term(then), b = try term(otherwise)
+            return SQLTerm(sql: "(CASE WHEN IFNULL(\(test), 0) THEN \(a.sql) ELSE \(b.sql) END)",
+                           family: try Self.commonFamily(a, b, in: expression))
         }
     }
 
     /// A scalar subquery for `@count`, `@sum`, `@avg`, `@min`, `@max` over a to-many key path or a SUBQUERY.
-    func aggregate(_ op: CollectionOperator, _ base: FormatExpression, _ key: [String]) throws(FormatPredicateError) -> String {
+    func aggregate(_ op: CollectionOperator, _ base: FormatExpression, _ key: [String]) throws(FormatPredicateError) -> SQLTerm {
         var subqueryPredicate: (variable: String, predicate: FormatPredicate)?
         var collection = base
         if case .subquery(let inner, let variable, let predicate) = base {
@@ -385,6 +483,7 @@ final class Scope {
             conditions.append(try sub.predicate(subqueryPredicate.predicate))
         }
         let value: String
+        var family = PredicateValue.Family.number
         if op == .count {
             guard key.isEmpty else { throw .unsupported("@count takes no key") }
             value = "COUNT(*)"
@@ -395,13 +494,17 @@ final class Scope {
             }
             let operand = kind == .decimal ? "CAST(\(column) AS REAL)" : column
             switch op {
-            case .sum: value = "COALESCE(SUM(\(operand)), 0)"
-            case .avg: value = "AVG(\(operand))"
-            case .min: value = "MIN(\(operand))"
-            default: value = "MAX(\(operand))"
+            case .sum, .avg:
+                guard kind.family == .number else {
+                    throw .typeMismatch(expression: "@\(op.rawValue).\(key.joined(separator: "."))", expected: "numbers", found: kind.family.rawValue)
+                }
+                // og_sum: exact on integers, the Double total where they overflow, as the evaluator adds.
+                value = op == .sum ? "og_sum(\(operand))" : "AVG(\(operand))"
+            case .min: value = "MIN(\(operand))"; family = kind.family
+            default: value = "MAX(\(operand))"; family = kind.family
             }
         }
         let fromClause = ([from] + sub.joins).joined(separator: " ")
-        return "(SELECT \(value) FROM \(fromClause) WHERE \(conditions.joined(separator: " AND ")))"
+        return SQLTerm(sql: "(SELECT \(value) FROM \(fromClause) WHERE \(conditions.joined(separator: " AND ")))", family: family)
     }
 }

@@ -27,6 +27,14 @@ extension FormatExpression {
             aOperator == bOperator && aKey == bKey && a.isIdentical(to: b)
         case (.subquery(let aCollection, let aVariable, let aPredicate), .subquery(let bCollection, let bVariable, let bPredicate)):
             aVariable == bVariable && aCollection.isIdentical(to: bCollection) && aPredicate.isIdentical(to: bPredicate)
+        case (.function(let aFunction, let a), .function(let bFunction, let b)):
+            aFunction == bFunction && a.count == b.count && zip(a, b).allSatisfy { $0.isIdentical(to: $1) }
+        case (.subscripted(let a, .index(let aIndex)), .subscripted(let b, .index(let bIndex))):
+            a.isIdentical(to: b) && aIndex.isIdentical(to: bIndex)
+        case (.subscripted(let a, let aPosition), .subscripted(let b, let bPosition)):
+            aPosition == bPosition && a.isIdentical(to: b)
+        case (.ternary(let aCondition, let aThen, let aElse), .ternary(let bCondition, let bThen, let bElse)):
+            aCondition.isIdentical(to: bCondition) && aThen.isIdentical(to: bThen) && aElse.isIdentical(to: bElse)
         default:
             // Key paths, variables and SELF hold no constant; different kinds are never equal.
             self == other
@@ -87,6 +95,12 @@ extension FNV1a {
         case .aggregate(let items): combine(byte: 6); combine(UInt64(items.count))
         case .collection: combine(byte: 7)
         case .subquery: combine(byte: 8)
+        case .function(let function, let arguments):
+            combine(byte: 9)
+            combine(bytesOf: function.rawValue)
+            for argument in arguments { combine(argument) }
+        case .subscripted: combine(byte: 10)
+        case .ternary: combine(byte: 11)
         }
     }
 }

@@ -23,6 +23,23 @@ extension FormatPredicate {
     }
 }
 
+extension FormatExpression {
+    /// Parses an expression of the format language: a key path, arithmetic, a function, a constant.
+    ///
+    /// ```swift
+    /// let total = try FormatExpression("sum:(books.pages) * %d", 2)
+    /// ```
+    public init(_ format: String, _ arguments: Any?...) throws(FormatPredicateError) {
+        try self.init(format: format, argumentArray: arguments)
+    }
+
+    /// Parses an expression with an array of arguments.
+    public init(format: String, argumentArray: [Any?]) throws(FormatPredicateError) {
+        var parser = try Parser(format, arguments: argumentArray)
+        self = try parser.parseExpression()
+    }
+}
+
 /// Recent successful parses, by format and arguments, when every argument is a constant (an array for `IN %@` is
 /// not: those parses are not kept).
 ///

@@ -6,27 +6,24 @@ extension FormatPredicate {
     /// try FormatPredicate("author == $who AND SUBQUERY(tags, $t, $t.label == $label).@count > 0").unboundVariables
     /// // ["who", "label"]
     /// ```
-    public var unboundVariables: Set<String> { variables(bound: []) }
-
-    func variables(bound: Set<String>) -> Set<String> {
-        switch self {
-        case .constant: []
-        case .not(let inner): inner.variables(bound: bound)
-        case .and(let parts), .or(let parts): parts.reduce(into: []) { $0.formUnion($1.variables(bound: bound)) }
-        case .comparison(let comparison): comparison.left.variables(bound: bound).union(comparison.right.variables(bound: bound))
+    public var unboundVariables: Set<String> {
+        var names: Set<String> = []
+        _ = rewritten { expression, bound in
+            if case .variable(let name) = expression, !bound.contains(name) { names.insert(name) }
+            return nil
         }
+        return names
     }
 }
 
 extension FormatExpression {
-    func variables(bound: Set<String>) -> Set<String> {
-        switch self {
-        case .constant, .evaluatedObject, .keyPath: []
-        case .variable(let name): bound.contains(name) ? [] : [name]
-        case .member(let base, _), .collection(_, let base, _): base.variables(bound: bound)
-        case .aggregate(let items): items.reduce(into: []) { $0.formUnion($1.variables(bound: bound)) }
-        case .subquery(let collection, let variable, let predicate):
-            collection.variables(bound: bound).union(predicate.variables(bound: bound.union([variable])))
+    /// The `$variables` the expression reads that no SUBQUERY inside it binds.
+    public var unboundVariables: Set<String> {
+        var names: Set<String> = []
+        _ = rewritten { expression, bound in
+            if case .variable(let name) = expression, !bound.contains(name) { names.insert(name) }
+            return nil
         }
+        return names
     }
 }

@@ -77,9 +77,16 @@ public struct Comparison: Sendable, Hashable {
     }
 }
 
-/// The collection operators: `@count`, `@sum`, `@avg`, `@min`, `@max`.
+/// The collection operators: `@count`, `@sum`, `@avg`, `@min`, `@max`, and `@distinctUnionOfObjects`, which yields
+/// the distinct non-nil values of a key rather than one value.
 public enum CollectionOperator: String, Sendable, Hashable, CaseIterable {
-    case count, sum, avg, min, max
+    case count, sum, avg, min, max, distinctUnionOfObjects
+}
+
+/// What a subscript picks from a collection: `[FIRST]`, `[LAST]`, `[SIZE]` (the count), or `[n]` (from 0).
+public indirect enum CollectionSubscript: Sendable, Hashable {
+    case first, last, size
+    case index(FormatExpression)
 }
 
 /// An expression of the format language: the operands of comparisons.
@@ -100,4 +107,12 @@ public indirect enum FormatExpression: Sendable, Hashable {
     case collection(CollectionOperator, of: FormatExpression, key: [String])
     /// `SUBQUERY(collection, $variable, predicate)`: the elements of `collection` for which `predicate` holds.
     case subquery(collection: FormatExpression, variable: String, predicate: FormatPredicate)
+    /// One of the functions NSExpression defines, by its name there (``ExpressionFunction``): arithmetic
+    /// (`pages * 2` is `multiply:by:`), aggregates over a collection (`sum:(books.pages)`), math, strings, dates,
+    /// and `CAST` (`castObject:toType:`).
+    case function(ExpressionFunction, [FormatExpression])
+    /// `collection[FIRST]`, `collection[LAST]`, `collection[SIZE]`, `collection[n]`.
+    case subscripted(FormatExpression, CollectionSubscript)
+    /// `TERNARY(predicate, then, else)`: `then` where the predicate holds, `else` where it does not.
+    case ternary(FormatPredicate, FormatExpression, FormatExpression)
 }

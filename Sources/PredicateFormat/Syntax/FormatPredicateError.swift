@@ -10,6 +10,10 @@ public enum FormatPredicateError: Error, Sendable, Hashable, CustomStringConvert
     case evaluation(String)
     /// The SQL compiler cannot express this part of the predicate.
     case unsupported(String)
+    /// A key path names a key the entity does not have.
+    case unknownKey(entity: String, key: String)
+    /// A value of one kind stands where another is needed: a string in arithmetic, a date compared with a number.
+    case typeMismatch(expression: String, expected: String, found: String)
 
     /// The character offset of a parse or argument error.
     public var offset: Int? {
@@ -26,6 +30,8 @@ public enum FormatPredicateError: Error, Sendable, Hashable, CustomStringConvert
         case let .unboundVariable(name): "variable $\(name) has no value; substitute it before evaluating"
         case let .evaluation(message): message
         case let .unsupported(message): "cannot compile to SQL: \(message)"
+        case let .unknownKey(entity, key): "\(entity) has no key '\(key)'"
+        case let .typeMismatch(expression, expected, found): "\(expression) needs \(expected), not \(found)"
         }
     }
 }

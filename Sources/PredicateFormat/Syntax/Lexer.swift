@@ -5,12 +5,15 @@ struct Token: Equatable {
         /// `#name`: a key that would otherwise read as a reserved word.
         case escapedIdentifier(String)
         case string(String)
-        case integer(Int64)
+        /// An integer's magnitude: a minus sign before it is the parser's, so -9223372036854775808 can be read.
+        case integer(UInt64)
         case double(Double)
         /// `%@`, `%K`, `%d`, ...: the letters after `%`.
         case specifier(String)
         /// `$name`.
         case variable(String)
+        /// `name:` or `name:other:`: a function of NSExpression, written before its parenthesized arguments.
+        case functionName(String)
         /// Punctuation and operators: `==`, `(`, `{`, `[`, `.`, `@`, ...
         case symbol(String)
         case end
@@ -41,8 +44,14 @@ struct Lexer {
         position + ahead < characters.count ? characters[position + ahead] : nil
     }
 
-    private static func isIdentifierStart(_ c: Character) -> Bool { c == "_" || c.isLetter }
-    private static func isIdentifierPart(_ c: Character) -> Bool { c == "_" || c.isLetter || c.isNumber }
+    static func isIdentifierStart(_ c: Character) -> Bool { c == "_" || c.isLetter }
+    static func isIdentifierPart(_ c: Character) -> Bool { c == "_" || c.isLetter || c.isNumber }
+
+    /// Whether `name` reads back as one identifier token.
+    static func isIdentifier(_ name: String) -> Bool {
+        guard let first = name.first, isIdentifierStart(first) else { return false }
+        return name.dropFirst().allSatisfy(isIdentifierPart)
+    }
 
     private mutating func identifier() -> String {
         let start = position
@@ -55,7 +64,22 @@ struct Lexer {
         let start = position
         guard let c = peek() else { return Token(kind: .end, offset: start) }
         if Self.isIdentifierStart(c) {
-            return Token(kind: .identifier(identifier()), offset: start)
+            let name = identifier()
+            guard peek() == ":" else { return Token(kind: .identifier(name), offset: start) }
+            // `add:to:`: name parts each followed by a colon, the way NSExpression names its functions.
+            position += 1
+            var selector = name + ":"
+            while let next = peek(), Self.isIdentifierStart(next) {
+                let save = position
+                let part = identifier()
+                guard peek() == ":" else {
+                    position = save
+                    break
+                }
+                position += 1
+                selector += part + ":"
+            }
+            return Token(kind: .functionName(selector), offset: start)
         }
         if c.isASCII, c.isNumber || (c == "." && peek(1)?.isASCII == true && peek(1)?.isNumber == true) {
             return try number()
@@ -65,6 +89,12 @@ struct Lexer {
             return Token(kind: .string(try string(quote: c)), offset: start)
         case "#":
             position += 1
+            if let quote = peek(), quote == "'" || quote == "\"" {
+                // `#"first name"`: a key that is not an identifier, as a `%K` argument may name.
+                let name = try string(quote: quote)
+                guard !name.isEmpty else { throw .syntax(offset: start, message: "expected a key inside '#\(quote)\(quote)', found an empty one") }
+                return Token(kind: .escapedIdentifier(name), offset: start)
+            }
             guard let first = peek(), Self.isIdentifierStart(first) else {
                 throw .syntax(offset: start, message: "expected a key after '#'")
             }
@@ -88,7 +118,7 @@ struct Lexer {
         default:
             break
         }
-        for symbol in ["==", "=>", "=<", ">=", "<=", "!=", "<>", "&&", "||", "=", ">", "<", "!", "(", ")", "{", "}", "[", "]", ",", ".", "@", "-", "+"] {
+        for symbol in ["==", "=>", "=<", ">=", "<=", "!=", "<>", "&&", "||", "**", "=", ">", "<", "!", "(", ")", "{", "}", "[", "]", ",", ".", "@", "-", "+", "*", "/"] {
             let letters = Array(symbol)
             if (0..<letters.count).allSatisfy({ peek($0) == letters[$0] }) {
                 position += letters.count
@@ -137,7 +167,7 @@ struct Lexer {
             let digitsStart = position
             while let c = peek(), let digit = c.hexDigitValue, digit < radix { position += 1 }
             let digits = String(characters[digitsStart..<position])
-            guard !digits.isEmpty, let value = Int64(digits, radix: radix) else {
+            guard !digits.isEmpty, let value = UInt64(digits, radix: radix) else {
                 throw .syntax(offset: start, message: "malformed or too large \(radix == 16 ? "hexadecimal" : radix == 8 ? "octal" : "binary") number")
             }
             return try finishNumber(.integer(value), start: start)
@@ -160,7 +190,7 @@ struct Lexer {
         }
         let text = String(characters[start..<position])
         if isInteger {
-            guard let value = Int64(text) else { throw .syntax(offset: start, message: "integer \(text) is too large") }
+            guard let value = UInt64(text) else { throw .syntax(offset: start, message: "integer \(text) is too large") }
             return try finishNumber(.integer(value), start: start)
         }
         guard let value = Double(text), value.isFinite else { throw .syntax(offset: start, message: "malformed number \(text)") }

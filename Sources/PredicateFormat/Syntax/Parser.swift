@@ -7,7 +7,7 @@ struct Parser {
     static let reservedWords: Set<String> = [
         "AND", "OR", "NOT", "IN", "BETWEEN", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "MATCHES", "ANY", "SOME",
         "ALL", "NONE", "TRUEPREDICATE", "FALSEPREDICATE", "TRUE", "YES", "FALSE", "NO", "NULL", "NIL", "SELF",
-        "SUBQUERY", "FIRST", "LAST", "SIZE", "CAST",
+        "SUBQUERY", "FIRST", "LAST", "SIZE", "CAST", "FUNCTION", "TERNARY",
     ]
 
     private let tokens: [Token]
@@ -15,6 +15,8 @@ struct Parser {
     private let length: Int
     private var index = 0
     private var argumentIndex = 0
+    /// How each parenthesis at a predicate's start was read, by its token's index.
+    private var parenthesized: [Int: Result<(predicate: FormatPredicate, end: Int, arguments: Int), FormatPredicateError>] = [:]
 
     init(_ text: String, arguments: [Any?]) throws(FormatPredicateError) {
         tokens = try Lexer.tokenize(text)
@@ -32,6 +34,19 @@ struct Parser {
             throw .argument(offset: length, message: "\(arguments.count) arguments were given but the format uses \(argumentIndex)")
         }
         return predicate
+    }
+
+    /// Reads the whole format as one expression (for dictionary results and derived values).
+    mutating func parseExpression() throws(FormatPredicateError) -> FormatExpression {
+        guard current.kind != .end else { throw .syntax(offset: 0, message: "expected an expression, found nothing") }
+        let expression = try expression(depth: 0, role: "an expression")
+        guard current.kind == .end else {
+            throw .syntax(offset: current.offset, message: "unexpected \(describe(current)) after a complete expression")
+        }
+        guard argumentIndex == arguments.count else {
+            throw .argument(offset: length, message: "\(arguments.count) arguments were given but the format uses \(argumentIndex)")
+        }
+        return expression
     }
 
     // MARK: Tokens
@@ -68,6 +83,7 @@ struct Parser {
         case .double(let value): "number \(value)"
         case .specifier(let letters): "'%\(letters)'"
         case .variable(let name): "'$\(name)'"
+        case .functionName(let name): "'\(name)'"
         case .symbol(let symbol): "'\(symbol)'"
         case .end: "the end of the format"
         }
@@ -107,18 +123,55 @@ struct Parser {
             return .not(try notPredicate(depth: depth + 1))
         }
         if isSymbol("(") {
-            let open = current.offset
-            advance()
-            let inner = try orPredicate(depth: depth + 1)
-            guard isSymbol(")") else {
-                throw .syntax(offset: current.offset, message: "expected ')' to close the '(' at offset \(open), found \(describe(current))")
+            let start = index
+            if let known = parenthesized[start] {
+                switch known {
+                case .success(let parsed):
+                    (index, argumentIndex) = (parsed.end, parsed.arguments)
+                    return parsed.predicate
+                case .failure(let error):
+                    throw error
+                }
             }
-            advance()
-            return inner
+            do throws(FormatPredicateError) {
+                let predicate = try parenthesizedPredicate(depth: depth)
+                parenthesized[start] = .success((predicate, index, argumentIndex))
+                return predicate
+            } catch {
+                parenthesized[start] = .failure(error)
+                throw error
+            }
         }
         if isKeyword("TRUEPREDICATE") { advance(); return .constant(true) }
         if isKeyword("FALSEPREDICATE") { advance(); return .constant(false) }
         return try comparison(depth: depth)
+    }
+
+    /// A parenthesis opens a predicate, `(a = 1 OR b = 2)`, or an operand, `(a + b) * 2 > 3`. The operand is
+    /// tried first: it fails at the first comparison operator inside. Each parenthesis is decided once
+    /// (``parenthesized``), so nested ones cost no more than reading them.
+    private mutating func parenthesizedPredicate(depth: Int) throws(FormatPredicateError) -> FormatPredicate {
+        let saved = (index, argumentIndex)
+        let operandError: FormatPredicateError
+        do throws(FormatPredicateError) {
+            return try comparison(depth: depth)
+        } catch {
+            operandError = error
+        }
+        (index, argumentIndex) = saved
+        let open = current.offset
+        advance()
+        do throws(FormatPredicateError) {
+            let inner = try orPredicate(depth: depth + 1)
+            guard isSymbol(")") else {
+                throw FormatPredicateError.syntax(offset: current.offset, message: "expected ')' to close the '(' at offset \(open), found \(describe(current))")
+            }
+            advance()
+            return inner
+        } catch {
+            // The reading that got further is the one the writer meant.
+            throw (operandError.offset ?? 0) > (error.offset ?? 0) ? operandError : error
+        }
     }
 
     private static let symbolOperators: [String: Comparison.Operator] = [
@@ -179,31 +232,130 @@ struct Parser {
 
     // MARK: Expressions
 
-    private mutating func expression(depth: Int, role: String) throws(FormatPredicateError) -> FormatExpression {
+    /// An expression: arithmetic over operands, `+ -` below `* /` below `**`, which groups to the right, as in
+    /// mathematics; `+ - * /` group to the left.
+    mutating func expression(depth: Int, role: String) throws(FormatPredicateError) -> FormatExpression {
         try checkDepth(depth)
-        var base = try primary(depth: depth, role: role)
-        while isSymbol(".") {
+        var left = try multiplicative(depth: depth, role: role)
+        while isSymbol("+") || isSymbol("-") {
+            let function: ExpressionFunction = isSymbol("+") ? .add : .subtract
             advance()
-            if isSymbol("@") {
-                base = try collectionOperator(on: base)
-                break
-            }
-            let names: [String]
-            if current.kind == .specifier("K") {
-                let offset = current.offset
-                advance()
-                names = try keyPathArgument(offset: offset)
+            left = .function(function, [left, try multiplicative(depth: depth, role: "a value after '\(function.infix!.symbol)'")])
+        }
+        return left
+    }
+
+    private mutating func multiplicative(depth: Int, role: String) throws(FormatPredicateError) -> FormatExpression {
+        var left = try power(depth: depth, role: role)
+        while isSymbol("*") || isSymbol("/") {
+            let function: ExpressionFunction = isSymbol("*") ? .multiply : .divide
+            advance()
+            left = .function(function, [left, try power(depth: depth, role: "a value after '\(function.infix!.symbol)'")])
+        }
+        return left
+    }
+
+    private mutating func power(depth: Int, role: String) throws(FormatPredicateError) -> FormatExpression {
+        let base = try unary(depth: depth, role: role)
+        guard isSymbol("**") else { return base }
+        advance()
+        return .function(.power, [base, try power(depth: depth + 1, role: "a value after '**'")])
+    }
+
+    /// `-x` is `from:subtract:(0, x)`; a minus sign before a number is part of the literal.
+    private mutating func unary(depth: Int, role: String) throws(FormatPredicateError) -> FormatExpression {
+        guard isSymbol("-") || isSymbol("+") else { return try postfix(depth: depth, role: role) }
+        let negative = isSymbol("-")
+        advance()
+        switch current.kind {
+        case .integer(let magnitude):
+            let offset = current.offset
+            advance()
+            let value: Int64
+            if negative {
+                guard magnitude <= UInt64(Int64.max) + 1 else { throw .syntax(offset: offset, message: "integer -\(magnitude) is too large") }
+                value = magnitude == UInt64(Int64.max) + 1 ? .min : -Int64(magnitude)
             } else {
-                names = [try keyComponent(after: "'.'")]
+                value = try Self.integer(magnitude, offset: offset)
             }
+            return try postfix(after: .constant(.int(value)), depth: depth)
+        case .double(let value):
+            advance()
+            return try postfix(after: .constant(.double(negative ? -value : value)), depth: depth)
+        default:
+            try checkDepth(depth + 1)
+            let operand = try unary(depth: depth + 1, role: "a value after '\(negative ? "-" : "+")'")
+            return negative ? .function(.subtract, [.constant(.int(0)), operand]) : operand
+        }
+    }
+
+    private static func integer(_ magnitude: UInt64, offset: Int) throws(FormatPredicateError) -> Int64 {
+        guard let value = Int64(exactly: magnitude) else { throw .syntax(offset: offset, message: "integer \(magnitude) is too large") }
+        return value
+    }
+
+    /// Key paths, collection operators and subscripts after an operand: `a.b`, `a.@sum.b`, `a[FIRST]`.
+    private mutating func postfix(depth: Int, role: String) throws(FormatPredicateError) -> FormatExpression {
+        try postfix(after: try primary(depth: depth, role: role), depth: depth)
+    }
+
+    private mutating func postfix(after start: FormatExpression, depth: Int) throws(FormatPredicateError) -> FormatExpression {
+        var base = start
+        // Components gather in one array: appending to the tree's path per component copied it each time.
+        var pending: [String] = []
+        func flush(_ base: inout FormatExpression, _ pending: inout [String]) {
+            guard !pending.isEmpty else { return }
             switch base {
-            case .keyPath(let path): base = .keyPath(path + names)
-            case .evaluatedObject: base = .keyPath(names)
-            case .member(let inner, let path): base = .member(inner, path + names)
-            default: base = .member(base, names)
+            case .keyPath(let path): base = .keyPath(path + pending)
+            case .evaluatedObject: base = .keyPath(pending)
+            case .member(let inner, let path): base = .member(inner, path + pending)
+            default: base = .member(base, pending)
+            }
+            pending.removeAll()
+        }
+        while true {
+            if isSymbol(".") {
+                advance()
+                if isSymbol("@") {
+                    flush(&base, &pending)
+                    base = try collectionOperator(on: base)
+                    continue
+                }
+                if current.kind == .specifier("K") {
+                    let offset = current.offset
+                    advance()
+                    pending += try keyPathArgument(offset: offset)
+                } else {
+                    pending.append(try keyComponent(after: "'.'"))
+                }
+            } else if isSymbol("[") {
+                flush(&base, &pending)
+                base = try subscripted(base, depth: depth)
+            } else {
+                flush(&base, &pending)
+                return base
             }
         }
-        return base
+    }
+
+    private mutating func subscripted(_ base: FormatExpression, depth: Int) throws(FormatPredicateError) -> FormatExpression {
+        let open = current.offset
+        if case .constant(let value) = base, !value.isNull {
+            throw .syntax(offset: open, message: "unexpected '[' after a \(value.kindName) constant, which is not a collection")
+        }
+        advance()
+        let subscriptValue: CollectionSubscript
+        switch keyword(current) {
+        case "FIRST": advance(); subscriptValue = .first
+        case "LAST": advance(); subscriptValue = .last
+        case "SIZE": advance(); subscriptValue = .size
+        default: subscriptValue = .index(try expression(depth: depth + 1, role: "an index, FIRST, LAST or SIZE inside '[ ]'"))
+        }
+        guard isSymbol("]") else {
+            throw .syntax(offset: current.offset, message: "expected ']' to close the '[' at offset \(open), found \(describe(current))")
+        }
+        advance()
+        return .subscripted(base, subscriptValue)
     }
 
     private mutating func keyComponent(after what: String) throws(FormatPredicateError) -> String {
@@ -224,17 +376,24 @@ struct Parser {
     private mutating func collectionOperator(on base: FormatExpression) throws(FormatPredicateError) -> FormatExpression {
         let at = current.offset
         advance()
-        guard case .identifier(let name) = current.kind, let op = CollectionOperator(rawValue: name.lowercased()) else {
-            throw .syntax(offset: at, message: "expected a collection operator (@count, @sum, @avg, @min, @max) after '@', found \(describe(current))")
+        guard case .identifier(let name) = current.kind,
+              let op = CollectionOperator.allCases.first(where: { $0.rawValue.lowercased() == name.lowercased() }) else {
+            throw .syntax(offset: at, message: "expected a collection operator (@count, @sum, @avg, @min, @max, @distinctUnionOfObjects) after '@', found \(describe(current))")
         }
         advance()
         var key: [String] = []
-        while isSymbol(".") {
+        while isSymbol("."), !(tokens[index + 1].kind == .symbol("@")) {
             advance()
             key.append(try keyComponent(after: "'@\(name).'"))
         }
         if op == .count && !key.isEmpty {
             throw .syntax(offset: at, message: "@count takes no key path after it")
+        }
+        if op == .distinctUnionOfObjects && key.isEmpty {
+            throw .syntax(offset: at, message: "@distinctUnionOfObjects needs the key of the values to collect after it")
+        }
+        if op != .distinctUnionOfObjects && isSymbol(".") {
+            throw .syntax(offset: current.offset, message: "@\(op.rawValue) yields one value; nothing can follow it")
         }
         return .collection(op, of: base, key: key)
     }
@@ -247,23 +406,10 @@ struct Parser {
             return .constant(.string(text))
         case .integer(let value):
             advance()
-            return .constant(.int(value))
+            return .constant(.int(try Self.integer(value, offset: token.offset)))
         case .double(let value):
             advance()
             return .constant(.double(value))
-        case .symbol("-"), .symbol("+"):
-            advance()
-            let negative = token.kind == .symbol("-")
-            switch current.kind {
-            case .integer(let value):
-                advance()
-                return .constant(.int(negative ? -value : value))
-            case .double(let value):
-                advance()
-                return .constant(.double(negative ? -value : value))
-            default:
-                throw .syntax(offset: current.offset, message: "expected a number after '\(negative ? "-" : "+")', found \(describe(current))")
-            }
         case .escapedIdentifier(let name):
             advance()
             return .keyPath([name])
@@ -273,6 +419,16 @@ struct Parser {
         case .specifier(let letters):
             advance()
             return try argument(letters, offset: token.offset)
+        case .functionName(let name):
+            return try functionCall(name, depth: depth)
+        case .symbol("("):
+            advance()
+            let inner = try expression(depth: depth + 1, role: role)
+            guard isSymbol(")") else {
+                throw .syntax(offset: current.offset, message: "expected ')' to close the '(' at offset \(token.offset), found \(describe(current))")
+            }
+            advance()
+            return inner
         case .symbol("{"):
             advance()
             var items: [FormatExpression] = []
@@ -290,6 +446,11 @@ struct Parser {
             switch keyword(token) {
             case nil:
                 advance()
+                if isSymbol("("), let function = ExpressionFunction(rawValue: name), function.arity == 0 {
+                    advance()
+                    try expectSymbol(")", after: "'\(name)('")
+                    return .function(function, [])
+                }
                 return .keyPath([name])
             case "TRUE", "YES":
                 advance()
@@ -306,13 +467,96 @@ struct Parser {
             case "SUBQUERY":
                 return try subquery(depth: depth)
             case "CAST":
-                return try cast()
+                return try cast(depth: depth)
+            case "FUNCTION":
+                return try functionExpression(depth: depth)
+            case "TERNARY":
+                return try ternary(depth: depth)
             default:
                 throw .syntax(offset: token.offset, message: "expected \(role), found reserved word '\(name)'; write #\(name) to use it as a key")
             }
         default:
             throw .syntax(offset: token.offset, message: "expected \(role), found \(describe(token))")
         }
+    }
+
+    /// The comma-separated expressions of a call, up to its closing parenthesis.
+    private mutating func callArguments(depth: Int, of what: String) throws(FormatPredicateError) -> [FormatExpression] {
+        var arguments: [FormatExpression] = []
+        if !isSymbol(")") {
+            arguments.append(try expression(depth: depth + 1, role: "an argument of \(what)"))
+            while isSymbol(",") {
+                advance()
+                arguments.append(try expression(depth: depth + 1, role: "an argument of \(what)"))
+            }
+        }
+        try expectSymbol(")", after: "the arguments of \(what)")
+        return arguments
+    }
+
+    private static var functionNames: String {
+        ExpressionFunction.allCases.filter { $0 != .cast }.map { $0.arity == 0 ? "\($0.rawValue)()" : $0.rawValue }.joined(separator: ", ")
+    }
+
+    private func function(named name: String, offset: Int, count: Int) throws(FormatPredicateError) -> ExpressionFunction {
+        guard let function = ExpressionFunction(rawValue: name) else {
+            throw .syntax(offset: offset, message: "unknown function '\(name)' (the functions are \(Self.functionNames))")
+        }
+        guard function.arity == count else {
+            throw .syntax(offset: offset, message: "'\(name)' takes \(function.arity) argument\(function.arity == 1 ? "" : "s"), not \(count)")
+        }
+        return function
+    }
+
+    /// `name:(arguments)`.
+    private mutating func functionCall(_ name: String, depth: Int) throws(FormatPredicateError) -> FormatExpression {
+        let offset = current.offset
+        advance()
+        try expectSymbol("(", after: "the function name '\(name)'")
+        let arguments = try callArguments(depth: depth, of: "'\(name)'")
+        let function = try function(named: name, offset: offset, count: arguments.count)
+        if function == .cast {
+            return try castExpression(arguments[0], arguments[1], offset: offset)
+        }
+        return .function(function, arguments)
+    }
+
+    /// `FUNCTION(SELF, 'name:', arguments...)`: NSExpression's spelling of a call.
+    private mutating func functionExpression(depth: Int) throws(FormatPredicateError) -> FormatExpression {
+        let offset = current.offset
+        advance()
+        try expectSymbol("(", after: "FUNCTION")
+        let receiverOffset = current.offset
+        let receiver = try expression(depth: depth + 1, role: "the receiver of FUNCTION")
+        guard receiver == .evaluatedObject else {
+            throw .syntax(offset: receiverOffset, message: "FUNCTION calls the functions NSExpression defines, on SELF: write FUNCTION(SELF, 'sqrt:', x), not a receiver of \(receiver)")
+        }
+        try expectSymbol(",", after: "the receiver of FUNCTION")
+        guard case .string(let name) = current.kind else {
+            throw .syntax(offset: current.offset, message: "expected the function's name as a string after FUNCTION(SELF, found \(describe(current))")
+        }
+        advance()
+        var arguments: [FormatExpression] = []
+        while isSymbol(",") {
+            advance()
+            arguments.append(try expression(depth: depth + 1, role: "an argument of '\(name)'"))
+        }
+        try expectSymbol(")", after: "the arguments of FUNCTION")
+        let function = try function(named: name, offset: offset, count: arguments.count)
+        if function == .cast { return try castExpression(arguments[0], arguments[1], offset: offset) }
+        return .function(function, arguments)
+    }
+
+    private mutating func ternary(depth: Int) throws(FormatPredicateError) -> FormatExpression {
+        advance()
+        try expectSymbol("(", after: "TERNARY")
+        let condition = try orPredicate(depth: depth + 1)
+        try expectSymbol(",", after: "the condition of TERNARY")
+        let then = try expression(depth: depth + 1, role: "the value of TERNARY where the condition holds")
+        try expectSymbol(",", after: "the second part of TERNARY")
+        let otherwise = try expression(depth: depth + 1, role: "the value of TERNARY where the condition fails")
+        try expectSymbol(")", after: "the third part of TERNARY")
+        return .ternary(condition, then, otherwise)
     }
 
     private mutating func subquery(depth: Int) throws(FormatPredicateError) -> FormatExpression {
@@ -330,32 +574,39 @@ struct Parser {
         return .subquery(collection: collection, variable: variable, predicate: predicate)
     }
 
-    /// `CAST(value, "Type")`: how constants without a literal form (dates, UUIDs, data, URLs, decimals) print.
-    private mutating func cast() throws(FormatPredicateError) -> FormatExpression {
+    /// `CAST(value, "Type")`.
+    private mutating func cast(depth: Int) throws(FormatPredicateError) -> FormatExpression {
         let start = current.offset
         advance()
         try expectSymbol("(", after: "CAST")
-        let valueToken = current
-        advance()
+        let value = try expression(depth: depth + 1, role: "the value of CAST")
         try expectSymbol(",", after: "the value of CAST")
         guard case .string(let type) = current.kind else {
             throw .syntax(offset: current.offset, message: "expected a type name string as the second part of CAST")
         }
         advance()
         try expectSymbol(")", after: "the type of CAST")
-        let value: PredicateValue? = switch (type, valueToken.kind) {
-        case ("NSDate", .double(let seconds)): .date(Date(timeIntervalSinceReferenceDate: seconds))
-        case ("NSDate", .integer(let seconds)): .date(Date(timeIntervalSinceReferenceDate: Double(seconds)))
-        case ("NSDecimalNumber", .string(let text)): Decimal(string: text).map(PredicateValue.decimal)
-        case ("UUID", .string(let text)): UUID(uuidString: text).map(PredicateValue.uuid)
-        case ("URL", .string(let text)): URL(string: text).map(PredicateValue.url)
-        case ("Data", .string(let text)): Data(base64Encoded: text).map(PredicateValue.data)
-        default: nil
+        return try castExpression(value, .constant(.string(type)), offset: start)
+    }
+
+    /// A cast of a constant is the converted constant, which is how values without a literal form print (dates,
+    /// decimals, UUIDs, URLs, data, NaN); a cast of anything else converts when evaluated, to NSNumber, NSString or
+    /// NSDate.
+    private func castExpression(_ value: FormatExpression, _ typeExpression: FormatExpression, offset: Int) throws(FormatPredicateError) -> FormatExpression {
+        guard case .constant(.string(let type)) = typeExpression else {
+            throw .syntax(offset: offset, message: "CAST needs a type name string as its second part, not \(typeExpression)")
         }
-        guard let value else {
-            throw .syntax(offset: start, message: "CAST to \"\(type)\" cannot take \(describe(valueToken)) (expected NSDate, NSDecimalNumber, UUID, URL or Data with a matching value)")
+        if case .constant(let constant) = value {
+            do throws(FormatPredicateError) {
+                return .constant(try Conversion.cast(constant, to: type))
+            } catch {
+                throw .syntax(offset: offset, message: "CAST to \"\(type)\" cannot take \(constant.kindName) \(constant.formatLiteral) (\(error.description))")
+            }
         }
-        return .constant(value)
+        guard Conversion.runtimeCastTypes.contains(type) else {
+            throw .syntax(offset: offset, message: "CAST to \"\(type)\" takes only a constant; a value read when evaluating can be cast to \(Conversion.runtimeCastTypes.sorted().joined(separator: ", "))")
+        }
+        return .function(.cast, [value, typeExpression])
     }
 
     // MARK: Arguments

@@ -1,0 +1,229 @@
+/// Functions, subscripts and collections in SQL: arithmetic SQLite computes as the evaluator does runs on its own
+/// operators; everything else calls the evaluator's code through `og_function` and the `og_` aggregates.
+extension Scope {
+    /// The rows of a collection expression, each value in a column `v`: a literal collection, a to-many key path,
+    /// `@distinctUnionOfObjects`, `mode:`. Nil when the expression is not a collection.
+    struct CollectionRows {
+        var select: String
+        var family: PredicateValue.Family?
+        /// The rows are objects (their keys), which only `count:` and `[SIZE]` can use.
+        var holdsObjects = false
+    }
+
+    func collectionRows(_ expression: FormatExpression) throws(FormatPredicateError) -> CollectionRows? {
+        switch expression {
+        case .aggregate(let items):
+            guard !items.isEmpty else { return CollectionRows(select: "SELECT NULL AS v WHERE 0", family: nil) }
+            var terms: [SQLTerm] = []
+            for item in items { terms.append(try term(item)) }
+            var family: PredicateValue.Family?
+            for item in terms {
+                if let known = item.family {
+                    if let family, family != known {
+                        throw .typeMismatch(expression: "\(expression)", expected: "values of one kind (\(family.rawValue) first)", found: known.rawValue)
+                    }
+                    family = known
+                }
+            }
+            return CollectionRows(select: terms.map { "SELECT \($0.sql) AS v" }.joined(separator: " UNION ALL "), family: family)
+        case .keyPath, .member(.variable, _):
+            if case .member(.variable(let name), _) = expression, rowValues[name] != nil { return nil }
+            guard let path = try pathOf(expression), case .toMany(let ownerAlias, let owner, let key, let destination, let link, let rest) = path else {
+                return nil
+            }
+            let (from, linkCondition, sub) = try relationshipRows(ownerAlias: ownerAlias, owner: owner, destination: destination, link: link)
+            let value: SQLTerm
+            var holdsObjects = false
+            if rest.isEmpty {
+                value = SQLTerm(sql: "\(sub.alias).\(sqlQuoted(try schema.table(forEntity: destination).primaryKey))")
+                holdsObjects = true
+            } else {
+                guard case .column(let column, let kind) = try sub.resolve(rest, fromAlias: sub.alias, entity: destination, prefix: []) else {
+                    throw .unsupported("\(expression) goes on through another relationship after the to-many '\(key)' of \(owner); use SUBQUERY")
+                }
+                value = SQLTerm(sql: kind == .decimal ? "CAST(\(column) AS REAL)" : column, family: kind.family)
+            }
+            let fromClause = ([from] + sub.joins).joined(separator: " ")
+            return CollectionRows(select: "SELECT \(value.sql) AS v FROM \(fromClause) WHERE \(linkCondition)", family: value.family, holdsObjects: holdsObjects)
+        case .collection(.distinctUnionOfObjects, let base, let key):
+            let path: FormatExpression
+            switch base {
+            case .keyPath(let basePath): path = .keyPath(basePath + key)
+            case .member(.variable(let name), let basePath): path = .member(.variable(name), basePath + key)
+            default: throw .unsupported("@distinctUnionOfObjects needs a to-many key path before it, not \(base)")
+            }
+            guard let rows = try collectionRows(path) else {
+                throw .unsupported("@distinctUnionOfObjects needs a to-many key path before it, not \(base)")
+            }
+            let alias = compilation.newAlias()
+            return CollectionRows(select: "SELECT DISTINCT \(alias).v AS v FROM (\(rows.select)) AS \(alias) WHERE \(alias).v IS NOT NULL", family: rows.family)
+        case .function(.mode, let arguments):
+            let rows = try aggregateRows(.mode, arguments[0], expression)
+            let (a, b, c) = (compilation.newAlias(), compilation.newAlias(), compilation.newAlias())
+            let counted = "SELECT \(a).v AS v, COUNT(*) AS n FROM (\(rows.select)) AS \(a) WHERE \(a).v IS NOT NULL GROUP BY \(a).v"
+            // The same text twice binds the same numbered placeholders twice, which SQLite allows.
+            return CollectionRows(
+                select: "SELECT \(b).v AS v FROM (\(counted)) AS \(b) WHERE \(b).n = (SELECT MAX(\(c).n) FROM (\(counted)) AS \(c))",
+                family: rows.family)
+        default:
+            return nil
+        }
+    }
+
+    /// The rows an aggregate function reduces, refused where they are not values it can reduce.
+    private func aggregateRows(_ function: ExpressionFunction, _ argument: FormatExpression, _ expression: FormatExpression) throws(FormatPredicateError) -> CollectionRows {
+        guard let rows = try collectionRows(argument) else {
+            throw .typeMismatch(expression: "\(expression)", expected: "a collection", found: "the single value \(argument)")
+        }
+        if rows.holdsObjects && function != .count {
+            throw .typeMismatch(expression: "\(expression)", expected: "values; add the key of the objects' values to aggregate", found: "objects")
+        }
+        if [.sum, .average, .median, .stddev].contains(function), let family = rows.family, family != .number {
+            throw .typeMismatch(expression: "\(expression)", expected: "numbers", found: family.rawValue)
+        }
+        return rows
+    }
+
+    func functionTerm(_ function: ExpressionFunction, _ arguments: [FormatExpression], _ expression: FormatExpression) throws(FormatPredicateError) -> SQLTerm {
+        if function.isAggregate {
+            if function == .mode {
+                throw .unsupported("\(expression) yields a collection; use it with IN, ANY, ALL, NONE or an aggregate function")
+            }
+            if function == .count, case .subquery = arguments[0] { return try aggregate(.count, arguments[0], []) }
+            let rows = try aggregateRows(function, arguments[0], expression)
+            let alias = compilation.newAlias()
+            let value: String
+            var family = PredicateValue.Family.number
+            switch function {
+            case .count: value = "COUNT(*)"
+            case .sum: value = "og_sum(\(alias).v)"
+            case .average: value = "AVG(\(alias).v)"
+            case .median: value = "og_median(\(alias).v)"
+            case .stddev: value = "og_stddev(\(alias).v)"
+            case .min: value = "MIN(\(alias).v)"; family = rows.family ?? .number
+            default: value = "MAX(\(alias).v)"; family = rows.family ?? .number
+            }
+            return SQLTerm(sql: "(SELECT \(value) FROM (\(rows.select)) AS \(alias))", family: family)
+        }
+        var terms: [SQLTerm] = []
+        for argument in arguments {
+            let argumentTerm = try term(argument)
+            if argumentTerm.relationship != nil {
+                throw .typeMismatch(expression: "\(expression)", expected: "values", found: "the relationship \(argument)")
+            }
+            terms.append(argumentTerm)
+        }
+        func require(_ family: PredicateValue.Family, _ index: Int) throws(FormatPredicateError) {
+            if let found = terms[index].family, found != family {
+                throw .typeMismatch(expression: "\(expression)", expected: family.rawValue, found: "\(found.rawValue) (\(arguments[index]))")
+            }
+        }
+        switch function {
+        case .add, .subtract, .multiply:
+            let family = try arithmeticFamily(function, terms, expression)
+            let symbol = function == .add ? "+" : function == .subtract ? "-" : "*"
+            return SQLTerm(sql: "(\(terms[0].sql) \(symbol) \(terms[1].sql))", family: family)
+        case .divide:
+            try require(.number, 0)
+            try require(.number, 1)
+            return SQLTerm(sql: "(CAST(\(terms[0].sql) AS REAL) / \(terms[1].sql))", family: .number)
+        case .now, .random, .randomBelow:
+            if function == .randomBelow { try require(.number, 0) }
+            return SQLTerm(sql: "og_volatile(\(([compilation.bind(.string(function.rawValue))] + terms.map(\.sql)).joined(separator: ", ")))",
+                           family: function == .now ? .date : .number)
+        case .cast:
+            guard case .constant(.string(let type)) = arguments[1] else { throw .unsupported("CAST needs a type name string") }
+            return try castTerm(terms[0], to: type, expression)
+        case .uppercase, .lowercase:
+            try require(.string, 0)
+            return callTerm(function, terms, family: .string)
+        default:
+            for index in terms.indices { try require(.number, index) }
+            return callTerm(function, terms, family: .number)
+        }
+    }
+
+    private func callTerm(_ function: ExpressionFunction, _ terms: [SQLTerm], family: PredicateValue.Family) -> SQLTerm {
+        let name = compilation.bind(.string(function.rawValue))
+        return SQLTerm(sql: "og_function(\(([name] + terms.map(\.sql)).joined(separator: ", ")))", family: family)
+    }
+
+    /// `+ - *` over numbers give a number; a Date plus or minus seconds a Date; a Date minus a Date seconds.
+    private func arithmeticFamily(_ function: ExpressionFunction, _ terms: [SQLTerm], _ expression: FormatExpression) throws(FormatPredicateError) -> PredicateValue.Family {
+        let (a, b) = (terms[0].family, terms[1].family)
+        func refuse(_ found: PredicateValue.Family) -> FormatPredicateError {
+            .typeMismatch(expression: "\(expression)", expected: function == .multiply ? "numbers" : "numbers, or a Date and a number of seconds", found: found.rawValue)
+        }
+        for family in [a, b] {
+            if let family, family != .number && family != .date { throw refuse(family) }
+        }
+        switch (function, a, b) {
+        case (.multiply, .date, _), (.multiply, _, .date): throw refuse(.date)
+        case (.subtract, .date, .date): return .number
+        case (.subtract, _, .date): throw refuse(.date)
+        case (.add, .date, .date): throw refuse(.date)
+        case (_, .date, _), (_, _, .date): return .date
+        default: return .number
+        }
+    }
+
+    private func castTerm(_ value: SQLTerm, to type: String, _ expression: FormatExpression) throws(FormatPredicateError) -> SQLTerm {
+        func refuse(_ found: PredicateValue.Family) -> FormatPredicateError {
+            .typeMismatch(expression: "\(expression)", expected: "a value that converts to \(type)", found: found.rawValue)
+        }
+        let typeName = compilation.bind(.string(type))
+        let converted = SQLTerm(sql: "og_function(\(compilation.bind(.string(ExpressionFunction.cast.rawValue))), \(value.sql), \(typeName))")
+        switch (type, value.family) {
+        case ("NSNumber", .number?), ("NSNumber", .date?), ("NSNumber", nil): return SQLTerm(sql: value.sql, family: .number)
+        case ("NSNumber", .string?): return SQLTerm(sql: converted.sql, family: .number)
+        case ("NSString", .string?), ("NSString", .uuid?), ("NSString", .url?), ("NSString", nil): return SQLTerm(sql: value.sql, family: .string)
+        case ("NSString", .number?): return SQLTerm(sql: converted.sql, family: .string)
+        case ("NSDate", .number?), ("NSDate", .date?), ("NSDate", nil): return SQLTerm(sql: value.sql, family: .date)
+        case (_, let found?): throw refuse(found)
+        default: throw .unsupported("CAST to \"\(type)\"")
+        }
+    }
+
+    func subscriptTerm(_ base: FormatExpression, _ position: CollectionSubscript, _ expression: FormatExpression) throws(FormatPredicateError) -> SQLTerm {
+        if case .aggregate(let items) = base {
+            // A literal collection is indexed here: the item is the term, and no row order is involved.
+            switch position {
+            case .size: return SQLTerm(sql: compilation.bind(.int(Int64(items.count))), family: .number)
+            case .first, .last:
+                guard let item = position == .first ? items.first : items.last else { return try term(.constant(.null)) }
+                return try term(item)
+            case .index(.constant(.int(let index))):
+                return index >= 0 && index < items.count ? try term(items[Int(index)]) : try term(.constant(.null))
+            case .index(let indexExpression):
+                let index = try term(indexExpression)
+                if let family = index.family, family != .number {
+                    throw .typeMismatch(expression: "\(expression)", expected: "an integer index", found: family.rawValue)
+                }
+                var cases: [String] = []
+                var family: PredicateValue.Family?
+                for (offset, item) in items.enumerated() {
+                    let itemTerm = try term(item)
+                    family = family ?? itemTerm.family
+                    cases.append("WHEN \(offset) THEN \(itemTerm.sql)")
+                }
+                return SQLTerm(sql: cases.isEmpty ? "(\(index.sql) AND NULL)" : "(CASE \(index.sql) \(cases.joined(separator: " ")) END)", family: family)
+            }
+        }
+        if case .constant(.null) = base { return try term(.constant(.null)) }
+        guard let rows = try collectionRows(base) else {
+            throw .typeMismatch(expression: "\(expression)", expected: "a collection", found: "the single value \(base)")
+        }
+        guard position == .size else {
+            throw .unsupported("\(expression): the rows of \(base) have no order in SQL; use @min or @max, or [SIZE]")
+        }
+        let alias = compilation.newAlias()
+        return SQLTerm(sql: "(SELECT COUNT(*) FROM (\(rows.select)) AS \(alias))", family: .number)
+    }
+
+    static func commonFamily(_ a: SQLTerm, _ b: SQLTerm, in expression: FormatExpression) throws(FormatPredicateError) -> PredicateValue.Family? {
+        guard let x = a.family else { return b.family }
+        guard let y = b.family else { return x }
+        guard x == y else { throw .typeMismatch(expression: "\(expression)", expected: "values of one kind (\(x.rawValue) first)", found: y.rawValue) }
+        return x
+    }
+}
