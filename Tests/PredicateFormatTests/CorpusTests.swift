@@ -226,6 +226,106 @@ var canonicalCorpus: [(String, [Any?], String)] { [
     ("a = 123456789.125", [], "a == 123456789.125"),
 ] }
 
+/// Expressions: arithmetic with its precedence, NSExpression's functions, CAST, subscripts, TERNARY, and the
+/// literals that print through CAST; each with its canonical form.
+var expressionCorpus: [(String, [Any?], String)] { [
+    ("pages * 2 > 800", [], "pages * 2 > 800"),
+    ("author.born + 100 > 2000", [], "author.born + 100 > 2000"),
+    ("a + b * c == d", [], "a + b * c == d"),
+    ("(a + b) * c == d", [], "(a + b) * c == d"),
+    ("a - b - c == 0", [], "a - b - c == 0"),
+    ("a - (b - c) == 0", [], "a - (b - c) == 0"),
+    ("a / b / c == 1", [], "a / b / c == 1"),
+    ("a / (b * c) == 1", [], "a / (b * c) == 1"),
+    ("2 ** 3 ** 2 == 512", [], "2 ** 3 ** 2 == 512"),
+    ("(2 ** 3) ** 2 == 64", [], "(2 ** 3) ** 2 == 64"),
+    ("-a == 1", [], "-a == 1"),
+    ("-(a + b) == 1", [], "-(a + b) == 1"),
+    ("- 5 == a", [], "-5 == a"),
+    ("-(5) == a", [], "0 - 5 == a"),
+    ("a - -5 == 1", [], "a - -5 == 1"),
+    ("-a ** 2 == 4", [], "-a ** 2 == 4"),
+    ("2 ** -a == 1", [], "2 ** -a == 1"),
+    ("a*b+c*d>e", [], "a * b + c * d > e"),
+    ("a + 1 BETWEEN {1, b * 2}", [], "a + 1 BETWEEN {1, b * 2}"),
+    ("a + 1 IN {1, 2}", [], "a + 1 IN {1, 2}"),
+    ("sum:(books.pages) > 1000", [], "sum:(books.pages) > 1000"),
+    ("count:(books) == 2", [], "count:(books) == 2"),
+    ("min:(books.pages) < 10", [], "min:(books.pages) < 10"),
+    ("max:({a, b, 3}) > 2", [], "max:({a, b, 3}) > 2"),
+    ("average:(books.pages) > 1.5", [], "average:(books.pages) > 1.5"),
+    ("median:(books.pages) > 1", [], "median:(books.pages) > 1"),
+    ("stddev:(books.pages) > 1", [], "stddev:(books.pages) > 1"),
+    ("3 IN mode:(books.pages)", [], "3 IN mode:(books.pages)"),
+    ("add:to:(a, b) == 3", [], "a + b == 3"),
+    ("from:subtract:(a, b) == 3", [], "a - b == 3"),
+    ("multiply:by:(a, 2) == 4", [], "a * 2 == 4"),
+    ("divide:by:(a, 2) == 0.5", [], "a / 2 == 0.5"),
+    ("modulus:by:(a, 3) == 1", [], "modulus:by:(a, 3) == 1"),
+    ("raise:toPower:(a, 2) == 9", [], "a ** 2 == 9"),
+    ("sqrt:(a) == 3", [], "sqrt:(a) == 3"),
+    ("log:(a) == 2", [], "log:(a) == 2"),
+    ("ln:(a) == 1", [], "ln:(a) == 1"),
+    ("exp:(a) > 1", [], "exp:(a) > 1"),
+    ("floor:(a) == 1", [], "floor:(a) == 1"),
+    ("ceiling:(a) == 2", [], "ceiling:(a) == 2"),
+    ("abs:(a) == 1", [], "abs:(a) == 1"),
+    ("trunc:(a) == 1", [], "trunc:(a) == 1"),
+    ("uppercase:(name) == 'X'", [], #"uppercase:(name) == "X""#),
+    ("lowercase:(name) BEGINSWITH 'x'", [], #"lowercase:(name) BEGINSWITH "x""#),
+    ("bitwiseAnd:with:(a, 3) == 1", [], "bitwiseAnd:with:(a, 3) == 1"),
+    ("bitwiseOr:with:(a, 4) == 5", [], "bitwiseOr:with:(a, 4) == 5"),
+    ("bitwiseXor:with:(a, 1) == 0", [], "bitwiseXor:with:(a, 1) == 0"),
+    ("leftshift:by:(a, 2) == 4", [], "leftshift:by:(a, 2) == 4"),
+    ("rightshift:by:(a, 1) == 0", [], "rightshift:by:(a, 1) == 0"),
+    ("onesComplement:(a) == -1", [], "onesComplement:(a) == -1"),
+    ("born < now()", [], "born < now()"),
+    ("random() < 1", [], "random() < 1"),
+    ("randomn:(10) < 10", [], "randomn:(10) < 10"),
+    ("FUNCTION(SELF, 'sqrt:', a) == 2", [], "sqrt:(a) == 2"),
+    ("FUNCTION(SELF, 'now') > born", [], "now() > born"),
+    ("CAST(a, 'NSString') == '1'", [], #"CAST(a, "NSString") == "1""#),
+    ("CAST(name, 'NSNumber') > 2", [], #"CAST(name, "NSNumber") > 2"#),
+    ("CAST(a * 60, 'NSDate') > born", [], #"CAST(a * 60, "NSDate") > born"#),
+    ("CAST('12', 'NSNumber') == a", [], "12 == a"),
+    ("CAST(12, 'NSString') == a", [], #""12" == a"#),
+    ("CAST(-123.5, 'NSDate') == born", [], #"CAST(-123.5, "NSDate") == born"#),
+    ("CAST('nan', 'NSNumber') == a", [], #"CAST("nan", "NSNumber") == a"#),
+    ("CAST('-inf', 'NSNumber') < a", [], #"CAST("-inf", "NSNumber") < a"#),
+    ("books[FIRST].title == 'x'", [], #"books[FIRST].title == "x""#),
+    ("books[LAST].pages > 1", [], "books[LAST].pages > 1"),
+    ("books[SIZE] == 2", [], "books[SIZE] == 2"),
+    ("{1, 2, 3}[1] == a", [], "{1, 2, 3}[1] == a"),
+    ("{a, b}[SIZE] == 2", [], "{a, b}[SIZE] == 2"),
+    ("TERNARY(a > 1, b, c) == 2", [], "TERNARY(a > 1, b, c) == 2"),
+    ("TERNARY(name == nil, 'none', name) == 'x'", [], #"TERNARY(name == NIL, "none", name) == "x""#),
+    ("books.@distinctUnionOfObjects.genre.@count > 1", [], "books.@distinctUnionOfObjects.genre.@count > 1"),
+    ("ANY books.@distinctUnionOfObjects.genre == 'x'", [], #"ANY books.@distinctUnionOfObjects.genre == "x""#),
+    ("a == -9223372036854775808", [], "a == -9223372036854775808"),
+    ("a == 0x7fffffffffffffff", [], "a == 9223372036854775807"),
+    ("a == 1.5e300", [], "a == 1.5e+300"),
+    (#"#"first name" == 'x'"#, [], #"#"first name" == "x""#),
+    ("#'%@' == 1", [], #"#"%@" == 1"#),
+    (#"author.#"a b".c == 1"#, [], #"author.#"a b".c == 1"#),
+    ("$x + 1 == a", [], "$x + 1 == a"),
+    ("SUBQUERY(books, $b, $b.pages * 2 > a).@count > 0", [], "SUBQUERY(books, $b, $b.pages * 2 > a).@count > 0"),
+    ("NOT (a + 1) > 2", [], "NOT a + 1 > 2"),
+    ("(a) == 1", [], "a == 1"),
+    ("((a + 1)) * 2 == 4", [], "(a + 1) * 2 == 4"),
+    ("a == (1)", [], "a == 1"),
+    ("-a.b == 1", [], "-a.b == 1"),
+    ("a ** 0.5 == 2", [], "a ** 0.5 == 2"),
+    ("1 + 2 * 3 ** 2 == 19", [], "1 + 2 * 3 ** 2 == 19"),
+    ("a == %@", [Double.nan], #"a == CAST("nan", "NSNumber")"#),
+    ("a == %@", [Double.infinity], #"a == CAST("inf", "NSNumber")"#),
+    ("a == %@", [Int64.min], "a == -9223372036854775808"),
+    ("a == %@", [Date(timeIntervalSinceReferenceDate: -978_307_200)], #"a == CAST(-978307200.0, "NSDate")"#),
+    ("%K == 1", ["%@"], #"#"%@" == 1"#),
+    ("%K == 1", ["first name"], #"#"first name" == 1"#),
+    ("%K.%K == 1", ["select", "1st"], #"select.#"1st" == 1"#),
+    ("%K == %@", ["now", 1], "now == 1"),
+] }
+
 /// Malformed strings: each must fail with this offset and a message containing this text.
 var errorCorpus: [(String, [Any?], Int, String)] { [
     ("", [], 0, "expected a predicate, found nothing"),
@@ -285,6 +385,26 @@ var errorCorpus: [(String, [Any?], Int, String)] { [
     ("a BEGINSWITH", [], 12, "expected a value after 'BEGINSWITH'"),
     ("ANY = 1", [], 4, "expected a key path or value to compare, found '='"),
     ("a = -", [], 5, "expected a value after '-', found the end of the format"),
+    ("a = foo:(1) ", [], 4, "unknown function 'foo:' (the functions are add:to:"),
+    ("a = sqrt:(1, 2)", [], 4, "'sqrt:' takes 1 argument, not 2"),
+    ("a = add:to:(1)", [], 4, "'add:to:' takes 2 arguments, not 1"),
+    ("a = sum:", [], 8, "expected '(' after the function name 'sum:'"),
+    ("a = FUNCTION(b, 'sqrt:')", [], 13, "FUNCTION calls the functions NSExpression defines, on SELF"),
+    ("a = FUNCTION(SELF, 1)", [], 19, "expected the function's name as a string after FUNCTION(SELF"),
+    ("a = 'x'[0]", [], 7, "unexpected '[' after a String constant"),
+    ("a = b[FIRST", [], 11, "expected ']' to close the '[' at offset 5"),
+    ("a = b.@distinctUnionOfObjects", [], 6, "@distinctUnionOfObjects needs the key of the values to collect"),
+    ("a = b.@sum.c.@count", [], 12, "@sum yields one value; nothing can follow it"),
+    ("a = TERNARY(b = 1, 2)", [], 20, "expected ',' after the second part of TERNARY"),
+    ("a = 1 +", [], 7, "expected a value after '+', found the end of the format"),
+    ("a = 2 ** ", [], 9, "expected a value after '**'"),
+    ("a = 9223372036854775808", [], 4, "integer 9223372036854775808 is too large"),
+    ("a = -9223372036854775809", [], 5, "integer -9223372036854775809 is too large"),
+    ("a = CAST('abc', 'NSNumber')", [], 4, "CAST to \"NSNumber\" cannot take String \"abc\""),
+    ("a = CAST(b, 'UUID')", [], 4, "CAST to \"UUID\" takes only a constant"),
+    ("#'' = 1", [], 0, "expected a key inside '#'''"),
+    ("a = now(1)", [], 8, "expected ')' after 'now('"),
+    ("(a + 1 = 2", [], 10, "expected ')' to close the '(' at offset 0"),
     ("a = '\\u12'", [], 5, "expected four hex digits after '\\u'"),
     ("a = 'x'\"", [], 7, "unterminated string"),
     ("a == 1 AND (b == 2", [], 18, "expected ')' to close the '(' at offset 11"),
@@ -302,8 +422,8 @@ var errorCorpus: [(String, [Any?], Int, String)] { [
 ] }
 
 @Suite struct CorpusTests {
-    @Test func theCorpusHasAtLeast200Strings() {
-        #expect(treeCorpus.count + canonicalCorpus.count + errorCorpus.count >= 200)
+    @Test func theCorpusHasAtLeast350Strings() {
+        #expect(treeCorpus.count + canonicalCorpus.count + expressionCorpus.count + errorCorpus.count >= 350)
     }
 
     @Test(arguments: treeCorpus.indices)
@@ -317,6 +437,14 @@ var errorCorpus: [(String, [Any?], Int, String)] { [
     @Test(arguments: canonicalCorpus.indices)
     func printsTheCanonicalFormThatParsesBackToTheSameTree(_ index: Int) throws {
         let (format, arguments, canonical) = canonicalCorpus[index]
+        let parsed = try FormatPredicate(format: format, argumentArray: arguments)
+        #expect(parsed.description == canonical, "\(format)")
+        #expect(try FormatPredicate(format: canonical, argumentArray: []) == parsed, "\(canonical)")
+    }
+
+    @Test(arguments: expressionCorpus.indices)
+    func printsExpressionsInTheirCanonicalFormThatParsesBack(_ index: Int) throws {
+        let (format, arguments, canonical) = expressionCorpus[index]
         let parsed = try FormatPredicate(format: format, argumentArray: arguments)
         #expect(parsed.description == canonical, "\(format)")
         #expect(try FormatPredicate(format: canonical, argumentArray: []) == parsed, "\(canonical)")

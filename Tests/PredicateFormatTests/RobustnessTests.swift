@@ -8,12 +8,14 @@ import Testing
         "\"y\"", "'", "\"", "\\", "1", "-2", "0x", "0x1F", "1e", "1.5e3", "AND", "OR", "NOT", "!", "&&", "||", "IN", "BETWEEN",
         "ANY", "ALL", "NONE", "SOME", "LIKE", "MATCHES", "BEGINSWITH", "CONTAINS", "ENDSWITH", "SUBQUERY(", "$x", "$", "%@", "%K",
         "%d", "%", "#", "#and", "TRUEPREDICATE", "NIL", "YES", "SELF", "CAST(", "拿破仑", "é", "\n", ";", "--", "/*",
+        "+", "-", "*", "/", "**", "sum:(", "add:to:(", "sqrt:", "FUNCTION(SELF, ", "'sqrt:'", "TERNARY(", "[FIRST]", "[LAST]",
+        "[SIZE]", "[0]", "[", "now()", "random()", "'NSNumber')", "'NSDate')", "#'a b'", "@distinctUnionOfObjects", ":", "(1 + 2)",
     ]
 
     /// 100,000 random and mutated inputs: each parses or fails with an error carrying an offset inside the input.
     @Test func randomAndMutatedInputsNeverCrashAndAlwaysSayWhere() {
         var random = SeededGenerator(seed: 7)
-        let seeds = canonicalCorpus.map(\.2) + treeCorpus.map(\.0)
+        let seeds = canonicalCorpus.map(\.2) + treeCorpus.map(\.0) + expressionCorpus.map(\.2)
         var parsed = 0
         var problems: [String] = []
         for round in 0..<100_000 {
@@ -51,5 +53,14 @@ import Testing
         }
         #expect(problems.isEmpty, "\(problems.prefix(5))")
         #expect(parsed > 1_000, "only \(parsed) inputs parsed; the mutations are too destructive to exercise the parser")
+    }
+
+    /// A key path of 100,000 components parses to one key path and prints back: the parser appends each
+    /// component once (copying the path per component took 30 s).
+    @Test func aHundredThousandComponentKeyPathParsesAndPrintsBack() throws {
+        let components = (0..<100_000).map { "k\($0 % 7)" }
+        let predicate = try FormatPredicate(format: components.joined(separator: ".") + " == 1", argumentArray: [])
+        #expect(predicate == .comparison(Comparison(.keyPath(components), .equal, .constant(.int(1)))))
+        #expect(try FormatPredicate(format: predicate.description, argumentArray: []) == predicate)
     }
 }

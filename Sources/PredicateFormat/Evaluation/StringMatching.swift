@@ -27,45 +27,89 @@ public enum StringMatching {
 
     public static func endsWith(_ text: String, _ suffix: String) -> Bool { text.utf8.reversed().starts(with: suffix.utf8.reversed()) }
 
+    /// Whether `part` occurs in `text`, by their UTF-8 bytes, in time linear in both lengths.
     public static func contains(_ text: String, _ part: String) -> Bool {
-        part.isEmpty || Array(text.utf8).firstRange(of: Array(part.utf8)) != nil
+        part.isEmpty || firstOccurrence(of: Array(part.utf8), in: Array(text.utf8)[...]) != nil
+    }
+
+    /// One element of a LIKE pattern between stars: a character, or `?`.
+    enum PatternElement: Equatable {
+        case character(Character)
+        case any
+
+        func matches(_ c: Character) -> Bool {
+            switch self {
+            case .character(let expected): expected == c
+            case .any: true
+            }
+        }
     }
 
     /// LIKE: `*` matches any run of characters, `?` exactly one, over the whole string; `\` escapes either.
+    ///
+    /// The pattern is split at its stars; the first piece must match at the start, the last at the end, and each
+    /// one between at its leftmost place after the one before (which leaves the most room for the rest), so the
+    /// text is read once per piece: linear in its length, never exponential, whatever the pattern.
     public static func like(_ text: String, _ pattern: String) -> Bool {
-        var tokens: [(Character, isWildcard: Bool)] = []
+        var pieces: [[PatternElement]] = [[]]
         var escaping = false
         for c in pattern {
             if escaping {
-                tokens.append((c, false))
+                pieces[pieces.count - 1].append(.character(c))
                 escaping = false
             } else if c == "\\" {
                 escaping = true
+            } else if c == "*" {
+                pieces.append([])
             } else {
-                tokens.append((c, c == "*" || c == "?"))
+                pieces[pieces.count - 1].append(c == "?" ? .any : .character(c))
             }
         }
-        let chars = Array(text)
-        // Greedy matching with one backtrack point: linear in practice, O(n·m) at worst, never exponential.
-        var t = 0, p = 0, starP = -1, starT = 0
-        while t < chars.count {
-            if p < tokens.count, tokens[p].isWildcard, tokens[p].0 == "*" {
-                starP = p
-                starT = t
-                p += 1
-            } else if p < tokens.count, tokens[p].isWildcard ? tokens[p].0 == "?" : tokens[p].0 == chars[t] {
-                t += 1
-                p += 1
-            } else if starP >= 0 {
-                p = starP + 1
-                starT += 1
-                t = starT
-            } else {
-                return false
-            }
+        let characters = Array(text)
+        func matches(_ piece: [PatternElement], at start: Int) -> Bool {
+            piece.indices.allSatisfy { piece[$0].matches(characters[start + $0]) }
         }
-        while p < tokens.count, tokens[p].isWildcard, tokens[p].0 == "*" { p += 1 }
-        return p == tokens.count
+        guard pieces.count > 1 else { return characters.count == pieces[0].count && matches(pieces[0], at: 0) }
+        let first = pieces[0], last = pieces[pieces.count - 1]
+        guard first.count + last.count <= characters.count, matches(first, at: 0), matches(last, at: characters.count - last.count) else {
+            return false
+        }
+        var position = first.count
+        let end = characters.count - last.count
+        for piece in pieces.dropFirst().dropLast() where !piece.isEmpty {
+            let window = characters[position..<end]
+            let found: Int?
+            if piece.contains(.any) {
+                // `?` defeats the prefix table; the plain search costs the text's length times the piece's.
+                found = window.count < piece.count ? nil : (position...(end - piece.count)).first { matches(piece, at: $0) }
+            } else {
+                found = firstOccurrence(of: piece.compactMap { if case .character(let c) = $0 { c } else { nil } }, in: window)
+            }
+            guard let found else { return false }
+            position = found + piece.count
+        }
+        return true
+    }
+
+    /// The index where `pattern` first occurs in `text` (Knuth–Morris–Pratt: each element of the text is compared
+    /// a bounded number of times).
+    static func firstOccurrence<Element: Equatable>(of pattern: [Element], in text: ArraySlice<Element>) -> Int? {
+        guard !pattern.isEmpty else { return text.startIndex }
+        var fallback = [0]
+        fallback.reserveCapacity(pattern.count)
+        var matched = 0
+        for index in pattern.indices.dropFirst() {
+            while matched > 0 && pattern[index] != pattern[matched] { matched = fallback[matched - 1] }
+            if pattern[index] == pattern[matched] { matched += 1 }
+            fallback.append(matched)
+        }
+        matched = 0
+        for index in text.indices {
+            while matched > 0 && text[index] != pattern[matched] { matched = fallback[matched - 1] }
+            if text[index] == pattern[matched] { matched += 1 }
+            if matched == pattern.count { return index - pattern.count + 1 }
+        }
+        return nil
     }
 
     private static let regexCache = Protected<[String: NSRegularExpression]>([:])

@@ -105,6 +105,10 @@ extension Scope {
             }
             return SQLTerm(sql: "(SELECT \(value) FROM (\(rows.select)) AS \(alias))", family: family)
         }
+        if function == .cast {
+            guard case .constant(.string(let type)) = arguments[1] else { throw .unsupported("CAST needs a type name string") }
+            return try castTerm(try term(arguments[0]), to: type, expression)
+        }
         var terms: [SQLTerm] = []
         for argument in arguments {
             let argumentTerm = try term(argument)
@@ -131,9 +135,6 @@ extension Scope {
             if function == .randomBelow { try require(.number, 0) }
             return SQLTerm(sql: "og_volatile(\(([compilation.bind(.string(function.rawValue))] + terms.map(\.sql)).joined(separator: ", ")))",
                            family: function == .now ? .date : .number)
-        case .cast:
-            guard case .constant(.string(let type)) = arguments[1] else { throw .unsupported("CAST needs a type name string") }
-            return try castTerm(terms[0], to: type, expression)
         case .uppercase, .lowercase:
             try require(.string, 0)
             return callTerm(function, terms, family: .string)
@@ -171,13 +172,15 @@ extension Scope {
         func refuse(_ found: PredicateValue.Family) -> FormatPredicateError {
             .typeMismatch(expression: "\(expression)", expected: "a value that converts to \(type)", found: found.rawValue)
         }
-        let typeName = compilation.bind(.string(type))
-        let converted = SQLTerm(sql: "og_function(\(compilation.bind(.string(ExpressionFunction.cast.rawValue))), \(value.sql), \(typeName))")
+        // Bound only when used: a placeholder the text does not hold would leave SQLite a value too many.
+        func converted() -> String {
+            "og_function(\(compilation.bind(.string(ExpressionFunction.cast.rawValue))), \(value.sql), \(compilation.bind(.string(type))))"
+        }
         switch (type, value.family) {
         case ("NSNumber", .number?), ("NSNumber", .date?), ("NSNumber", nil): return SQLTerm(sql: value.sql, family: .number)
-        case ("NSNumber", .string?): return SQLTerm(sql: converted.sql, family: .number)
+        case ("NSNumber", .string?): return SQLTerm(sql: converted(), family: .number)
         case ("NSString", .string?), ("NSString", .uuid?), ("NSString", .url?), ("NSString", nil): return SQLTerm(sql: value.sql, family: .string)
-        case ("NSString", .number?): return SQLTerm(sql: converted.sql, family: .string)
+        case ("NSString", .number?): return SQLTerm(sql: converted(), family: .string)
         case ("NSDate", .number?), ("NSDate", .date?), ("NSDate", nil): return SQLTerm(sql: value.sql, family: .date)
         case (_, let found?): throw refuse(found)
         default: throw .unsupported("CAST to \"\(type)\"")

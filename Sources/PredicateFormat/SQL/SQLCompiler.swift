@@ -440,7 +440,16 @@ final class Scope {
         case .collection(.distinctUnionOfObjects, _, _):
             throw .unsupported("\(expression) yields a collection; use it with IN, ANY, ALL, NONE, @count or an aggregate function")
         case .collection(let op, let base, let key):
-            return try aggregate(op, base, key)
+            switch base {
+            case .keyPath, .member(.variable, _), .subquery: return try aggregate(op, base, key)
+            default:
+                // A collection that is not a relationship (`books.@distinctUnionOfObjects.genre.@count`): reduced
+                // as the aggregate function of the operator would reduce it.
+                guard key.isEmpty, let function = Aggregation.function(for: op) else {
+                    throw .unsupported("\(expression): only @count, @sum, @avg, @min and @max without a key can follow \(base)")
+                }
+                return try functionTerm(function, [base], expression)
+            }
         case .variable(let name):
             if let row = rowValues[name] { return row }
             throw variables[name] == nil ? .unboundVariable(name) : .unsupported("$\(name) alone stands for an object; compare one of its keys ($\(name).<key>)")
