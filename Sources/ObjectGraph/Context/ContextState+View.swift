@@ -195,7 +195,7 @@ struct SnapshotSource: IdentifiableSource {
     func predicateValue(forKey key: String) throws(FormatPredicateError) -> EvaluatedValue {
         guard let entity = state.model.entityIfPresent(snapshot.objectID.entityName) else { return .value(.null) }
         if let index = entity.attributeIndex[key] { return .value(snapshot.values[index].predicateValue) }
-        guard let index = entity.relationshipIndex[key] else { throw .evaluation("entity \(entity.name) has no property '\(key)'") }
+        guard let index = entity.relationshipIndex[key] else { throw .unknownKey(entity: entity.name, key: key) }
         do {
             if let slot = entity.toOneSlot[index] {
                 guard let target = snapshot.toOne[slot] else { return .value(.null) }

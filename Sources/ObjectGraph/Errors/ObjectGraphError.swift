@@ -53,6 +53,16 @@ public enum ObjectGraphError: Error, Sendable, Hashable, CustomStringConvertible
     case objectInaccessible(entity: String, objectID: ObjectID, reason: String)
     /// A fetch request cannot run as given (an unknown key, a relationship compared with a string, a bad limit).
     case invalidFetch(entity: String, reason: String)
+    /// A fetch's predicate, sort key or expression cannot run against `entity`; `error` says why, by kind:
+    /// ``FormatPredicateError/unknownKey(entity:key:)``, ``FormatPredicateError/typeMismatch(expression:expected:found:)``
+    /// (a date compared with a number, a string in arithmetic), ``FormatPredicateError/unsupported(_:)`` (a part SQL
+    /// cannot express), ``FormatPredicateError/unboundVariable(_:)``.
+    ///
+    /// ```swift
+    /// do { _ = try Book.items(where: "pages > 'many'") }
+    /// catch ObjectGraphError.invalidPredicate(_, .typeMismatch(let expression, _, _)) { print(expression) }
+    /// ```
+    case invalidPredicate(entity: String, error: FormatPredicateError)
     /// An object URI could not be resolved.
     case invalidURI(String, reason: String)
     /// The store was built for another model.
@@ -103,6 +113,8 @@ public enum ObjectGraphError: Error, Sendable, Hashable, CustomStringConvertible
             return "\(entity) \(id) is inaccessible: \(reason)"
         case let .invalidFetch(entity, reason):
             return "fetch of \(entity): \(reason)"
+        case let .invalidPredicate(entity, error):
+            return "fetch of \(entity): \(error)"
         case let .invalidURI(uri, reason):
             return "cannot resolve object URI \(uri): \(reason)"
         case let .modelMismatch(path, storeHash, modelHash):

@@ -12,12 +12,14 @@ extension ManagedObject: IdentifiableSource {
         do {
             if entity.attributeIndex[key] != nil { return .value(try value(forKey: key).predicateValue) }
             guard let index = entity.relationshipIndex[key] else {
-                throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
+                throw FormatPredicateError.unknownKey(entity: entity.name, key: key)
             }
             if entity.relationships[index].isToMany {
                 return .collection(try objects(forKey: key).map { .object($0) })
             }
             return try object(forKey: key).map { .object($0) } ?? .value(.null)
+        } catch let error as FormatPredicateError {
+            throw error
         } catch let error as ObjectGraphError {
             throw .evaluation(error.description)
         } catch {

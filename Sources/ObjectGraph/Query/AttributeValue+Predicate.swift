@@ -53,7 +53,7 @@ extension AttributeValue {
         do {
             result = try FormatExpression.keyPath(path).evaluate(with: source)
         } catch {
-            throw ObjectGraphError.invalidFetch(entity: entity, reason: error.description)
+            throw ObjectGraphError.invalidPredicate(entity: entity, error: error)
         }
         switch result {
         case .value(let value): return AttributeValue(value)

@@ -219,7 +219,7 @@ extension ContextState {
             do {
                 return try predicate.evaluate(with: source)
             } catch {
-                throw ObjectGraphError.invalidFetch(entity: entity.name, reason: error.description)
+                throw ObjectGraphError.invalidPredicate(entity: entity.name, error: error)
             }
         }
         for object in own.changed where try matches(object) { candidates.append(.object(object)) }

@@ -42,10 +42,10 @@ enum DictionaryResults {
         if let having = request.having {
             results = try results.filter { result in
                 let source = result.mapValues { EvaluatedValue.value($0.predicateValue) }
-                do {
+                do throws(FormatPredicateError) {
                     return try having.evaluate(with: source)
                 } catch {
-                    throw ObjectGraphError.invalidFetch(entity: entity.name, reason: "having: \(error)")
+                    throw ObjectGraphError.invalidPredicate(entity: entity.name, error: error)
                 }
             }
         }

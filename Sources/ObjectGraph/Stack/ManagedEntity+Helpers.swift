@@ -44,16 +44,7 @@ extension ManagedEntity {
     /// order was arbitrary).
     @MainActor
     public static func last(in stack: DataStack? = nil, where format: String? = nil, _ arguments: Any?..., orderBy: [String] = []) throws -> Self? {
-        if orderBy.isEmpty {
-            let request = try request(format: format, arguments: arguments, orderBy: [], offset: 0, limit: nil)
-            let stack = try DataStack.current(stack)
-            return try stack.onMain { ctx in
-                guard let id = try ctx.fetchObjectIDs(request).last else { return nil }
-                return try ctx.existingObject(with: id) as? Self
-            }
-        }
-        let reversed = orderBy.map { $0.hasPrefix("-") ? String($0.dropFirst()) : "-" + $0 }
-        return try firstObject(in: stack, format: format, arguments: arguments, orderBy: reversed)
+        try lastObject(in: stack, format: format, arguments: arguments, orderBy: orderBy)
     }
 
     /// The one object matching a format, or nil when none does.
@@ -96,6 +87,20 @@ extension ManagedEntity {
         let request = try request(format: format, arguments: arguments, orderBy: orderBy, offset: 0, limit: 1)
         guard let object = try DataStack.current(stack).firstObject(request) else { return nil }
         return object as? Self
+    }
+
+    @MainActor
+    static func lastObject(in stack: DataStack?, format: String?, arguments: [Any?], orderBy: [String]) throws -> Self? {
+        if orderBy.isEmpty {
+            let request = try request(format: format, arguments: arguments, orderBy: [], offset: 0, limit: nil)
+            let stack = try DataStack.current(stack)
+            return try stack.onMain { ctx in
+                guard let id = try ctx.fetchObjectIDs(request).last else { return nil }
+                return try ctx.existingObject(with: id) as? Self
+            }
+        }
+        let reversed = orderBy.map { $0.hasPrefix("-") ? String($0.dropFirst()) : "-" + $0 }
+        return try firstObject(in: stack, format: format, arguments: arguments, orderBy: reversed)
     }
 
     @MainActor

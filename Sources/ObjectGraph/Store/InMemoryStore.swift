@@ -48,10 +48,10 @@ public final class InMemoryStore: PersistentStore {
         var rows = (contents.rows[entity.rootName] ?? [:]).filter { names.contains($0.value.entityName) }.map { snapshot($0.key, $0.value) }
         if let predicate = request.predicate {
             rows = try rows.filter { row in
-                do {
+                do throws(FormatPredicateError) {
                     return try predicate.evaluate(with: MemoryRowSource(store: self, contents: contents, id: row.objectID))
                 } catch {
-                    throw ObjectGraphError.invalidFetch(entity: entity.name, reason: "\(error)")
+                    throw ObjectGraphError.invalidPredicate(entity: entity.name, error: error)
                 }
             }
         }

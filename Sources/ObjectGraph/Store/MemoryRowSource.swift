@@ -14,7 +14,7 @@ struct MemoryRowSource: IdentifiableSource {
         guard let entity = store.model.entityIfPresent(id.entityName),
               let row = contents.rows[entity.rootName]?[id.rawKey] else { return .value(.null) }
         if let index = entity.attributeIndex[key] { return .value(row.values[index].predicateValue) }
-        guard let index = entity.relationshipIndex[key] else { throw .evaluation("entity \(entity.name) has no property '\(key)'") }
+        guard let index = entity.relationshipIndex[key] else { throw .unknownKey(entity: entity.name, key: key) }
         if let slot = entity.toOneSlot[index] {
             return row.toOne[slot].map { .object(MemoryRowSource(store: store, contents: contents, id: $0)) } ?? .value(.null)
         }

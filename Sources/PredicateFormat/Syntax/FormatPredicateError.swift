@@ -30,7 +30,7 @@ public enum FormatPredicateError: Error, Sendable, Hashable, CustomStringConvert
         case let .unboundVariable(name): "variable $\(name) has no value; substitute it before evaluating"
         case let .evaluation(message): message
         case let .unsupported(message): "cannot compile to SQL: \(message)"
-        case let .unknownKey(entity, key): "\(entity) has no key '\(key)'"
+        case let .unknownKey(entity, key): "entity \(entity) has no property '\(key)'"
         case let .typeMismatch(expression, expected, found): "\(expression) needs \(expected), not \(found)"
         }
     }

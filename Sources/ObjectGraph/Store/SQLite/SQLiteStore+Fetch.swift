@@ -120,7 +120,7 @@ extension SQLiteStore {
             compiled = try SQLCompiler(schema: self).compile(
                 request.predicate, entity: entity.name, alias: "t0", terms: sortPaths + extraTerms, firstArgumentIndex: arguments.count + 1)
         } catch {
-            throw ObjectGraphError.invalidFetch(entity: entity.name, reason: error.description)
+            throw ObjectGraphError.invalidPredicate(entity: entity.name, error: error)
         }
         arguments += compiled.arguments
         conditions.append(compiled.condition)
@@ -336,12 +336,12 @@ extension SQLiteStore {
             let schema = ResultSchema(properties: request.properties, types: Dictionary(uniqueKeysWithValues: request.properties.map { property in
                 (property.name, property.function == nil ? model.attribute(at: property.keyPath, from: entity)?.type : nil)
             }))
-            do {
+            do throws(FormatPredicateError) {
                 let compiled = try SQLCompiler(schema: schema).compile(having, entity: "result", alias: "t0", firstArgumentIndex: arguments.count + 1)
                 arguments += compiled.arguments
                 outer.append(compiled.condition)
             } catch {
-                throw ObjectGraphError.invalidFetch(entity: entity.name, reason: "having: \(error.description)")
+                throw ObjectGraphError.invalidPredicate(entity: entity.name, error: error)
             }
         }
         sql = "SELECT * FROM (\(sql)) AS t0 WHERE \(outer.isEmpty ? "1" : outer.joined(separator: " AND "))"

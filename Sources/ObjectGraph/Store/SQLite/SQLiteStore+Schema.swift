@@ -17,12 +17,12 @@ extension SQLiteStore: SQLSchema {
         guard let entity = model.entityIfPresent(entityName) else { throw .evaluation("unknown entity '\(entityName)'") }
         if let index = entity.attributeIndex[key] {
             if entity.attributes[index].isTransient {
-                throw .evaluation("\(entityName).\(key) is transient: no store keeps it, so a fetch cannot test or sort by it")
+                throw .unsupported("\(entityName).\(key) is transient: no store keeps it, so a fetch cannot test or sort by it")
             }
             return .attribute(column: entity.attributeColumns[index], kind: Self.valueKind(entity.attributeTypes[index]))
         }
         guard let relationship = entity.relationship(named: key) else {
-            throw .evaluation("entity \(entityName) has no property '\(key)'")
+            throw .unknownKey(entity: entityName, key: key)
         }
         switch relationship.storage {
         case .foreignKey(let column):
