@@ -3,10 +3,11 @@ import PredicateFormat
 /// Dictionary results computed in memory (for stores without SQL): grouping, aggregates, having, order, slice.
 enum DictionaryResults {
     static func compute(
-        _ request: StoreDictionaryRequest, entity: ModelEntity, model: Model, rows: [ObjectID],
+        _ request: StoreDictionaryRequest, entity: ModelEntity, model: Model, rows: [ObjectID], source: (ObjectID) -> any KeyValueSource,
         value: (ObjectID, [String]) throws -> AttributeValue
     ) throws -> [[String: AttributeValue]] {
-        let hasAggregates = request.properties.contains { $0.function != nil }
+        let isToMany = { (path: [String]) in model.crossesToMany(path, from: entity) }
+        let hasAggregates = request.properties.contains { $0.function != nil || $0.expression?.aggregatesRows(isToMany: isToMany) == true }
         let groupPaths = request.groupBy.map { $0.split(separator: ".").map(String.init) }
         var groups: [[ObjectID]] = []
         if !groupPaths.isEmpty {
@@ -29,6 +30,11 @@ enum DictionaryResults {
         for group in groups {
             var dictionary: [String: AttributeValue] = [:]
             for property in request.properties {
+                if let expression = property.expression {
+                    let computed = try groupValue(expression, rows: group, source: source, isToMany: isToMany, entity: entity.name)
+                    dictionary[property.name] = AttributeValue(computed)
+                    continue
+                }
                 let values = property.keyPath.isEmpty ? [] : try group.map { try value($0, property.keyPath) }
                 let type = model.attribute(at: property.keyPath, from: entity)?.type
                 dictionary[property.name] = aggregate(property.function, values: values, rowCount: group.count, type: type)
@@ -58,6 +64,49 @@ enum DictionaryResults {
         let start = min(request.fetch.offset, results.count)
         let end = request.fetch.limit.map { min(start + $0, results.count) } ?? results.count
         return Array(results[start..<end])
+    }
+
+    /// An expression's value for a group: an aggregate function of a per-row value reduces the group's rows; any
+    /// other part reads the group's first row, as a plain property does.
+    static func groupValue(
+        _ expression: FormatExpression, rows: [ObjectID], source: (ObjectID) -> any KeyValueSource, isToMany: ([String]) -> Bool, entity: String
+    ) throws -> PredicateValue {
+        do throws(FormatPredicateError) {
+            return try groupValue(expression, rows: rows, source: source, isToMany: isToMany)
+        } catch {
+            throw ObjectGraphError.invalidPredicate(entity: entity, error: error)
+        }
+    }
+
+    private static func groupValue(
+        _ expression: FormatExpression, rows: [ObjectID], source: (ObjectID) -> any KeyValueSource, isToMany: ([String]) -> Bool
+    ) throws(FormatPredicateError) -> PredicateValue {
+        switch expression {
+        case .function(let function, let arguments) where function.isAggregate && !arguments[0].yieldsCollection(isToMany: isToMany):
+            if function == .mode {
+                throw .unsupported("\(expression) over the rows of a dictionary result yields several values; group by its argument instead")
+            }
+            var values: [PredicateValue] = []
+            for row in rows {
+                guard case .value(let value) = try arguments[0].evaluate(with: source(row)) else {
+                    throw .typeMismatch(expression: "\(expression)", expected: "a value of each object", found: "an object or a collection")
+                }
+                values.append(value)
+            }
+            return try Aggregation.reduce(function, values)
+        case .function(let function, let arguments) where expression.aggregatesRows(isToMany: isToMany):
+            var values: [PredicateValue] = []
+            for argument in arguments {
+                values.append(try groupValue(argument, rows: rows, source: source, isToMany: isToMany))
+            }
+            return try Arithmetic.apply(function, values)
+        default:
+            guard let first = rows.first else { return .null }
+            guard case .value(let value) = try expression.evaluate(with: source(first)) else {
+                throw .typeMismatch(expression: "\(expression)", expected: "a value", found: "an object or a collection")
+            }
+            return value
+        }
     }
 
     static func aggregate(_ function: FetchProperty.Function?, values: [AttributeValue], rowCount: Int, type: AttributeType?) -> AttributeValue {

@@ -123,7 +123,10 @@ public final class InMemoryStore: PersistentStore {
         var unsorted = request.fetch
         unsorted.sortKeys = []
         let rows = try selected(unsorted, sliced: false)
-        return try DictionaryResults.compute(request, entity: entity, model: model, rows: rows.map(\.objectID)) { id, path in
+        return try DictionaryResults.compute(
+            request, entity: entity, model: model, rows: rows.map(\.objectID),
+            source: { MemoryRowSource(store: self, contents: contents, id: $0) }
+        ) { id, path in
             try MemoryRowSource(store: self, contents: contents, id: id).attributeValue(at: path, entity: entity.name)
         }
     }

@@ -90,6 +90,9 @@ extension Scope {
                 throw .unsupported("\(expression) yields a collection; use it with IN, ANY, ALL, NONE or an aggregate function")
             }
             if function == .count, case .subquery = arguments[0] { return try aggregate(.count, arguments[0], []) }
+            if aggregatesRows, try collectionRows(arguments[0]) == nil {
+                return try rowsAggregate(function, arguments[0], expression)
+            }
             let rows = try aggregateRows(function, arguments[0], expression)
             let alias = compilation.newAlias()
             let value: String
@@ -141,6 +144,29 @@ extension Scope {
         default:
             for index in terms.indices { try require(.number, index) }
             return callTerm(function, terms, family: .number)
+        }
+    }
+
+    /// An aggregate function of a per-row value over the query's rows or groups.
+    private func rowsAggregate(_ function: ExpressionFunction, _ argument: FormatExpression, _ expression: FormatExpression) throws(FormatPredicateError) -> SQLTerm {
+        // The argument is a value of each row, not an aggregate of its own rows.
+        aggregatesRows = false
+        defer { aggregatesRows = true }
+        let value = try term(argument)
+        if [.sum, .average, .median, .stddev].contains(function), let family = value.family, family != .number {
+            throw .typeMismatch(expression: "\(expression)", expected: "numbers", found: family.rawValue)
+        }
+        switch function {
+        // Every row counts, nil or not, as count: counts a collection's elements; the argument stays in the text.
+        case .count: return SQLTerm(sql: "COUNT(COALESCE(\(value.sql), 1))", family: .number)
+        case .sum: return SQLTerm(sql: "og_sum(\(value.sql))", family: .number)
+        case .average: return SQLTerm(sql: "AVG(\(value.sql))", family: .number)
+        case .median: return SQLTerm(sql: "og_median(\(value.sql))", family: .number)
+        case .stddev: return SQLTerm(sql: "og_stddev(\(value.sql))", family: .number)
+        case .min: return SQLTerm(sql: "MIN(\(value.sql))", family: value.family)
+        case .max: return SQLTerm(sql: "MAX(\(value.sql))", family: value.family)
+        default:
+            throw .unsupported("\(expression) over the rows of a dictionary result yields several values; group by its argument instead")
         }
     }
 

@@ -17,6 +17,10 @@ public struct CompiledPredicate: Sendable {
     public var arguments: [DatabaseValue]
     /// One SQL value expression for each key path asked for as a term (for ORDER BY, SELECT or GROUP BY).
     public var terms: [String] = []
+    /// One SQL value expression for each expression asked for (dictionary results' computed values).
+    public var expressions: [String] = []
+    /// The family of each expression's values, where it is known: a store decodes a date's seconds as a date.
+    public var expressionFamilies: [PredicateValue.Family?] = []
 }
 
 /// Compiles a ``FormatPredicate`` to SQLite SQL: key paths across to-one relationships become LEFT JOINs, to-many
@@ -39,8 +43,13 @@ public struct SQLCompiler {
     ///
     /// `terms` are key paths (across to-one relationships) to turn into value expressions sharing the predicate's
     /// joins: sort keys, selected properties, groupings. A key path through a to-many relationship throws.
+    ///
+    /// `expressions` become value expressions too. Where `aggregatingRows` is set, an aggregate function of a
+    /// per-row value in one of them (`sum:(pages)`) is an SQL aggregate over the query's rows or groups, as in a
+    /// dictionary result; a function of a collection (`sum:(books.pages)`) reduces the collection on each row.
     public func compile(
-        _ predicate: FormatPredicate?, entity: String, alias: String = "t0", terms: [[String]] = [], firstArgumentIndex: Int = 1
+        _ predicate: FormatPredicate?, entity: String, alias: String = "t0", terms: [[String]] = [], expressions: [FormatExpression] = [],
+        aggregatingRows: Bool = false, firstArgumentIndex: Int = 1
     ) throws(FormatPredicateError) -> CompiledPredicate {
         let compilation = Compilation(schema: schema, firstIndex: firstArgumentIndex)
         let scope = Scope(alias: alias, entity: entity, compilation: compilation)
@@ -54,12 +63,18 @@ public struct SQLCompiler {
                 throw .unsupported("the key path \(path.joined(separator: ".")) crosses the to-many relationship '\(key)' of \(owner)")
             }
         }
+        var expressionTerms: [SQLTerm] = []
+        scope.aggregatesRows = aggregatingRows
+        for expression in expressions { expressionTerms.append(try scope.term(expression)) }
+        scope.aggregatesRows = false
         if let text = compilation.textWithNUL {
             // SQLite's text functions, and GRDB's reading of text, end a string at its first NUL: the comparison
             // would silently test a shorter string ("a\0b" CONTAINS reads as CONTAINS "a").
             throw .evaluation("the string constant \(PredicateValue.string(text)) holds a NUL character, which SQLite cannot compare; remove it")
         }
-        return CompiledPredicate(condition: condition, joins: scope.joins, arguments: compilation.arguments, terms: sqlTerms)
+        return CompiledPredicate(
+            condition: condition, joins: scope.joins, arguments: compilation.arguments, terms: sqlTerms,
+            expressions: expressionTerms.map(\.sql), expressionFamilies: expressionTerms.map(\.family))
     }
 }
 
@@ -143,6 +158,8 @@ final class Scope {
     var variables: [String: (alias: String, entity: String)]
     /// Values a comparison over a collection's rows reads by a name of its own (the rows' `v` column).
     var rowValues: [String: SQLTerm] = [:]
+    /// Whether an aggregate function of a per-row value reduces the query's rows (dictionary results).
+    var aggregatesRows = false
 
     init(alias: String, entity: String, compilation: Compilation, variables: [String: (alias: String, entity: String)] = [:]) {
         self.alias = alias

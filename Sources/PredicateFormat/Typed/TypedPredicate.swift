@@ -6,15 +6,17 @@ extension FormatPredicate {
     ///
     /// `keyPathNames` names the stored property behind each key path (for macro entities, their `_keyPathNames`).
     /// Translated: `==`, `!=`, `<`, `<=`, `>`, `>=`, `&&`, `||`, `!`, optional chaining (`$0.author?.name`), `nil`,
-    /// captured values, `starts(with:)`, `contains` (of a value, and `contains(where:)`),
-    /// `allSatisfy`, and force unwraps. Anything else (arithmetic, `??`, conditionals, casts, regexes, `filter`, and
-    /// `localizedStandardContains`, which Foundation on Linux does not offer)
-    /// throws ``FormatPredicateError/unsupported(_:)`` naming the part.
+    /// captured values, `starts(with:)`, `contains` (of a value, and `contains(where:)`), `allSatisfy`, force
+    /// unwraps, arithmetic (`+ - * / %` and unary minus; integer `/` truncates, as Swift's does), `??` and
+    /// conditionals (both as `TERNARY`). Anything else (casts, regexes, `filter`, and `localizedStandardContains`,
+    /// which Foundation on Linux does not offer) throws ``FormatPredicateError/unsupported(_:)`` naming the part.
     ///
     /// ```swift
     /// let typed = #Predicate<Book> { $0.pages > 100 && $0.author?.name == "约翰史蒂芬" }
     /// let tree = try FormatPredicate(typed) { Book._keyPathNames[$0] }
     /// // pages > 100 AND author.name == "约翰史蒂芬"
+    /// let doubled = try FormatPredicate(#Predicate<Book> { $0.pages * 2 > ($0.limit ?? 800) }) { Book._keyPathNames[$0] }
+    /// // pages * 2 > TERNARY(limit != NIL, limit, 800)
     /// ```
     public init<Input>(_ predicate: Predicate<Input>, keyPathNames: @escaping (AnyKeyPath) -> String?) throws(FormatPredicateError) {
         var translation = PredicateTranslation(keyPathNames: keyPathNames)
@@ -215,5 +217,71 @@ extension PredicateExpressions.SequenceAllSatisfy: TypedPredicatePart {
         let inner = try translation.predicate(test)
         let subquery = FormatExpression.subquery(collection: collection, variable: name, predicate: .not(inner))
         return .predicate(.comparison(Comparison(.collection(.count, of: subquery, key: []), .equal, .constant(.int(0)))))
+    }
+}
+
+extension PredicateExpressions.Arithmetic: TypedPredicatePart {
+    func translate(_ translation: inout PredicateTranslation) throws(FormatPredicateError) -> TranslatedNode {
+        let function: ExpressionFunction = switch op {
+        case .add: .add
+        case .subtract: .subtract
+        case .multiply: .multiply
+        @unknown default: throw .unsupported("the #Predicate arithmetic operator \(op)")
+        }
+        return .expression(.function(function, [try translation.expression(lhs), try translation.expression(rhs)]))
+    }
+}
+
+extension PredicateExpressions.FloatDivision: TypedPredicatePart {
+    func translate(_ translation: inout PredicateTranslation) throws(FormatPredicateError) -> TranslatedNode {
+        .expression(.function(.divide, [try translation.expression(lhs), try translation.expression(rhs)]))
+    }
+}
+
+extension PredicateExpressions.IntDivision: TypedPredicatePart {
+    /// Swift's `/` on integers truncates toward zero: `trunc:(a / b)`.
+    func translate(_ translation: inout PredicateTranslation) throws(FormatPredicateError) -> TranslatedNode {
+        .expression(.function(.trunc, [.function(.divide, [try translation.expression(lhs), try translation.expression(rhs)])]))
+    }
+}
+
+extension PredicateExpressions.IntRemainder: TypedPredicatePart {
+    func translate(_ translation: inout PredicateTranslation) throws(FormatPredicateError) -> TranslatedNode {
+        .expression(.function(.modulus, [try translation.expression(lhs), try translation.expression(rhs)]))
+    }
+}
+
+extension PredicateExpressions.UnaryMinus: TypedPredicatePart {
+    func translate(_ translation: inout PredicateTranslation) throws(FormatPredicateError) -> TranslatedNode {
+        // `-100` in Swift is a minus before a literal: the negative literal, as the format language reads it.
+        switch try translation.expression(wrapped) {
+        case .constant(.int(let value)) where value != .min: return .expression(.constant(.int(-value)))
+        case .constant(.double(let value)): return .expression(.constant(.double(-value)))
+        case let operand: return .expression(.function(.subtract, [.constant(.int(0)), operand]))
+        }
+    }
+}
+
+extension PredicateExpressions.NilCoalesce: TypedPredicatePart {
+    /// `a ?? b` is `TERNARY(a != nil, a, b)`.
+    func translate(_ translation: inout PredicateTranslation) throws(FormatPredicateError) -> TranslatedNode {
+        let value = try translation.expression(lhs)
+        let fallback = try translation.expression(rhs)
+        return .expression(.ternary(.comparison(Comparison(value, .notEqual, .constant(.null))), value, fallback))
+    }
+}
+
+extension PredicateExpressions.Conditional: TypedPredicatePart {
+    /// `test ? a : b` is `TERNARY(test, a, b)`; between two conditions, `(test AND a) OR (NOT test AND b)`.
+    func translate(_ translation: inout PredicateTranslation) throws(FormatPredicateError) -> TranslatedNode {
+        let condition = try translation.predicate(test)
+        let then = try translation.node(trueBranch), otherwise = try translation.node(falseBranch)
+        switch (then, otherwise) {
+        case (.expression(let a), .expression(let b)):
+            return .expression(.ternary(condition, a, b))
+        default:
+            let a = try translation.predicate(trueBranch), b = try translation.predicate(falseBranch)
+            return .predicate(.or([.and([condition, a]), .and([.not(condition), b])]))
+        }
     }
 }

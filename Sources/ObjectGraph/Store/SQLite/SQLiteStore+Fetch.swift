@@ -103,9 +103,10 @@ extension SQLiteStore {
     }
 
     /// The SQL for a request: entity filter, compiled predicate and joins, order, slice.
-    func selectSQL(_ request: StoreFetchRequest, columns: (TableLayout) -> String, ordered: Bool, sliced: Bool, extraTerms: [[String]] = [])
-        throws -> (sql: String, arguments: [DatabaseValue], terms: [String])
-    {
+    func selectSQL(
+        _ request: StoreFetchRequest, columns: (TableLayout) -> String, ordered: Bool, sliced: Bool, extraTerms: [[String]] = [],
+        expressions: [FormatExpression] = []
+    ) throws -> (sql: String, arguments: [DatabaseValue], terms: [String], expressions: [(sql: String, family: PredicateValue.Family?)]) {
         let (entity, table) = try layout(for: request.entityName)
         var conditions: [String] = []
         var arguments: [DatabaseValue] = []
@@ -118,7 +119,8 @@ extension SQLiteStore {
         let compiled: CompiledPredicate
         do {
             compiled = try SQLCompiler(schema: self).compile(
-                request.predicate, entity: entity.name, alias: "t0", terms: sortPaths + extraTerms, firstArgumentIndex: arguments.count + 1)
+                request.predicate, entity: entity.name, alias: "t0", terms: sortPaths + extraTerms, expressions: expressions,
+                aggregatingRows: true, firstArgumentIndex: arguments.count + 1)
         } catch {
             throw ObjectGraphError.invalidPredicate(entity: entity.name, error: error)
         }
@@ -139,7 +141,7 @@ extension SQLiteStore {
             sql += " LIMIT ? OFFSET ?"
             arguments += [(request.limit ?? -1).databaseValue, request.offset.databaseValue]
         }
-        return (sql, arguments, Array(compiled.terms.dropFirst(sortPaths.count)))
+        return (sql, arguments, Array(compiled.terms.dropFirst(sortPaths.count)), Array(zip(compiled.expressions, compiled.expressionFamilies)))
     }
 
     /// The SQL of an object fetch. An app repeats the same few fetches (a screen's query, a lookup on each
@@ -155,7 +157,7 @@ extension SQLiteStore {
         } else {
             var unsliced = request
             (unsliced.limit, unsliced.offset) = (nil, 0)
-            let (sql, arguments, _) = try selectSQL(unsliced, columns: { $0.selectList.joined(separator: ", ") }, ordered: true, sliced: false)
+            let (sql, arguments, _, _) = try selectSQL(unsliced, columns: { $0.selectList.joined(separator: ", ") }, ordered: true, sliced: false)
             compiled = FetchSQL(key: key, sql: sql, slicedSQL: sql + " LIMIT ? OFFSET ?", arguments: arguments)
             fetchSQLCache.keep(compiled, for: hash)
         }
@@ -218,7 +220,7 @@ extension SQLiteStore {
 
     public func fetchIDs(_ request: StoreFetchRequest) throws -> [ObjectID] {
         let (_, table) = try layout(for: request.entityName)
-        let (sql, arguments, _) = try selectSQL(request, columns: { _ in "t0.\(RowColumn.id), t0.\(RowColumn.entity)" }, ordered: true, sliced: true)
+        let (sql, arguments, _, _) = try selectSQL(request, columns: { _ in "t0.\(RowColumn.id), t0.\(RowColumn.entity)" }, ordered: true, sliced: true)
         return try readStore(singleStatement: true) { db in
             var result: [ObjectID] = []
             try step(db, sql, arguments, cached: true) { row in
@@ -230,7 +232,7 @@ extension SQLiteStore {
     }
 
     public func count(_ request: StoreFetchRequest) throws -> Int {
-        let (sql, arguments, _) = try selectSQL(request, columns: { _ in "COUNT(*)" }, ordered: false, sliced: false)
+        let (sql, arguments, _, _) = try selectSQL(request, columns: { _ in "COUNT(*)" }, ordered: false, sliced: false)
         let total = try readStore(singleStatement: true) { db in try Int.fetchOne(db, sql: sql, arguments: StatementArguments(arguments)) ?? 0 }
         let afterOffset = max(0, total - request.offset)
         return request.limit.map { min($0, afterOffset) } ?? afterOffset
@@ -238,7 +240,7 @@ extension SQLiteStore {
 
     /// SQLite's plan for a fetch, one line per step (`EXPLAIN QUERY PLAN`): whether it searches an index.
     public func queryPlan(for request: StoreFetchRequest) throws -> [String] {
-        let (sql, arguments, _) = try selectSQL(request, columns: { $0.selectList.joined(separator: ", ") }, ordered: true, sliced: true)
+        let (sql, arguments, _, _) = try selectSQL(request, columns: { $0.selectList.joined(separator: ", ") }, ordered: true, sliced: true)
         return try readStore { db in
             try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: StatementArguments(arguments)).map { $0["detail"] as String }
         }
@@ -288,8 +290,11 @@ extension SQLiteStore {
         let groupPaths = request.groupBy.map { $0.split(separator: ".").map(String.init) }
         var innerRequest = request.fetch
         innerRequest.sortKeys = []
-        let (baseSQL, baseArguments, terms) = try selectSQL(
-            innerRequest, columns: { _ in "__COLUMNS__" }, ordered: false, sliced: false, extraTerms: valuePaths + groupPaths)
+        let computed = request.properties.compactMap(\.expression)
+        let (baseSQL, baseArguments, terms, expressionTerms) = try selectSQL(
+            innerRequest, columns: { _ in "__COLUMNS__" }, ordered: false, sliced: false, extraTerms: valuePaths + groupPaths, expressions: computed)
+        var expressionIndex = 0
+        var resultTypes: [String: AttributeType?] = [:]
         var termIndex = 0
         var items: [String] = []
         var kinds: [(name: String, decode: (DatabaseValue) -> AttributeValue)] = []
@@ -316,6 +321,11 @@ extension SQLiteStore {
             let expression: String
             let type: AttributeType?
             switch property.function {
+            case nil where property.expression != nil:
+                let computed = expressionTerms[expressionIndex]
+                expressionIndex += 1
+                // Dates are stored as seconds and strings as text: decoded as such; numbers as SQLite returns them.
+                (expression, type) = (computed.sql, computed.family == .date ? .date : computed.family == .string ? .string : nil)
             case nil: (expression, type) = (term, attributeType)
             case .count?: (expression, type) = (property.keyPath.isEmpty ? "COUNT(*)" : "COUNT(\(term))", .int64)
             case .sum?: (expression, type) = ("SUM(\(term))", attributeType.map { [.int16, .int32, .int64].contains($0) ? .int64 : .double })
@@ -324,6 +334,7 @@ extension SQLiteStore {
             case .max?: (expression, type) = ("MAX(\(term))", attributeType)
             }
             items.append("\(expression) AS \(sqlQuoted(property.name))")
+            resultTypes[property.name] = type
             kinds.append((property.name, { value in type.map { SQLiteValueCoding.decode(value, as: $0) } ?? SQLiteValueCoding.decodeUntyped(value) }))
         }
         let groupTerms = Array(terms[termIndex...])
@@ -333,9 +344,7 @@ extension SQLiteStore {
         var arguments = baseArguments
         var outer: [String] = []
         if let having = request.having {
-            let schema = ResultSchema(properties: request.properties, types: Dictionary(uniqueKeysWithValues: request.properties.map { property in
-                (property.name, property.function == nil ? model.attribute(at: property.keyPath, from: entity)?.type : nil)
-            }))
+            let schema = ResultSchema(properties: request.properties, types: resultTypes)
             do throws(FormatPredicateError) {
                 let compiled = try SQLCompiler(schema: schema).compile(having, entity: "result", alias: "t0", firstArgumentIndex: arguments.count + 1)
                 arguments += compiled.arguments
@@ -448,6 +457,18 @@ struct ResultSchema: SQLSchema {
 }
 
 extension Model {
+    /// Whether a key path from `entity` crosses a to-many relationship.
+    func crossesToMany(_ keyPath: [String], from entity: ModelEntity) -> Bool {
+        var current = entity
+        for key in keyPath {
+            guard let relationship = current.relationship(named: key) else { return false }
+            if relationship.isToMany { return true }
+            guard let next = entityIfPresent(relationship.destinationEntityName) else { return false }
+            current = next
+        }
+        return false
+    }
+
     /// The destination of the to-one relationship a key path ends at, walking to-one relationships from `entity`.
     func toOneDestination(at keyPath: [String], from entity: ModelEntity) -> ModelEntity? {
         var current = entity
