@@ -112,7 +112,9 @@ extension SQLiteStore {
         var arguments: [DatabaseValue] = []
         let names = request.includesSubentities ? entity.selfAndDescendantNames : [entity.name]
         if names.count < (model.entityIfPresent(entity.rootName)?.selfAndDescendantNames.count ?? 0) {
-            conditions.append("t0.\(RowColumn.entity) IN (\(Array(repeating: "?", count: names.count).joined(separator: ",")))")
+            // Numbered: a computed column before WHERE may hold numbered placeholders, after which a bare `?` would
+            // take the next number rather than the first.
+            conditions.append("t0.\(RowColumn.entity) IN (\((1...names.count).map { "?\($0)" }.joined(separator: ",")))")
             arguments += names.map(\.databaseValue)
         }
         let sortPaths = ordered ? request.sortKeys.map(\.keyPath) : []
