@@ -29,6 +29,17 @@ import Testing
             #expect(try fetch("TERNARY(author.name == 'anna', pages, 0) > 500", []) == ["Anna"])
             #expect(try fetch("chapters[SIZE] == 0 AND tags[SIZE] == 2", []) == ["Nana", "Bleak", "Alpha"])
             #expect(try fetch("ANY author.books.@distinctUnionOfObjects.pages > 1000", []) == ["Bleak"])
+            // An ordered relationship has a first, a last and an n-th object, in its order.
+            let germinal = try ctx.fetch(try FetchRequest(entityName: "Book", format: "title == 'Germinal'", argumentArray: []))[0]
+            let chapters = try ["Un", "Deux", "Trois"].map { heading in
+                let chapter = try ctx.insert("Chapter")
+                try chapter.setValue(heading, forKey: "heading")
+                return chapter
+            }
+            try germinal.setObjects(chapters, forKey: "chapters")
+            try ctx.save()
+            #expect(try fetch("chapters[FIRST].heading == 'Un' AND chapters[LAST].heading == 'Trois' AND chapters[1].heading == 'Deux'", []) == ["Germinal"])
+            #expect(try fetch("chapters[5].heading == nil AND chapters[-1].heading == nil AND chapters[SIZE] == 3", []) == ["Germinal"])
             // An unsaved change is judged in memory by the same rules.
             let unsaved = try ctx.insert("Book")
             try unsaved.setValue("Draft", forKey: "title")

@@ -8,6 +8,8 @@ extension Scope {
         var family: PredicateValue.Family?
         /// The rows are objects (their keys), which only `count:` and `[SIZE]` can use.
         var holdsObjects = false
+        /// For an ordered relationship's rows: the same rows with their position in a column `o`.
+        var orderedSelect: String?
     }
 
     func collectionRows(_ expression: FormatExpression) throws(FormatPredicateError) -> CollectionRows? {
@@ -31,7 +33,7 @@ extension Scope {
             guard let path = try pathOf(expression), case .toMany(let ownerAlias, let owner, let key, let destination, let link, let rest) = path else {
                 return nil
             }
-            let (from, linkCondition, sub) = try relationshipRows(ownerAlias: ownerAlias, owner: owner, destination: destination, link: link)
+            let (from, linkCondition, sub, order) = try orderedRelationshipRows(ownerAlias: ownerAlias, owner: owner, destination: destination, link: link)
             let value: SQLTerm
             var holdsObjects = false
             if rest.isEmpty {
@@ -44,7 +46,9 @@ extension Scope {
                 value = SQLTerm(sql: kind == .decimal ? "CAST(\(column) AS REAL)" : column, family: kind.family)
             }
             let fromClause = ([from] + sub.joins).joined(separator: " ")
-            return CollectionRows(select: "SELECT \(value.sql) AS v FROM \(fromClause) WHERE \(linkCondition)", family: value.family, holdsObjects: holdsObjects)
+            return CollectionRows(
+                select: "SELECT \(value.sql) AS v FROM \(fromClause) WHERE \(linkCondition)", family: value.family, holdsObjects: holdsObjects,
+                orderedSelect: order.map { "SELECT \(value.sql) AS v, \($0) AS o FROM \(fromClause) WHERE \(linkCondition)" })
         case .collection(.distinctUnionOfObjects, let base, let key):
             let path: FormatExpression
             switch base {
@@ -242,11 +246,26 @@ extension Scope {
         guard let rows = try collectionRows(base) else {
             throw .typeMismatch(expression: "\(expression)", expected: "a collection", found: "the single value \(base)")
         }
-        guard position == .size else {
-            throw .unsupported("\(expression): the rows of \(base) have no order in SQL; use @min or @max, or [SIZE]")
-        }
         let alias = compilation.newAlias()
-        return SQLTerm(sql: "(SELECT COUNT(*) FROM (\(rows.select)) AS \(alias))", family: .number)
+        if position == .size { return SQLTerm(sql: "(SELECT COUNT(*) FROM (\(rows.select)) AS \(alias))", family: .number) }
+        guard let ordered = rows.orderedSelect else {
+            throw .unsupported("\(expression): \(base) is not an ordered relationship, so its objects have no first, last or n-th; use @min, @max or [SIZE]")
+        }
+        let family = rows.holdsObjects ? nil : rows.family
+        switch position {
+        case .first: return SQLTerm(sql: "(SELECT \(alias).v FROM (\(ordered)) AS \(alias) ORDER BY \(alias).o LIMIT 1)", family: family)
+        case .last: return SQLTerm(sql: "(SELECT \(alias).v FROM (\(ordered)) AS \(alias) ORDER BY \(alias).o DESC LIMIT 1)", family: family)
+        case .index(let indexExpression):
+            let index = try term(indexExpression)
+            if let found = index.family, found != .number {
+                throw .typeMismatch(expression: "\(expression)", expected: "an integer index", found: found.rawValue)
+            }
+            // A negative offset would read as none in SQLite: out of range is nil, as in memory.
+            return SQLTerm(
+                sql: "(SELECT \(alias).v FROM (\(ordered)) AS \(alias) WHERE \(index.sql) >= 0 ORDER BY \(alias).o LIMIT 1 OFFSET \(index.sql))",
+                family: family)
+        case .size: return SQLTerm(sql: "NULL", family: .number)
+        }
     }
 
     static func commonFamily(_ a: SQLTerm, _ b: SQLTerm, in expression: FormatExpression) throws(FormatPredicateError) -> PredicateValue.Family? {

@@ -235,16 +235,28 @@ final class Scope {
 
     /// The FROM clause and link condition that select the destination rows of one owner's to-many relationship.
     func relationshipRows(ownerAlias: String, owner: String, destination: String, link: SQLToManyLink) throws(FormatPredicateError) -> (String, String, Scope) {
+        let (from, condition, sub, _) = try orderedRelationshipRows(ownerAlias: ownerAlias, owner: owner, destination: destination, link: link)
+        return (from, condition, sub)
+    }
+
+    /// ``relationshipRows(ownerAlias:owner:destination:link:)`` with the term that orders an ordered relationship's
+    /// rows, nil for an unordered one.
+    func orderedRelationshipRows(
+        ownerAlias: String, owner: String, destination: String, link: SQLToManyLink
+    ) throws(FormatPredicateError) -> (String, String, Scope, String?) {
         let ownerTable = try schema.table(forEntity: owner)
         let table = try schema.table(forEntity: destination)
         let rowAlias = compilation.newAlias()
         var from = "\(sqlQuoted(table.name)) AS \(rowAlias)"
         var conditions: [String] = []
+        var order: String?
         switch link {
-        case .inverseForeignKey(let column):
+        case .inverseForeignKey(let column, let orderColumn):
             conditions.append("\(rowAlias).\(sqlQuoted(column)) = \(ownerAlias).\(sqlQuoted(ownerTable.primaryKey))")
-        case .joinTable(let joinTable, let ownerColumn, let destinationColumn):
+            order = orderColumn.map { "\(rowAlias).\(sqlQuoted($0))" }
+        case .joinTable(let joinTable, let ownerColumn, let destinationColumn, let orderColumn):
             let joinAlias = compilation.newAlias()
+            order = orderColumn.map { "\(joinAlias).\(sqlQuoted($0))" }
             from += " JOIN \(sqlQuoted(joinTable)) AS \(joinAlias) ON \(joinAlias).\(sqlQuoted(destinationColumn)) = \(rowAlias).\(sqlQuoted(table.primaryKey))"
             conditions.append("\(joinAlias).\(sqlQuoted(ownerColumn)) = \(ownerAlias).\(sqlQuoted(ownerTable.primaryKey))")
         }
@@ -254,7 +266,7 @@ final class Scope {
         }
         let sub = Scope(alias: rowAlias, entity: destination, compilation: compilation, variables: variables)
         sub.rowValues = rowValues
-        return (from, conditions.joined(separator: " AND "), sub)
+        return (from, conditions.joined(separator: " AND "), sub, order)
     }
 
     // MARK: Scalar comparisons
@@ -476,6 +488,11 @@ final class Scope {
             throw .unsupported("a literal collection can only stand on the right of IN or BETWEEN, or in an aggregate function")
         case .subquery:
             throw .unsupported("SUBQUERY yields a collection; follow it with @count")
+        case .member(.subscripted(.keyPath(let path), let position), let keys) where position != .size:
+            // `chapters[FIRST].heading` is the first of `chapters.heading`, in the relationship's order.
+            return try subscriptTerm(.keyPath(path + keys), position, expression)
+        case .member(.subscripted(.member(.variable(let name), let path), let position), let keys) where position != .size:
+            return try subscriptTerm(.member(.variable(name), path + keys), position, expression)
         case .member(let base, _):
             throw .unsupported("keys of \(base) cannot be read in SQL")
         case .function(let function, let arguments):

@@ -27,9 +27,11 @@ public enum SQLValueKind: Sendable, Hashable {
 /// How a to-many relationship links its rows to their owner.
 public enum SQLToManyLink: Sendable, Hashable {
     /// The destination's `column` holds the owner's key.
-    case inverseForeignKey(column: String)
+    /// An ordered relationship keeps each row's position in `orderColumn`.
+    case inverseForeignKey(column: String, orderColumn: String? = nil)
     /// A join table whose `ownerColumn` holds the owner's key and `destinationColumn` the destination's.
-    case joinTable(table: String, ownerColumn: String, destinationColumn: String)
+    /// An ordered relationship keeps each link's position in the join table's `orderColumn`.
+    case joinTable(table: String, ownerColumn: String, destinationColumn: String, orderColumn: String? = nil)
 }
 
 /// What a key of an entity is, for the SQL compiler.

@@ -27,11 +27,12 @@ extension SQLiteStore: SQLSchema {
         switch relationship.storage {
         case .foreignKey(let column):
             return .toOne(column: column, destination: relationship.destinationEntityName)
-        case .inverseForeignKey(let column, _):
-            return .toMany(destination: relationship.destinationEntityName, link: .inverseForeignKey(column: column))
+        case .inverseForeignKey(let column, let orderColumn):
+            return .toMany(destination: relationship.destinationEntityName, link: .inverseForeignKey(column: column, orderColumn: orderColumn))
         case .joinTable(let table, let isSourceSide):
             return .toMany(destination: relationship.destinationEntityName, link: .joinTable(
-                table: table, ownerColumn: isSourceSide ? "source" : "target", destinationColumn: isSourceSide ? "target" : "source"))
+                table: table, ownerColumn: isSourceSide ? "source" : "target", destinationColumn: isSourceSide ? "target" : "source",
+                orderColumn: relationship.isOrdered && isSourceSide ? "position" : nil))
         }
     }
 
