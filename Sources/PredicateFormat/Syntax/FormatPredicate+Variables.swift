@@ -7,12 +7,8 @@ extension FormatPredicate {
     /// // ["who", "label"]
     /// ```
     public var unboundVariables: Set<String> {
-        var names: Set<String> = []
-        _ = rewritten { expression, bound in
-            if case .variable(let name) = expression, !bound.contains(name) { names.insert(name) }
-            return nil
-        }
-        return names
+        // A TERNARY holds the predicate, so the expression's walk reads it.
+        FormatExpression.ternary(self, .constant(.null), .constant(.null)).unboundVariables
     }
 }
 
