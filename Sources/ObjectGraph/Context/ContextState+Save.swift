@@ -18,6 +18,8 @@ extension ContextState {
     /// (nothing reaches disk); a root context writes one store transaction. On any error nothing is written and
     /// every pending change stays in place.
     func save() throws {
+        // As Core Data's save, observers hear the changes being saved first.
+        observation?.process()
         guard hasChanges else { return }
         notifications.post(.willSave, ContextChanges(), from: self)
         try applyDeleteRules()
@@ -45,6 +47,8 @@ extension ContextState {
             result = try below.push(saved)
         }
         apply(result)
+        // Inserts now have permanent IDs: observers rename them in one diff.
+        if !result.permanentIDs.isEmpty { observation?.noteRenamed() }
         layers = []
         if isRoot { republishView() }
         if isRoot && notifications.hasSubscribers(for: .didSave) { saved[saved.count - 1].buildIndex() }
@@ -414,6 +418,51 @@ extension ContextState {
         return fixed
     }
 
+    /// Drops what the layers hold of objects another context's save deleted: the rows would otherwise bring them
+    /// back in fetches here, after the merge took them out of the registered objects.
+    func dropFromLayers(_ ids: Set<ObjectID>) {
+        guard !receivedLayers.isEmpty, !ids.isEmpty else { return }
+        layers = layers.map { layer in
+            guard layer.updated.contains(where: { ids.contains($0.objectID) }) || layer.toMany.contains(where: { ids.contains($0.objectID) }) else {
+                return layer
+            }
+            var fixed = layer
+            fixed.updated.removeAll { ids.contains($0.objectID) }
+            fixed.toMany.removeAll { ids.contains($0.objectID) }
+            fixed.index = ChangeSetIndex()
+            fixed.buildIndex()
+            if layer.index.equality != nil { fixed.buildEqualityIndexes(model: model) }
+            return fixed
+        }
+    }
+
+    /// Brings the layers' rows of objects another context's save updated up to date: the keys a layer changed keep
+    /// its values, the others take the save's, as a registered object's merge keeps its own changes. A row is a
+    /// whole row, so without this its stale keys would hide the save's values from fetches here.
+    func refreshLayers(with changes: ContextChanges) {
+        guard !receivedLayers.isEmpty else { return }
+        let updatedIDs = Set(changes.updatedObjectIDs)
+        guard !updatedIDs.isEmpty else { return }
+        layers = layers.map { layer in
+            guard layer.updated.contains(where: { updatedIDs.contains($0.objectID) }) else { return layer }
+            var fixed = layer
+            for index in fixed.updated.indices where updatedIDs.contains(fixed.updated[index].objectID) {
+                let row = fixed.updated[index]
+                guard let saved = changes.change(for: row.objectID, temporaryID: coordinator.temporaryID(for:)).updated else { continue }
+                var merged = saved.values
+                for changed in row.changedAttributes { merged[changed] = row.values[changed] }
+                var toOne = saved.toOne
+                for slot in row.changedToOne { toOne[slot] = row.toOne[slot] }
+                fixed.updated[index].values = merged
+                fixed.updated[index].toOne = toOne
+            }
+            fixed.index = ChangeSetIndex()
+            fixed.buildIndex()
+            if layer.index.equality != nil { fixed.buildEqualityIndexes(model: model) }
+            return fixed
+        }
+    }
+
     /// Renames the layers whose names a save has made stale since they were received (see ``layers``).
     func renameLayers() {
         receivedLayers = receivedLayers.map { renamedToCurrentIDs($0, reindex: true) }
@@ -527,6 +576,8 @@ extension ContextState {
         }
         insertionOrder = []
         for object in Array(updated.values) + Array(deleted.values) {
+            let before = object.values
+            defer { object.observedReplacement(attributesBefore: before) }
             if let committed = object.committed {
                 object.values = committed.values
                 object.toOne = committed.toOne
@@ -546,6 +597,7 @@ extension ContextState {
         updated = [:]
         deleted = [:]
         republishView()
+        observation?.noteRebuild()
     }
 
     /// The end of the context: every object detached (see ``ObjectContext``'s deinit), nothing pending.
@@ -570,6 +622,7 @@ extension ContextState {
         updated = [:]
         deleted = [:]
         republishView()
+        observation?.noteRebuild()
     }
 
     func refresh(_ object: ManagedObject, mergeChanges: Bool) throws {
@@ -577,6 +630,9 @@ extension ContextState {
         guard !object.isInserted, !object.isFaultStorage else { return }
         let changed = mergeChanges ? object.changedKeys() : []
         rowCache[object.objectID] = nil
+        // The refreshed values are what an observer judges the object by next.
+        observation?.noteChanged(object)
+        object.observedReplacement(attributesBefore: nil)
         if changed.isEmpty {
             materializedCount.add(-1)
             object.isFaultStorage = true

@@ -126,6 +126,7 @@ extension ContextState {
             show(layer) { _ in true }
         }
         republishView()
+        observation?.process(external: ContextChanges(layers: incoming))
         notifications.post(.objectsDidChange, ContextChanges(layers: incoming), from: self, childSaveArrival: true)
     }
 
@@ -144,6 +145,8 @@ extension ContextState {
             }
             guard !object.isFaultStorage else { continue }
             var changed = false
+            let before = object.values
+            defer { if changed { object.observedReplacement(attributesBefore: before) } }
             if let snapshot = layer.snapshot(for: id) {
                 object.values = snapshot.values
                 object.toOne = snapshot.toOne

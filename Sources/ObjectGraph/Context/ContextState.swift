@@ -75,6 +75,11 @@ final class ContextState {
     /// context's executor touches it, and `entity(named:)`, its only user, calls nothing that reaches it again.
     @exclusivity(unchecked) private var lastEntity: ModelEntity?
 
+    /// The context this state belongs to, for queuing work on its executor.
+    weak var owner: ObjectContext?
+    /// The context's observers and the changes they have not seen; nil while nothing observes it.
+    var observation: ObservationCenter?
+
     /// Whether calls must run on ``executor``: ``ConcurrencyChecks/isEnabled`` as it was when the context was made
     /// (set once at start-up, as documented), read here so that every object access does not load a global.
     let checksConfinement: Bool
@@ -212,10 +217,13 @@ final class ContextState {
         registered[id] = object
         insertionOrder.append(object)
         object.awakeFromInsert()
+        observation?.noteChanged(object)
         return object
     }
 
     func markUpdated(_ object: ManagedObject) {
+        // Every change, not only the first: an observer judges the object as it is when changes are processed.
+        observation?.noteChanged(object)
         guard !object.isInserted, !object.isMarkedUpdated else { return }
         withdrawView()
         object.isMarkedUpdated = true
@@ -231,12 +239,14 @@ final class ContextState {
             registered[object.objectID] = nil
             object.isInserted = false
             object.isDeleted = true
+            observation?.noteChanged(object)
             detach(object, reason: .deletedBeforeSaved)
             return
         }
         withdrawView()
         object.isDeleted = true
         deleted[object.objectID] = object
+        observation?.noteChanged(object)
     }
 
     func checkOwnership(_ object: ManagedObject) throws {

@@ -112,8 +112,11 @@ extension ContextState {
                 }
             }
             if ownChanges.isEmpty { updated[object.objectID] = nil; object.isMarkedUpdated = false }
+            object.observedReplacement(attributesBefore: before)
             touched.append(object.objectID)
         }
+        dropFromLayers(Set(changes.deletedObjectIDs))
+        refreshLayers(with: changes)
         // Loaded to-many contents may now miss inserted objects or hold deleted ones: reload them lazily.
         if changes.hasInsertions || !deletedHere.isEmpty {
             for object in registered.objects where !object.toMany.isEmpty && !object.hasChanges {
@@ -121,6 +124,7 @@ extension ContextState {
                 object.committedToMany = [:]
             }
         }
+        observation?.process(external: changes)
         notifications.post(.objectsDidChange, changes, from: self)
     }
 }

@@ -80,6 +80,7 @@ public actor ObjectContext {
         self.state = state
         self.mainActorState = state
         self.inFlight = state.inFlight
+        state.owner = self
         if let parent, !parent.inFlight.hasReaders.value {
             parent.inFlight.hasReaders.value = true
             parent.enqueue { $0.state.republishView() }

@@ -55,6 +55,8 @@ public final class ModelEntity: Sendable {
     /// The fetched properties of the entity and its ancestors.
     public var fetchedProperties: [FetchedPropertyDescription] { fetched }
     let fetched: [FetchedPropertyDescription]
+    /// The key paths Swift's Observation tracks each property by: attributes, then relationships.
+    let observationKeyPaths: [KeyPath<ManagedObject, Int> & Sendable]
     /// The derived attributes, by position, with what the store computes them from.
     let derivedAttributes: [(index: Int, derivation: Derivation)]
     /// The entity's name alone, and with its descendants', as sets (what every fetch filters rows by).
@@ -106,6 +108,7 @@ public final class ModelEntity: Sendable {
             }
         }
         self.fetched = fetchedProperties
+        self.observationKeyPaths = (0..<(attributes.count + relationships.count)).map { index -> KeyPath<ManagedObject, Int> & Sendable in \ManagedObject.[_observedProperty: index] }
         self.derivedAttributes = attributes.indices.compactMap { index in attributes[index].derivation.flatMap(Derivation.init).map { (index, $0) } }
         // A derived attribute has no value until the store computes it: no rule of it is the app's to keep.
         self.validatedAttributes = attributes.indices.filter { index in

@@ -67,10 +67,14 @@ extension ManagedObject {
     /// The stored value of attribute `key`, loading a fault; traps where ``value(forKey:)`` would throw.
     public func _attributeValue(_ key: String, at position: Int) -> AttributeValue {
         // The usual case first, in one pass: a loaded object on its context's queue, at the macro's position.
-        if isLoadedAndAccessible(onThread: QueueExecutor.currentThread), isAttribute(key, at: position) { return values[position] }
+        if isLoadedAndAccessible(onThread: QueueExecutor.currentThread), isAttribute(key, at: position) {
+            observedAccess(position)
+            return values[position]
+        }
         do {
             let index = try attributeIndex(key, at: position)
             _ = try fulfilledState()
+            observedAccess(index)
             return values[index]
         } catch {
             fatalError("ObjectGraph: \(error)")
@@ -81,6 +85,7 @@ extension ManagedObject {
     /// position, an integer stored); nil sends the caller to ``_attributeValue(_:at:)``, which handles the rest.
     public func _int64Attribute(_ key: String, at position: Int) -> Int64? {
         guard isLoadedAndAccessible(onThread: QueueExecutor.currentThread), isAttribute(key, at: position) else { return nil }
+        observedAccess(position)
         return values.int64(at: position)
     }
 
@@ -126,21 +131,23 @@ extension ManagedObject {
 
     /// Reads a to-one relationship as `T?`.
     public func _toOne<T: ManagedObject>(_ key: String, as type: T.Type = T.self) -> T? {
-        orTrap { try object(forKey: key) as? T }
+        observedAccess(observedRelationshipIndex(key))
+        return orTrap { try object(forKey: key) as? T }
     }
 
     /// Writes a to-one relationship.
     public func _setToOne<T: ManagedObject>(_ value: T?, forKey key: String) {
-        orTrap { try setObject(value, forKey: key) }
+        observedMutation(observedRelationshipIndex(key)) { orTrap { try setObject(value, forKey: key) } }
     }
 
     /// Reads a to-many relationship as an array (in order for an ordered one).
     public func _toMany<T: ManagedObject>(_ key: String, as type: T.Type = T.self) -> [T] {
-        orTrap { try objects(forKey: key).compactMap { $0 as? T } }
+        observedAccess(observedRelationshipIndex(key))
+        return orTrap { try objects(forKey: key).compactMap { $0 as? T } }
     }
 
     /// Writes a to-many relationship.
     public func _setToMany<T: ManagedObject>(_ value: some Sequence<T>, forKey key: String) {
-        orTrap { try setObjects(Array(value), forKey: key) }
+        observedMutation(observedRelationshipIndex(key)) { orTrap { try setObjects(Array(value), forKey: key) } }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Observation
 
 /// The contents of a loaded to-many relationship: the IDs in order, and a set for membership tests.
 struct RelatedIDs: Equatable {
@@ -80,6 +81,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var currentIsCommitted = false
     /// Why ``state`` is nil, for the error message.
     var detachReason = DetachReason.contextDeallocated
+    /// The object's Observation registrar, made on the first tracked read (see `ManagedObject+Observation`).
+    var observationRegistrar: ObservationRegistrar?
 
     /// The context's bookkeeping; nil once the context forgot the object (reset, rollback of an insert, saved delete,
     /// the context's deallocation).
@@ -348,7 +351,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         // An inserted object is written whole: no comparison, no change tracking (and, checked this way, no retain
         // of the state).
         if isInserted, !isDeleted, isLoadedAndAccessible(onThread: QueueExecutor.currentThread) {
-            values[index] = value
+            observedMutation(index) { values[index] = value }
+            // A pending insert changed after its observers saw it must be judged again.
+            state.unsafelyUnwrapped.observation?.noteChanged(self)
             return
         }
         let state = try fulfilledState()
@@ -356,11 +361,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             throw ObjectGraphError.objectInaccessible(entity: entity.name, objectID: objectID, reason: "it is deleted")
         }
         if isInserted {
-            values[index] = value
+            observedMutation(index) { values[index] = value }
+            state.observation?.noteChanged(self)
             return
         }
         if values[index] == value { return }
-        values[index] = value
+        observedMutation(index) { values[index] = value }
         state.markUpdated(self)
     }
 

@@ -46,7 +46,8 @@ extension ContextState {
     func pendingObjects(of names: Set<String>) -> (changed: [ManagedObject], hidden: Set<ObjectID>) {
         var changed: [ManagedObject] = []
         var hidden: Set<ObjectID> = []
-        for object in pendingInserts where names.contains(object.entity.name) { changed.append(object) }
+        // A pending insert a child's save deleted is hidden, not a candidate.
+        for object in pendingInserts where names.contains(object.entity.name) && !object.isDeleted { changed.append(object) }
         for object in updated.values where names.contains(object.entity.name) {
             hidden.insert(object.objectID)
             if !object.isDeleted { changed.append(object) }
@@ -183,6 +184,8 @@ extension ContextState {
         // index rather than judged row by row), and how many rows the layers hide or replace.
         var layerContents: InFlightSave.Contents?
         var layerCandidates: [Snapshot] = []
+        // Objects loaded here from a layer's row since the layer arrived: not pending here, yet only they hold it.
+        var layerObjects: [ManagedObject] = []
         var layerHiddenCount = 0
         if request.includesPendingChanges && !layers.isEmpty {
             let contents = layerView().contents
@@ -190,8 +193,13 @@ extension ContextState {
             if layerHiddenCount > 0 {
                 layerContents = contents
                 for id in contents.candidates(names.sorted(), request.predicate) {
-                    // Where this context holds the object itself, the object (already updated by the layer) stands for it.
-                    if let object = registered[id], !object.isFaultStorage { continue }
+                    // Where this context holds the object itself, the object (already updated by the layer) stands for it:
+                    // among the pending objects when the layer arrived after it, or judged here when it was loaded from
+                    // the layer (the layer's row would be dropped with nothing in its place).
+                    if let object = registered[id], !object.isFaultStorage {
+                        if !object.isMarkedUpdated, !object.isInserted, !object.isDeleted { layerObjects.append(object) }
+                        continue
+                    }
                     if let row = contents.row(id) { layerCandidates.append(row) }
                 }
             }
@@ -223,6 +231,7 @@ extension ContextState {
             }
         }
         for object in own.changed where try matches(object) { candidates.append(.object(object)) }
+        for object in layerObjects where try matches(object) { candidates.append(.object(object)) }
         for snapshot in layerCandidates where try matches(SnapshotSource(snapshot: snapshot, state: self)) {
             candidates.append(.snapshot(snapshot))
         }

@@ -1,0 +1,314 @@
+import Foundation
+
+/// Keeping the results current: changed objects are taken out of their places and put back where they sort now;
+/// a reset, a rollback, a save that renamed members, or a change touching most of the results fetches again.
+extension FetchedResultsController {
+    func apply(changed: [ObjectIdentifier: ManagedObject], external: ContextChanges?, rebuild: Bool) {
+        guard hasFetched, let state else { return }
+        do {
+            var renamed: [ObjectID: ObjectID] = [:]
+            if state.coordinator.saveCount != lastSaveCount {
+                lastSaveCount = state.coordinator.saveCount
+                for member in members.values where member.object.objectID != member.id { renamed[member.id] = member.object.objectID }
+            }
+            if rebuild || !renamed.isEmpty {
+                return try refetch(renamed: renamed, updated: changed)
+            }
+            var candidates = changed
+            if let external {
+                var unknown: [ObjectID] = []
+                for id in external.insertedObjectIDs + external.updatedObjectIDs + external.deletedObjectIDs {
+                    if let key = identities[id], let member = members[key] {
+                        candidates[key] = member.object
+                    } else if let object = state.registered[id] {
+                        candidates[ObjectIdentifier(object)] = object
+                    } else if entityNames.contains(id.entityName) {
+                        unknown.append(id)
+                    }
+                }
+                // Objects new to this context that may now match: loaded in one read.
+                let deleted = Set(external.deletedObjectIDs)
+                let loadable = unknown.filter { !deleted.contains($0) }
+                if !loadable.isEmpty {
+                    for object in try state.materialize(loadable) { candidates[ObjectIdentifier(object)] = object }
+                }
+            }
+            guard !candidates.isEmpty else { return }
+            if candidates.count > max(256, members.count / 2) {
+                return try refetch(renamed: [:], updated: candidates)
+            }
+            deliver(try place(candidates))
+        } catch {
+            lastError = error
+        }
+    }
+
+    // MARK: Incremental
+
+    /// Takes each candidate out of its place and puts it back where it sorts now.
+    private func place(_ candidates: [ObjectIdentifier: ManagedObject]) throws -> FetchedResultsChange {
+        let oldKeys = buckets.map { ($0.key, $0.name) }
+        let oldStarts = Self.starts(of: buckets)
+        // Where each candidate was, found by the values it was placed with.
+        var previous: [ObjectIdentifier: (section: Int, item: Int)] = [:]
+        var previousIDs: [ObjectIdentifier: ObjectID] = [:]
+        for key in candidates.keys {
+            guard let member = members[key] else { continue }
+            previous[key] = try locate(member)
+            previousIDs[key] = member.id
+        }
+        let previousAnchors = previous.mapValues { anchor(of: $0, skipping: candidates) }
+        // Out, from the back so the other places stay valid.
+        for (key, path) in previous.sorted(by: { ($0.value.section, $0.value.item) > ($1.value.section, $1.value.item) }) {
+            let member = buckets[path.section].members.remove(at: path.item)
+            buckets[path.section].ids.remove(at: path.item)
+            members[key] = nil
+            identities[member.id] = nil
+        }
+        // Back in, where they sort now.
+        var entered: [ObjectIdentifier] = []
+        for (key, object) in candidates where matches(object) {
+            let member = Member(object: object, id: object.objectID, values: try sortValues(of: object))
+            insert(member)
+            members[key] = member
+            identities[member.id] = key
+            entered.append(key)
+        }
+        buckets.removeAll { $0.members.isEmpty && sectionNameKeyPath != nil }
+        let newStarts = Self.starts(of: buckets)
+        var current: [ObjectIdentifier: (section: Int, item: Int)] = [:]
+        for key in entered { current[key] = try locate(members[key]!) }
+
+        // A changed object stays in place when it keeps its place among the unchanged ones (the same unchanged
+        // object, or the same section's start, before it) and among the changed ones staying with it; others move.
+        var sameGap: [Anchor: [ObjectIdentifier]] = [:]
+        for (key, after) in current {
+            guard let before = previousAnchors[key], before == anchor(of: after, skipping: candidates) else { continue }
+            sameGap[before, default: []].append(key)
+        }
+        var staying: Set<ObjectIdentifier> = []
+        for var group in sameGap.values {
+            group.sort { (previous[$0]!.section, previous[$0]!.item) < (previous[$1]!.section, previous[$1]!.item) }
+            for index in Self.longestIncreasingRun(group.map { current[$0]!.item }) { staying.insert(group[index]) }
+        }
+
+        var objectChanges: [FetchedResultsObjectChange] = []
+        var differences: [CollectionDifference<ObjectID>.Change] = []
+        for key in Set(previous.keys).union(current.keys) {
+            let id = members[key]?.id ?? candidates[key]!.objectID
+            let before = previous[key], after = current[key]
+            let oldID = previousIDs[key] ?? id
+            switch (before, after) {
+            case let (before?, after?):
+                let kind: FetchedResultsObjectChange.Kind = staying.contains(key) ? .update : .move
+                objectChanges.append(FetchedResultsObjectChange(kind: kind, objectID: id, indexPath: [before.section, before.item], newIndexPath: [after.section, after.item]))
+                guard kind == .move else { continue }
+                let (from, to) = (oldStarts[before.section] + before.item, newStarts[after.section] + after.item)
+                differences.append(.remove(offset: from, element: oldID, associatedWith: to))
+                differences.append(.insert(offset: to, element: id, associatedWith: from))
+            case let (before?, nil):
+                objectChanges.append(FetchedResultsObjectChange(kind: .delete, objectID: id, indexPath: [before.section, before.item]))
+                differences.append(.remove(offset: oldStarts[before.section] + before.item, element: oldID, associatedWith: nil))
+            case let (nil, after?):
+                objectChanges.append(FetchedResultsObjectChange(kind: .insert, objectID: id, newIndexPath: [after.section, after.item]))
+                differences.append(.insert(offset: newStarts[after.section] + after.item, element: id, associatedWith: nil))
+            case (nil, nil):
+                break
+            }
+        }
+        return FetchedResultsChange(
+            snapshot: snapshot, sectionChanges: sectionChanges(from: oldKeys), objectChanges: Self.ordered(objectChanges),
+            difference: CollectionDifference(differences) ?? CollectionDifference([])!, renamedIDs: [:])
+    }
+
+    /// What comes before a place, skipping changed objects: an unchanged member, or the start of a section.
+    enum Anchor: Hashable {
+        case member(ObjectIdentifier)
+        case sectionStart(String)
+    }
+
+    private func anchor(of path: (section: Int, item: Int), skipping changed: [ObjectIdentifier: ManagedObject]) -> Anchor {
+        let bucket = buckets[path.section]
+        var item = path.item - 1
+        while item >= 0 {
+            let key = ObjectIdentifier(bucket.members[item].object)
+            if changed[key] == nil { return .member(key) }
+            item -= 1
+        }
+        return .sectionStart(bucket.name)
+    }
+
+    /// Where a member is: its section by the section key, its item by its sort values and ID.
+    private func locate(_ member: Member) throws -> (section: Int, item: Int) {
+        let section = try sectionIndex(for: sectionKey(member))
+        var low = 0, high = buckets[section].members.count
+        while low < high {
+            let middle = (low + high) / 2
+            if precedes(buckets[section].members[middle], member) { low = middle + 1 } else { high = middle }
+        }
+        if low < buckets[section].members.count, buckets[section].members[low].object === member.object { return (section, low) }
+        // Equal sort values and IDs cannot differ from where the member was placed; this is a broken invariant.
+        guard let item = buckets[section].members.firstIndex(where: { $0.object === member.object }) else {
+            throw ObjectGraphError.invalidFetch(entity: fetchRequest.entityName, reason: "the fetched results controller lost \(member.id)")
+        }
+        return (section, item)
+    }
+
+    private func sectionIndex(for key: AttributeValue) throws -> Int {
+        guard sectionNameKeyPath != nil else { return 0 }
+        var low = 0, high = buckets.count
+        while low < high {
+            let middle = (low + high) / 2
+            if sectionOrder(buckets[middle].key, key) == .orderedAscending { low = middle + 1 } else { high = middle }
+        }
+        guard low < buckets.count, sectionOrder(buckets[low].key, key) == .orderedSame else {
+            throw ObjectGraphError.invalidFetch(entity: fetchRequest.entityName, reason: "the fetched results controller has no section '\(Self.sectionName(key))'")
+        }
+        return low
+    }
+
+    private func insert(_ member: Member) {
+        var section = 0
+        if sectionNameKeyPath != nil {
+            let key = sectionKey(member)
+            var low = 0, high = buckets.count
+            while low < high {
+                let middle = (low + high) / 2
+                if sectionOrder(buckets[middle].key, key) == .orderedAscending { low = middle + 1 } else { high = middle }
+            }
+            if low == buckets.count || sectionOrder(buckets[low].key, key) != .orderedSame {
+                buckets.insert(Bucket(key: key, name: Self.sectionName(key), members: [], ids: []), at: low)
+            }
+            section = low
+        }
+        var low = 0, high = buckets[section].members.count
+        while low < high {
+            let middle = (low + high) / 2
+            if precedes(buckets[section].members[middle], member) { low = middle + 1 } else { high = middle }
+        }
+        buckets[section].members.insert(member, at: low)
+        buckets[section].ids.insert(member.id, at: low)
+    }
+
+    private static func starts(of buckets: [Bucket]) -> [Int] {
+        var starts: [Int] = []
+        starts.reserveCapacity(buckets.count)
+        var total = 0
+        for bucket in buckets {
+            starts.append(total)
+            total += bucket.members.count
+        }
+        return starts
+    }
+
+    /// Sections that disappeared (old indexes) and appeared (new indexes), both lists being in section order.
+    private func sectionChanges(from old: [(key: AttributeValue, name: String)]) -> [FetchedResultsSectionChange] {
+        guard sectionNameKeyPath != nil else { return [] }
+        var changes: [FetchedResultsSectionChange] = []
+        var i = 0, j = 0
+        while i < old.count || j < buckets.count {
+            let order: ComparisonResult = i == old.count ? .orderedDescending : j == buckets.count ? .orderedAscending : sectionOrder(old[i].key, buckets[j].key)
+            switch order {
+            case .orderedSame: i += 1; j += 1
+            case .orderedAscending:
+                changes.append(FetchedResultsSectionChange(kind: .delete, name: old[i].name, index: i))
+                i += 1
+            case .orderedDescending:
+                changes.append(FetchedResultsSectionChange(kind: .insert, name: buckets[j].name, index: j))
+                j += 1
+            }
+        }
+        return changes
+    }
+
+    /// Deletes by old place, then inserts, moves and updates by new place, as a table view applies them.
+    static func ordered(_ changes: [FetchedResultsObjectChange]) -> [FetchedResultsObjectChange] {
+        changes.sorted { a, b in
+            let rank: (FetchedResultsObjectChange) -> Int = { $0.kind == .delete ? 0 : 1 }
+            if rank(a) != rank(b) { return rank(a) < rank(b) }
+            let pa = a.kind == .delete ? a.indexPath! : a.newIndexPath!, pb = b.kind == .delete ? b.indexPath! : b.newIndexPath!
+            return pa < pb
+        }
+    }
+
+    // MARK: Fetching again
+
+    /// Fetches again and reports the difference from the last snapshot (after renaming `renamed`): for a reset, a
+    /// rollback, a save that gave members permanent IDs, or a change touching most of the results.
+    private func refetch(renamed: [ObjectID: ObjectID], updated: [ObjectIdentifier: ManagedObject]) throws {
+        let oldKeys = buckets.map { ($0.key, $0.name) }
+        var oldPaths: [ObjectID: (section: Int, item: Int)] = [:]
+        var oldIDs: [ObjectID] = []
+        for (section, bucket) in buckets.enumerated() {
+            for (item, id) in bucket.ids.enumerated() {
+                let current = renamed[id] ?? id
+                oldPaths[current] = (section, item)
+                oldIDs.append(current)
+            }
+        }
+        try performFetch()
+        var newPaths: [ObjectID: (section: Int, item: Int)] = [:]
+        var newIDs: [ObjectID] = []
+        for (section, bucket) in buckets.enumerated() {
+            for (item, id) in bucket.ids.enumerated() {
+                newPaths[id] = (section, item)
+                newIDs.append(id)
+            }
+        }
+        let updatedIDs = Set(updated.values.map(\.objectID))
+        var differences: [CollectionDifference<ObjectID>.Change] = []
+        var objectChanges: [FetchedResultsObjectChange] = []
+        // Objects in both whose relative order holds (the longest increasing run of new offsets) stay; the others move.
+        let common = oldIDs.enumerated().compactMap { offset, id in newPaths[id] == nil ? nil : (offset, id) }
+        let newOffsets = Dictionary(uniqueKeysWithValues: newIDs.enumerated().map { ($1, $0) })
+        let staying = Self.longestIncreasingRun(common.map { newOffsets[$0.1]! })
+        for (index, (offset, id)) in common.enumerated() {
+            let before = oldPaths[id]!, after = newPaths[id]!
+            // Staying means keeping its place among the others and its section.
+            if staying.contains(index), oldKeys[before.section].1 == buckets[after.section].name {
+                if updatedIDs.contains(id) {
+                    objectChanges.append(FetchedResultsObjectChange(kind: .update, objectID: id, indexPath: [before.section, before.item], newIndexPath: [after.section, after.item]))
+                }
+                continue
+            }
+            objectChanges.append(FetchedResultsObjectChange(kind: .move, objectID: id, indexPath: [before.section, before.item], newIndexPath: [after.section, after.item]))
+            differences.append(.remove(offset: offset, element: id, associatedWith: newOffsets[id]!))
+            differences.append(.insert(offset: newOffsets[id]!, element: id, associatedWith: offset))
+        }
+        for (offset, id) in oldIDs.enumerated() where newPaths[id] == nil {
+            let before = oldPaths[id]!
+            objectChanges.append(FetchedResultsObjectChange(kind: .delete, objectID: id, indexPath: [before.section, before.item]))
+            differences.append(.remove(offset: offset, element: id, associatedWith: nil))
+        }
+        for (offset, id) in newIDs.enumerated() where oldPaths[id] == nil {
+            let after = newPaths[id]!
+            objectChanges.append(FetchedResultsObjectChange(kind: .insert, objectID: id, newIndexPath: [after.section, after.item]))
+            differences.append(.insert(offset: offset, element: id, associatedWith: nil))
+        }
+        deliver(FetchedResultsChange(
+            snapshot: snapshot, sectionChanges: sectionChanges(from: oldKeys), objectChanges: Self.ordered(objectChanges),
+            difference: CollectionDifference(differences) ?? CollectionDifference([])!, renamedIDs: renamed))
+    }
+
+    /// The indexes of a longest strictly increasing subsequence (patience sorting, O(n log n)).
+    static func longestIncreasingRun(_ values: [Int]) -> Set<Int> {
+        var tails: [Int] = []          // index into values of the smallest tail of each length
+        var previous = Array(repeating: -1, count: values.count)
+        for (index, value) in values.enumerated() {
+            var low = 0, high = tails.count
+            while low < high {
+                let middle = (low + high) / 2
+                if values[tails[middle]] < value { low = middle + 1 } else { high = middle }
+            }
+            if low > 0 { previous[index] = tails[low - 1] }
+            if low == tails.count { tails.append(index) } else { tails[low] = index }
+        }
+        var result: Set<Int> = []
+        var cursor = tails.last ?? -1
+        while cursor >= 0 {
+            result.insert(cursor)
+            cursor = previous[cursor]
+        }
+        return result
+    }
+}

@@ -1,0 +1,215 @@
+import Foundation
+import PredicateFormat
+
+/// A fetch request's results kept current, as Core Data's NSFetchedResultsController: sorted, optionally in
+/// sections, and told as diffs each time the context processes changes (its own edits, a child's save, a merge, a
+/// refresh, a reset or rollback). It lives on its context's queue, like the objects it holds.
+///
+/// ```swift
+/// let controller = try main.fetchedResultsController(for: request, sectionNameKeyPath: "genre")
+/// controller.onChange { change in
+///     print(change.snapshot.count, change.objectChanges.count)
+/// }
+/// ```
+///
+/// The sort keys are required; the section key path, when given, must be the first sort key's (sections are runs
+/// of the sorted results, as Core Data requires). A diff costs in proportion to the objects that changed, not to
+/// the results: each changed object is taken out of its place and put back where its new values sort it.
+public final class FetchedResultsController {
+    /// The request whose results are kept.
+    public let fetchRequest: FetchRequest
+    /// The key path whose value names each object's section, or nil for one section.
+    public let sectionNameKeyPath: String?
+    weak var state: ContextState?
+    /// The last error met while judging a changed object (it is then left out of the results).
+    public internal(set) var lastError: (any Error)?
+
+    struct Member {
+        let object: ManagedObject
+        var id: ObjectID
+        var values: [AttributeValue]
+    }
+
+    struct Bucket {
+        var key: AttributeValue
+        var name: String
+        var members: [Member]
+        var ids: [ObjectID]
+    }
+
+    var buckets: [Bucket] = []
+    /// Where each member's record is, by the object's identity: its values when it was placed find it again.
+    var members: [ObjectIdentifier: Member] = [:]
+    /// Members by the ID they were placed with.
+    var identities: [ObjectID: ObjectIdentifier] = [:]
+    private(set) var hasFetched = false
+    let entityNames: Set<String>
+    var lastSaveCount = 0
+    private var callbacks: [(FetchedResultsChange) -> Void] = []
+    private var continuations: [Int: AsyncStream<FetchedResultsChange>.Continuation] = [:]
+    private var nextContinuation = 0
+
+    init(request: FetchRequest, sectionNameKeyPath: String?, state: ContextState) throws {
+        guard !request.sortKeys.isEmpty else {
+            throw ObjectGraphError.invalidFetch(entity: request.entityName, reason: "a fetched results controller needs sort keys, to keep its results in order")
+        }
+        guard request.fetchLimit == nil, request.fetchOffset == 0 else {
+            throw ObjectGraphError.invalidFetch(entity: request.entityName, reason: "a fetched results controller keeps every match: fetchLimit and fetchOffset are not supported")
+        }
+        let entity = try state.entity(named: request.entityName)
+        for key in request.sortKeys where state.model.attribute(at: key.keyPath, from: entity) == nil {
+            throw ObjectGraphError.invalidFetch(entity: request.entityName, reason: "the sort key '\(key.keyPathText)' names no attribute (across to-one relationships) of \(entity.name)")
+        }
+        if let sectionNameKeyPath {
+            guard sectionNameKeyPath == request.sortKeys[0].keyPathText else {
+                throw ObjectGraphError.invalidFetch(
+                    entity: request.entityName,
+                    reason: "the section key path '\(sectionNameKeyPath)' must be the first sort key ('\(request.sortKeys[0].keyPathText)'), so that sections are runs of the sorted results")
+            }
+        }
+        fetchRequest = request
+        self.sectionNameKeyPath = sectionNameKeyPath
+        self.state = state
+        entityNames = Set(entity.names(includingSubentities: request.includesSubentities))
+    }
+
+    // MARK: Reading
+
+    /// The current results, by ID (Sendable).
+    public var snapshot: FetchedResultsSnapshot {
+        FetchedResultsSnapshot(sections: buckets.map { FetchedResultsSnapshot.Section(name: $0.name, objectIDs: $0.ids) })
+    }
+
+    /// The current results' objects, section after section.
+    public var fetchedObjects: [ManagedObject] { buckets.flatMap { $0.members.map(\.object) } }
+
+    /// The objects of each section, with its name.
+    public var sections: [(name: String, objects: [ManagedObject])] { buckets.map { ($0.name, $0.members.map(\.object)) } }
+
+    /// The object at `[section, item]`.
+    public func object(at indexPath: IndexPath) -> ManagedObject { buckets[indexPath[0]].members[indexPath[1]].object }
+
+    // MARK: Listening
+
+    /// Calls `callback` with each diff, on the context's queue.
+    public func onChange(_ callback: @escaping (FetchedResultsChange) -> Void) { callbacks.append(callback) }
+
+    /// The diffs from now on, as an AsyncSequence; ending the iteration stops them.
+    public var changes: AsyncStream<FetchedResultsChange> {
+        let (stream, continuation) = AsyncStream.makeStream(of: FetchedResultsChange.self, bufferingPolicy: .unbounded)
+        let token = nextContinuation
+        nextContinuation += 1
+        continuations[token] = continuation
+        if let owner = state?.owner {
+            let key = ObjectIdentifier(self)
+            continuation.onTermination = { _ in
+                owner.enqueue { ctx in ctx.state.observation?.endStream(token, of: key) }
+            }
+        }
+        return stream
+    }
+
+    func endStream(_ token: Int) { continuations[token] = nil }
+
+    /// Whether a stream still listens (a controller a stream keeps alive goes when its last stream ends).
+    var hasStreams: Bool { !continuations.isEmpty }
+
+    /// Stops the diffs: the context forgets the controller and its streams end.
+    public func cancel() {
+        for continuation in continuations.values { continuation.finish() }
+        continuations = [:]
+        callbacks = []
+        state?.observation?.remove(ObjectIdentifier(self))
+    }
+
+    func deliver(_ change: FetchedResultsChange) {
+        guard !change.isEmpty else { return }
+        deliverAlways(change)
+    }
+
+    func deliverAlways(_ change: FetchedResultsChange) {
+        for callback in callbacks { callback(change) }
+        for continuation in continuations.values { continuation.yield(change) }
+    }
+
+    // MARK: Fetching
+
+    /// Fetches the results (the controller's first snapshot); later changes arrive as diffs.
+    public func performFetch() throws {
+        guard let state else { throw ObjectGraphError.invalidFetch(entity: fetchRequest.entityName, reason: "the controller's context is gone") }
+        let objects = try state.fetchObjects(fetchRequest, loadValues: true)
+        var placed: [Member] = []
+        placed.reserveCapacity(objects.count)
+        for object in objects { placed.append(Member(object: object, id: object.objectID, values: try sortValues(of: object))) }
+        placed.sort { precedes($0, $1) }
+        build(from: placed)
+        lastSaveCount = state.coordinator.saveCount
+        hasFetched = true
+    }
+
+    /// Rebuilds the buckets and indexes from members already in order.
+    func build(from ordered: [Member]) {
+        buckets = []
+        members = [:]
+        identities = [:]
+        members.reserveCapacity(ordered.count)
+        identities.reserveCapacity(ordered.count)
+        if sectionNameKeyPath == nil { buckets = [Bucket(key: .null, name: "", members: [], ids: [])] }
+        for member in ordered {
+            let key = sectionKey(member)
+            if buckets.isEmpty || (sectionNameKeyPath != nil && sectionOrder(buckets[buckets.count - 1].key, key) != .orderedSame) {
+                buckets.append(Bucket(key: key, name: Self.sectionName(key), members: [], ids: []))
+            }
+            buckets[buckets.count - 1].members.append(member)
+            buckets[buckets.count - 1].ids.append(member.id)
+            members[ObjectIdentifier(member.object)] = member
+            identities[member.id] = ObjectIdentifier(member.object)
+        }
+    }
+
+    // MARK: Order
+
+    func sortValues(of object: ManagedObject) throws -> [AttributeValue] {
+        try fetchRequest.sortKeys.map { try AttributeValue.read($0.keyPath, from: object, entity: fetchRequest.entityName) }
+    }
+
+    /// The fetch's order: the sort keys, then the store's order of IDs (saved by key, unsaved last as inserted).
+    func precedes(_ a: Member, _ b: Member) -> Bool {
+        for (index, key) in fetchRequest.sortKeys.enumerated() {
+            let order = InMemoryOrdering.order(a.values[index], b.values[index], key)
+            if order != .orderedSame { return key.ascending == (order == .orderedAscending) }
+        }
+        return ContextState.storeOrder(a.id, b.id)
+    }
+
+    func sectionKey(_ member: Member) -> AttributeValue { sectionNameKeyPath == nil ? .null : member.values[0] }
+
+    /// Sections in the order of the first sort key.
+    func sectionOrder(_ a: AttributeValue, _ b: AttributeValue) -> ComparisonResult {
+        guard sectionNameKeyPath != nil else { return .orderedSame }
+        let key = fetchRequest.sortKeys[0]
+        let order = InMemoryOrdering.order(a, b, key)
+        if key.ascending || order == .orderedSame { return order }
+        return order == .orderedAscending ? .orderedDescending : .orderedAscending
+    }
+
+    static func sectionName(_ key: AttributeValue) -> String {
+        switch key {
+        case .null: ""
+        case .string(let text): text
+        default: "\(key)"
+        }
+    }
+
+    /// Whether `object` belongs in the results now: this context's, not deleted, of the entity, matching.
+    func matches(_ object: ManagedObject) -> Bool {
+        guard let state, object.state === state, !object.isDeleted, entityNames.contains(object.entity.name) else { return false }
+        guard let predicate = fetchRequest.predicate else { return true }
+        do {
+            return try predicate.evaluate(with: object)
+        } catch {
+            lastError = ObjectGraphError.invalidPredicate(entity: fetchRequest.entityName, error: error)
+            return false
+        }
+    }
+}

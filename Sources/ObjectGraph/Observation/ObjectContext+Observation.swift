@@ -1,0 +1,81 @@
+/// Observing results and objects from a context.
+extension ObjectContext {
+    /// A controller keeping `request`'s results current in this context, fetched already. It lives on this
+    /// context's queue; keep it while you want its diffs (``FetchedResultsController/cancel()`` stops them).
+    ///
+    /// ```swift
+    /// let controller = try ctx.fetchedResultsController(for: request, sectionNameKeyPath: "author.name")
+    /// controller.onChange { print($0.objectChanges) }
+    /// ```
+    ///
+    /// - Throws: ``ObjectGraphError/invalidFetch(entity:reason:)`` for a request without sort keys, a section key
+    ///   path that is not the first sort key, an unknown key; the fetch's own errors.
+    public func fetchedResultsController(for request: FetchRequest, sectionNameKeyPath: String? = nil) throws -> FetchedResultsController {
+        try state.fetchedResultsController(for: request, sectionNameKeyPath: sectionNameKeyPath, keepAlive: false)
+    }
+
+    /// `request`'s results and their diffs as an AsyncSequence: the first element holds the whole results (every
+    /// object inserted), each next one a diff. The context keeps the controller while the sequence is iterated.
+    ///
+    /// ```swift
+    /// let results = try await context.perform { ctx in try ctx.results(of: request) }
+    /// for await change in results { render(change.snapshot) }
+    /// ```
+    public func results(of request: FetchRequest, sectionNameKeyPath: String? = nil) throws -> AsyncStream<FetchedResultsChange> {
+        try state.results(of: request, sectionNameKeyPath: sectionNameKeyPath)
+    }
+
+    /// Delivers the changes made here since the last processing to observers now (as Core Data's
+    /// processPendingChanges); otherwise they are delivered after the work running now.
+    public func processPendingChanges() {
+        state.checkExecutor()
+        state.observation?.process()
+    }
+}
+
+extension ContextState {
+    var observationCenter: ObservationCenter {
+        if let observation { return observation }
+        let center = ObservationCenter(state: self)
+        observation = center
+        return center
+    }
+
+    func fetchedResultsController(for request: FetchRequest, sectionNameKeyPath: String?, keepAlive: Bool) throws -> FetchedResultsController {
+        checkExecutor()
+        // Changes made before the controller exists are in its first fetch, not in a diff.
+        observation?.process()
+        let controller = try FetchedResultsController(request: request, sectionNameKeyPath: sectionNameKeyPath, state: self)
+        try controller.performFetch()
+        observationCenter.add(controller, keepAlive: keepAlive)
+        return controller
+    }
+
+    func results(of request: FetchRequest, sectionNameKeyPath: String?) throws -> AsyncStream<FetchedResultsChange> {
+        let controller = try fetchedResultsController(for: request, sectionNameKeyPath: sectionNameKeyPath, keepAlive: true)
+        let stream = controller.changes
+        controller.deliverInitial()
+        return stream
+    }
+}
+
+extension FetchedResultsController {
+    /// The whole results as a first change: every object inserted into empty results.
+    func deliverInitial() {
+        var objectChanges: [FetchedResultsObjectChange] = []
+        var differences: [CollectionDifference<ObjectID>.Change] = []
+        var offset = 0
+        for (section, bucket) in buckets.enumerated() {
+            for (item, id) in bucket.ids.enumerated() {
+                objectChanges.append(FetchedResultsObjectChange(kind: .insert, objectID: id, newIndexPath: [section, item]))
+                differences.append(.insert(offset: offset, element: id, associatedWith: nil))
+                offset += 1
+            }
+        }
+        let sectionChanges = sectionNameKeyPath == nil ? [] : buckets.enumerated().map { FetchedResultsSectionChange(kind: .insert, name: $1.name, index: $0) }
+        let change = FetchedResultsChange(snapshot: snapshot, sectionChanges: sectionChanges, objectChanges: objectChanges,
+                                          difference: CollectionDifference(differences)!, renamedIDs: [:])
+        // Delivered even when empty: the first element says what the results are.
+        deliverAlways(change)
+    }
+}

@@ -1,0 +1,99 @@
+/// A context's observers and the changes they have not seen yet: the context's own edits are gathered until it
+/// processes them (a job queued behind the current one, as Core Data processes pending changes at the end of an
+/// event), merges and children's saves are processed as they arrive, so one save gives one diff.
+///
+/// It exists only once something observes the context: until then each edit pays a nil check.
+final class ObservationCenter {
+    unowned let state: ContextState
+    /// Controllers by identity: those a stream keeps alive are held strongly, the others weakly (their owner holds them).
+    private var controllers: [ObjectIdentifier: ControllerEntry] = [:]
+    /// Object observers, by the observed object's identity.
+    var objectObservers: [ObjectIdentifier: ObjectObserverEntry] = [:]
+    /// The objects changed here since the last processing, by identity.
+    private var changed: [ObjectIdentifier: ManagedObject] = [:]
+    private var needsRebuild = false
+    private var needsRenameCheck = false
+    private var isScheduled = false
+
+    init(state: ContextState) { self.state = state }
+
+    struct ControllerEntry {
+        weak var weakController: FetchedResultsController?
+        var strongController: FetchedResultsController?
+        var controller: FetchedResultsController? { strongController ?? weakController }
+    }
+
+    func add(_ controller: FetchedResultsController, keepAlive: Bool) {
+        controllers[ObjectIdentifier(controller)] = ControllerEntry(weakController: controller, strongController: keepAlive ? controller : nil)
+    }
+
+    func remove(_ key: ObjectIdentifier) { controllers[key] = nil }
+
+    /// A stream of a controller ended; a controller only streams kept alive goes with its last one.
+    func endStream(_ token: Int, of key: ObjectIdentifier) {
+        guard let entry = controllers[key], let controller = entry.controller else { return }
+        controller.endStream(token)
+        if entry.strongController != nil && !controller.hasStreams { controllers[key] = nil }
+    }
+
+    var isEmpty: Bool { controllers.isEmpty && objectObservers.isEmpty }
+
+    /// The live controllers (for tests that compare them with fresh fetches).
+    var controllersForTesting: [FetchedResultsController] { controllers.values.compactMap(\.controller) }
+
+    // MARK: Gathering
+
+    /// An object of this context was inserted, changed or deleted here.
+    func noteChanged(_ object: ManagedObject) {
+        changed[ObjectIdentifier(object)] = object
+        schedule()
+    }
+
+    /// Everything may have changed (a reset or a rollback): controllers fetch again.
+    func noteRebuild() {
+        needsRebuild = true
+        schedule()
+    }
+
+    /// A save gave objects permanent IDs: controllers rename them.
+    func noteRenamed() {
+        needsRenameCheck = true
+        schedule()
+    }
+
+    /// Queues a processing behind the work running now, so that a block's edits arrive as one diff.
+    private func schedule() {
+        guard !isScheduled, let owner = state.owner else { return }
+        isScheduled = true
+        owner.enqueue { ctx in ctx.state.observation?.process() }
+    }
+
+    // MARK: Processing
+
+    /// Delivers what changed since the last processing, with `external` (a merge's or a child's save's objects).
+    func process(external: ContextChanges? = nil) {
+        isScheduled = false
+        var objects = changed
+        changed = [:]
+        let rebuild = needsRebuild
+        needsRebuild = false
+        let renameCheck = needsRenameCheck
+        needsRenameCheck = false
+        var externalIDs: [ObjectID] = []
+        if let external {
+            externalIDs = external.insertedObjectIDs + external.updatedObjectIDs + external.deletedObjectIDs
+        }
+        guard rebuild || renameCheck || !objects.isEmpty || !externalIDs.isEmpty else { return }
+        for key in Array(controllers.keys) {
+            guard let controller = controllers[key]?.controller else {
+                controllers[key] = nil
+                continue
+            }
+            controller.apply(changed: objects, external: external, rebuild: rebuild)
+        }
+        if !objectObservers.isEmpty {
+            for id in externalIDs { if let object = state.registered[id] { objects[ObjectIdentifier(object)] = object } }
+            notifyObjectObservers(objects, externalIDs: Set(externalIDs), rebuild: rebuild)
+        }
+    }
+}
