@@ -1,4 +1,5 @@
 import Foundation
+import Observation
 import Synchronization
 import Testing
 @testable import ObjectGraph
@@ -272,5 +273,50 @@ extension AttributeValue {
         }
         #expect(await iterator.next() == ObjectChange(objectID: id, changedKeys: [], isDeleted: true))
         #expect(await iterator.next() == nil)
+    }
+}
+
+/// Typed properties of @Entity objects take part in Swift's Observation.
+@Suite struct ObservationTrackingTests {
+    final class Flag: Sendable {
+        private let state = Mutex(0)
+        func raise() { state.withLock { $0 += 1 } }
+        var count: Int { state.withLock { $0 } }
+    }
+
+    @Test func aTrackedReadHearsTheAppsChangeAMergeAndARollback() async throws {
+        let coordinator = PersistentStoreCoordinator.inMemory(model: try MacroEntityTests.model())
+        let main = ObjectContext(coordinator: coordinator, name: "main")
+        let worker = ObjectContext(coordinator: coordinator, name: "worker")
+        let id = try await main.perform { ctx in
+            ctx.automaticallyMergesChangesFromParent = true
+            let novel = try ctx.insert(Novel.self)
+            novel.title = "Nana"
+            try ctx.save()
+            return novel.objectID
+        }
+        let flag = Flag()
+        try await main.perform { ctx in
+            let novel = try ctx.existingObject(with: id, as: Novel.self)
+            withObservationTracking { _ = novel.title } onChange: { flag.raise() }
+            novel.pages = 300                       // another property: not heard
+            #expect(flag.count == 0)
+            novel.title = "Germinal"
+            #expect(flag.count == 1)
+            withObservationTracking { _ = novel.title } onChange: { flag.raise() }
+            ctx.rollback()
+            #expect(flag.count == 2 && novel.title == "Nana")
+            withObservationTracking { _ = novel.pages } onChange: { flag.raise() }
+            // Something must hold the object for a merge to reach it, as a view would: an object observer does.
+            _ = try ctx.observe(novel) { _ in }
+        }
+        try await worker.perform { ctx in
+            try ctx.existingObject(with: id, as: Novel.self).pages = 412
+            try ctx.save()
+        }
+        // The merge runs on main's queue after the worker's save: a job behind it sees it done.
+        let pages = try await main.perform { ctx in try ctx.existingObject(with: id, as: Novel.self).pages }
+        #expect(flag.count == 3)
+        #expect(pages == 412)
     }
 }

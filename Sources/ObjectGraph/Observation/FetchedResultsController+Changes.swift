@@ -11,7 +11,11 @@ extension FetchedResultsController {
                 lastSaveCount = state.coordinator.saveCount
                 for member in members.values where member.object.objectID != member.id { renamed[member.id] = member.object.objectID }
             }
-            if rebuild || !renamed.isEmpty {
+            if rebuild {
+                return try refetch(renamed: renamed, updated: changed)
+            }
+            // Inserts saved with permanent IDs keep their places, unless the new IDs order ties differently.
+            if !renamed.isEmpty, !rename(renamed) {
                 return try refetch(renamed: renamed, updated: changed)
             }
             var candidates = changed
@@ -33,17 +37,36 @@ extension FetchedResultsController {
                     for object in try state.materialize(loadable) { candidates[ObjectIdentifier(object)] = object }
                 }
             }
-            guard !candidates.isEmpty else { return }
             if candidates.count > max(256, members.count / 2) {
-                return try refetch(renamed: [:], updated: candidates)
+                return try refetch(renamed: renamed, updated: candidates)
             }
-            deliver(try place(candidates))
+            var change = try place(candidates)
+            change.renamedIDs = renamed
+            deliver(change)
         } catch {
             lastError = error
         }
     }
 
     // MARK: Incremental
+
+    /// Gives members their new IDs in place; false when the order of ties changed (the caller fetches again).
+    private func rename(_ renamed: [ObjectID: ObjectID]) -> Bool {
+        for section in buckets.indices {
+            for item in buckets[section].members.indices {
+                guard let new = renamed[buckets[section].members[item].id] else { continue }
+                identities[buckets[section].members[item].id] = nil
+                buckets[section].members[item].id = new
+                buckets[section].ids[item] = new
+                let key = ObjectIdentifier(buckets[section].members[item].object)
+                members[key]?.id = new
+                identities[new] = key
+            }
+            let bucket = buckets[section].members
+            for item in bucket.indices.dropFirst() where !precedes(bucket[item - 1], bucket[item]) { return false }
+        }
+        return true
+    }
 
     /// Takes each candidate out of its place and puts it back where it sorts now.
     private func place(_ candidates: [ObjectIdentifier: ManagedObject]) throws -> FetchedResultsChange {

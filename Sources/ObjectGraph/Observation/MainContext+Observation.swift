@@ -1,0 +1,23 @@
+/// Observing results and objects from main-actor code.
+extension MainContext {
+    /// A controller keeping `request`'s results current in the main context (see
+    /// ``ObjectContext/fetchedResultsController(for:sectionNameKeyPath:)``): its diffs arrive on the main actor.
+    ///
+    /// ```swift
+    /// var request = Book.fetchRequest()
+    /// request.sortKeys = [SortKey("name")]
+    /// let books = try stack.onMain { try $0.fetchedResultsController(for: request) }
+    /// books.onChange { change in tableView.apply(change) }
+    /// ```
+    public func fetchedResultsController(for request: FetchRequest, sectionNameKeyPath: String? = nil) throws -> FetchedResultsController {
+        try state.fetchedResultsController(for: request, sectionNameKeyPath: sectionNameKeyPath, keepAlive: false)
+    }
+
+    /// `request`'s results and their diffs as an AsyncSequence (see ``ObjectContext/results(of:sectionNameKeyPath:)``).
+    public func results(of request: FetchRequest, sectionNameKeyPath: String? = nil) throws -> AsyncStream<FetchedResultsChange> {
+        try state.results(of: request, sectionNameKeyPath: sectionNameKeyPath)
+    }
+
+    /// Delivers the changes made here since the last processing to observers now.
+    public func processPendingChanges() { state.observation?.process() }
+}
