@@ -181,7 +181,14 @@ extension AttributeValue {
                 ctx.processPendingChanges()
                 let fresh = try ctx.fetch(try Items.request()).map(\.objectID)
                 let held = ctx.state.observation?.controllersForTesting.first?.snapshot.objectIDs
-                if held != fresh { log.fail("after the step the controller holds \(held ?? []), a fetch gives \(fresh)") }
+                if held != fresh {
+                    var detail = ""
+                    for id in Set(held ?? []).subtracting(fresh) {
+                        let object = ctx.state.registered[id]
+                        detail += " \(id): registered \(object != nil) fault \(object?.isFaultStorage ?? false) deleted \(object?.isDeleted ?? false) inserted \(object?.isInserted ?? false) updated \(object?.isMarkedUpdated ?? false) visible \(object.map { o in (try? o.value(forKey: "visible")).map { "\($0)" } ?? "?" } ?? "-") hasChanges \(ctx.hasChanges)"
+                    }
+                    log.fail("after the step the controller holds \(held ?? []), a fetch gives \(fresh);\(detail)")
+                }
             }
         }
         #expect(log.failures.isEmpty, "\(log.failures.filter { $0.contains("snapshot is not") }.prefix(2))")

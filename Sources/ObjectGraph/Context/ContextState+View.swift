@@ -120,7 +120,7 @@ extension ContextState {
         checkExecutor()
         // Named as the child knew its objects: a save since may have made some of those IDs permanent, and the
         // objects here (which `checkExecutor` just brought up to date) go by the permanent ones.
-        let incoming = incoming.map { renamedToCurrentIDs($0, reindex: true) }
+        let incoming = incoming.map { rebased(renamedToCurrentIDs($0, reindex: true)) }
         for layer in incoming {
             layers.append(layer)
             show(layer) { _ in true }
@@ -128,6 +128,44 @@ extension ContextState {
         republishView()
         observation?.process(external: ContextChanges(layers: incoming))
         notifications.post(.objectsDidChange, ContextChanges(layers: incoming), from: self, childSaveArrival: true)
+    }
+
+    /// `layer` with each updated row's unchanged keys taken from this context's current view: a child's row is
+    /// whole, but only the keys the child changed are its news; the others are what it last read, which a merge
+    /// here may have overtaken. Without this, the row would bring those stale values back (and the store, which
+    /// writes changed keys only, would then disagree with this context after its save).
+    func rebased(_ layer: ChangeSet) -> ChangeSet {
+        guard !layer.updated.isEmpty else { return layer }
+        var base: [ObjectID: (values: AttributeValues, toOne: [ObjectID?])] = [:]
+        var unloaded: [ObjectID] = []
+        for row in layer.updated {
+            if let object = registered[row.objectID], !object.isFaultStorage {
+                base[row.objectID] = (object.values, object.toOne)
+            } else {
+                unloaded.append(row.objectID)
+            }
+        }
+        for snapshot in (try? layeredSnapshots(for: unloaded)) ?? [] { base[snapshot.objectID] = (snapshot.values, snapshot.toOne) }
+        var fixed = layer
+        var changed = false
+        for index in fixed.updated.indices {
+            let row = fixed.updated[index]
+            guard let current = base[row.objectID] else { continue }
+            var values = current.values
+            for position in row.changedAttributes { values[position] = row.values[position] }
+            var toOne = current.toOne
+            for slot in row.changedToOne { toOne[slot] = row.toOne[slot] }
+            if values != row.values || toOne != row.toOne {
+                fixed.updated[index].values = values
+                fixed.updated[index].toOne = toOne
+                changed = true
+            }
+        }
+        guard changed else { return layer }
+        fixed.index = ChangeSetIndex()
+        fixed.buildIndex()
+        if layer.index.equality != nil { fixed.buildEqualityIndexes(model: model) }
+        return fixed
     }
 
     /// Shows `layer`'s rows in the registered objects `accepts` lets it change: their values become the layer's,
