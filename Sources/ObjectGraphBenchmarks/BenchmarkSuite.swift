@@ -17,9 +17,13 @@ public struct BenchmarkSuite: Sendable {
         public var scalingSizes = [10_000, 100_000, 1_000_000]
         /// W7's store.
         public var migrationCount = 1_000_000
+        /// W8's import, its saves, and the result sizes of its one-object diffs.
+        public var observationImportCount = 100_000
+        public var observationBatch = 1_000
+        public var observationResultSizes = [10_000, 100_000]
         public var repetitions = 5
         public var folder = FileManager.default.temporaryDirectory.appendingPathComponent("objectgraph-bench")
-        /// The workloads to run ("W1" … "W7"); all of them when empty. Running one alone is how to profile it.
+        /// The workloads to run ("W1" … "W8"); all of them when empty. Running one alone is how to profile it.
         public var workloads: Set<String> = []
         /// The contenders W1, W2, W3 and W6 run, and whose lookups W4 runs on the main actor (all of
         /// ``BenchmarkReport/contenders`` by default).
@@ -37,6 +41,9 @@ public struct BenchmarkSuite: Sendable {
             options.memoryCount = 5_000
             options.scalingSizes = [100, 1_000]
             options.migrationCount = 2_000
+            options.observationImportCount = 2_000
+            options.observationBatch = 500
+            options.observationResultSizes = [100, 1_000]
             options.repetitions = 1
             return options
         }
@@ -92,6 +99,10 @@ public struct BenchmarkSuite: Sendable {
         if selected("W7") {
             log("W7 migration of \(options.migrationCount) rows…")
             report.rows += try await migration()
+        }
+        if selected("W8") {
+            log("W8 live results during an import of \(options.observationImportCount)…")
+            report.rows += try await observation()
         }
         return report
     }
@@ -460,6 +471,9 @@ final class MainThreadSampler {
     var busy: Double { queryTimes.reduce(0, +) }
     private var running = true
 
+    /// How late the timer woke in all: the time the main thread was busy with other work (W8's diffs).
+    private(set) var lateness: Double = 0
+
     func stop() { running = false }
 
     func run(_ query: @MainActor () throws -> Void) async throws {
@@ -468,7 +482,9 @@ final class MainThreadSampler {
             let asleep = clock.now
             try await Task.sleep(for: .milliseconds(2))
             let awake = clock.now
-            maxStall = max(maxStall, (awake - asleep - .milliseconds(2)).seconds)
+            let late = max(0, (awake - asleep - .milliseconds(2)).seconds)
+            maxStall = max(maxStall, late)
+            lateness += late
             try query()
             queryTimes.append((clock.now - awake).seconds)
         }
