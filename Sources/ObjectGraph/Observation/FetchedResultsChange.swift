@@ -6,7 +6,13 @@ public struct FetchedResultsSnapshot: Sendable, Hashable {
     /// One section: its name (the section key's value as text, "" for nil) and its objects' IDs in order.
     public struct Section: Sendable, Hashable {
         public var name: String
-        public var objectIDs: [ObjectID]
+        public var objectIDs: ObjectIDList
+
+        /// A section of these IDs.
+        public init(name: String, objectIDs: ObjectIDList) {
+            self.name = name
+            self.objectIDs = objectIDs
+        }
     }
 
     /// The sections in order; one unnamed section when the controller has no section key.

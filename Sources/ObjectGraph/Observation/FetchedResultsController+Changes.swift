@@ -30,9 +30,15 @@ extension FetchedResultsController {
                         unknown.append(id)
                     }
                 }
-                // Objects new to this context that may now match: loaded in one read.
+                // Objects new to this context: judged by the rows the change carries, and those that match loaded in
+                // one read (an import's objects that do not match are never made).
                 let deleted = Set(external.deletedObjectIDs)
-                let loadable = unknown.filter { !deleted.contains($0) }
+                let loadable = unknown.filter { id in
+                    guard !deleted.contains(id) else { return false }
+                    guard let predicate = fetchRequest.predicate,
+                          let row = external.change(for: id, temporaryID: state.coordinator.temporaryID(for:)).updated else { return true }
+                    return (try? predicate.evaluate(with: SnapshotSource(snapshot: row, state: state))) ?? true
+                }
                 if !loadable.isEmpty {
                     for object in try state.materialize(loadable) { candidates[ObjectIdentifier(object)] = object }
                 }
@@ -200,7 +206,7 @@ extension FetchedResultsController {
                 if sectionOrder(buckets[middle].key, key) == .orderedAscending { low = middle + 1 } else { high = middle }
             }
             if low == buckets.count || sectionOrder(buckets[low].key, key) != .orderedSame {
-                buckets.insert(Bucket(key: key, name: Self.sectionName(key), members: [], ids: []), at: low)
+                buckets.insert(Bucket(key: key, name: Self.sectionName(key), members: ChunkedList(), ids: ChunkedList()), at: low)
             }
             section = low
         }

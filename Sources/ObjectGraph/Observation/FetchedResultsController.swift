@@ -33,8 +33,8 @@ public final class FetchedResultsController {
     struct Bucket {
         var key: AttributeValue
         var name: String
-        var members: [Member]
-        var ids: [ObjectID]
+        var members: ChunkedList<Member>
+        var ids: ChunkedList<ObjectID>
     }
 
     var buckets: [Bucket] = []
@@ -77,7 +77,7 @@ public final class FetchedResultsController {
 
     /// The current results, by ID (Sendable).
     public var snapshot: FetchedResultsSnapshot {
-        FetchedResultsSnapshot(sections: buckets.map { FetchedResultsSnapshot.Section(name: $0.name, objectIDs: $0.ids) })
+        FetchedResultsSnapshot(sections: buckets.map { FetchedResultsSnapshot.Section(name: $0.name, objectIDs: ObjectIDList(storage: $0.ids)) })
     }
 
     /// The current results' objects, section after section.
@@ -154,11 +154,11 @@ public final class FetchedResultsController {
         identities = [:]
         members.reserveCapacity(ordered.count)
         identities.reserveCapacity(ordered.count)
-        if sectionNameKeyPath == nil { buckets = [Bucket(key: .null, name: "", members: [], ids: [])] }
+        if sectionNameKeyPath == nil { buckets = [Bucket(key: .null, name: "", members: ChunkedList(), ids: ChunkedList())] }
         for member in ordered {
             let key = sectionKey(member)
             if buckets.isEmpty || (sectionNameKeyPath != nil && sectionOrder(buckets[buckets.count - 1].key, key) != .orderedSame) {
-                buckets.append(Bucket(key: key, name: Self.sectionName(key), members: [], ids: []))
+                buckets.append(Bucket(key: key, name: Self.sectionName(key), members: ChunkedList(), ids: ChunkedList()))
             }
             buckets[buckets.count - 1].members.append(member)
             buckets[buckets.count - 1].ids.append(member.id)
