@@ -122,6 +122,8 @@ extension ContextState {
         // objects here (which `checkExecutor` just brought up to date) go by the permanent ones.
         let incoming = incoming.map { rebased(renamedToCurrentIDs($0, reindex: true)) }
         for layer in incoming {
+            // Rows read ahead for objects nobody holds are stale once a layer changes them.
+            if !rowCache.isEmpty { for id in layer.updatedIDs + layer.deletedIDs { rowCache[id] = nil } }
             layers.append(layer)
             show(layer) { _ in true }
         }

@@ -68,6 +68,21 @@ extension ObjectContext {
 }
 
 extension ContextState {
+    /// The keys pending children's rows change on `object`.
+    func layerChangedKeys(of object: ManagedObject) -> Set<String> {
+        guard !receivedLayers.isEmpty else { return [] }
+        var keys: Set<String> = []
+        for layer in layers {
+            guard let place = layer.index.rows[object.objectID], !place.inserted else { continue }
+            let row = layer.updated[place.position]
+            for index in row.changedAttributes { keys.insert(object.entity.attributes[index].name) }
+            for slot in row.changedToOne {
+                if let index = object.entity.toOneSlot.firstIndex(of: slot) { keys.insert(object.entity.relationships[index].name) }
+            }
+        }
+        return keys
+    }
+
     func merge(_ notification: ContextNotification) {
         let changes = notification.changes
         var touched: [ObjectID] = []
@@ -96,7 +111,8 @@ extension ContextState {
                 snapshot = Snapshot(objectID: object.objectID, version: snapshot.version + 1, values: snapshot.values, toOne: snapshot.toOne)
             }
             guard !object.isFaultStorage else { continue }
-            let ownChanges = Set(object.changedKeys())
+            // Keys changed here, or by a child's row pending here, keep their values (as refreshLayers keeps them).
+            let ownChanges = Set(object.changedKeys()).union(layerChangedKeys(of: object))
             let before = object.values
             let beforeToOne = object.toOne
             fill(object, from: snapshot)
@@ -115,6 +131,8 @@ extension ContextState {
             object.observedReplacement(attributesBefore: before)
             touched.append(object.objectID)
         }
+        // Rows read ahead for objects nobody holds are stale now too.
+        if !rowCache.isEmpty { for id in changes.updatedObjectIDs + changes.deletedObjectIDs { rowCache[id] = nil } }
         dropFromLayers(Set(changes.deletedObjectIDs))
         refreshLayers(with: changes)
         // Loaded to-many contents may now miss inserted objects or hold deleted ones: reload them lazily.
