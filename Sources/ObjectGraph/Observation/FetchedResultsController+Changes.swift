@@ -33,13 +33,13 @@ extension FetchedResultsController {
                 // Objects new to this context: judged by the rows the change carries, and those that match loaded in
                 // one read (an import's objects that do not match are never made).
                 let deleted = Set(external.deletedObjectIDs)
-                let layers = state.layers
+                // A pending child's row here is this context's view of its object; the change's row otherwise.
+                let pending = state.layers.isEmpty ? nil : state.layerView().contents
                 let loadable = unknown.filter { id in
                     guard !deleted.contains(id) else { return false }
-                    // A pending child's row here may differ from the saved one: only the loaded object tells.
-                    if layers.contains(where: { $0.index.rows[id] != nil }) { return true }
                     guard let predicate = fetchRequest.predicate,
-                          let row = external.change(for: id, temporaryID: state.coordinator.temporaryID(for:)).updated else { return true }
+                          let row = pending?.row(id) ?? external.change(for: id, temporaryID: state.coordinator.temporaryID(for:)).updated
+                    else { return true }
                     return (try? predicate.evaluate(with: SnapshotSource(snapshot: row, state: state))) ?? true
                 }
                 if !loadable.isEmpty {
