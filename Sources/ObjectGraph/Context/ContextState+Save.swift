@@ -429,10 +429,7 @@ extension ContextState {
             var fixed = layer
             fixed.updated.removeAll { ids.contains($0.objectID) }
             fixed.toMany.removeAll { ids.contains($0.objectID) }
-            fixed.index = ChangeSetIndex()
-            fixed.buildIndex()
-            if layer.index.equality != nil { fixed.buildEqualityIndexes(model: model) }
-            return fixed
+            return fixed.reindexed(model: model)
         }
     }
 
@@ -456,10 +453,7 @@ extension ContextState {
                 fixed.updated[index].values = merged
                 fixed.updated[index].toOne = toOne
             }
-            fixed.index = ChangeSetIndex()
-            fixed.buildIndex()
-            if layer.index.equality != nil { fixed.buildEqualityIndexes(model: model) }
-            return fixed
+            return fixed.reindexed(model: model)
         }
     }
 

@@ -163,11 +163,7 @@ extension ContextState {
                 changed = true
             }
         }
-        guard changed else { return layer }
-        fixed.index = ChangeSetIndex()
-        fixed.buildIndex()
-        if layer.index.equality != nil { fixed.buildEqualityIndexes(model: model) }
-        return fixed
+        return changed ? fixed.reindexed(model: model) : layer
     }
 
     /// Shows `layer`'s rows in the registered objects `accepts` lets it change: their values become the layer's,

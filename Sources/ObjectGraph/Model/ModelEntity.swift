@@ -108,7 +108,9 @@ public final class ModelEntity: Sendable {
             }
         }
         self.fetched = fetchedProperties
-        self.observationKeyPaths = (0..<(attributes.count + relationships.count)).map { index -> KeyPath<ManagedObject, Int> & Sendable in \ManagedObject.[_observedProperty: index] }
+        self.observationKeyPaths = (0..<(attributes.count + relationships.count)).map { index -> KeyPath<ManagedObject, Int> & Sendable in
+            \ManagedObject.[_observedProperty: index]
+        }
         self.derivedAttributes = attributes.indices.compactMap { index in attributes[index].derivation.flatMap(Derivation.init).map { (index, $0) } }
         // A derived attribute has no value until the store computes it: no rule of it is the app's to keep.
         self.validatedAttributes = attributes.indices.filter { index in

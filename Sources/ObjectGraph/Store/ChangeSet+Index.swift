@@ -71,6 +71,15 @@ extension ChangeSet {
         self.index = index
     }
 
+    /// The set with its index built anew after its rows changed, and its equality indexes when it had them.
+    func reindexed(model: Model) -> ChangeSet {
+        var fixed = self
+        fixed.index = ChangeSetIndex()
+        fixed.buildIndex()
+        if index.equality != nil { fixed.buildEqualityIndexes(model: model) }
+        return fixed
+    }
+
     /// Builds the equality indexes of ``index``; call it on the queue that made the change set, before handing it
     /// to a parent, so readers of the parent's layers never build them.
     mutating func buildEqualityIndexes(model: Model) {
