@@ -341,10 +341,18 @@ extension ContextState {
                 changedAttributes: [], changedToOne: []))
             appendToMany(of: object, to: &changes)
         }
+        let layers = self.layers
         for object in updated.values where !object.isDeleted && !object.isFaultStorage {
             guard let committed = object.committed else { continue }
-            let changedAttributes = object.values.indices.filter { object.values[$0] != committed.values[$0] }
-            let changedToOne = object.toOne.indices.filter { object.toOne[$0] != committed.toOne[$0] }
+            // A value set back to the committed one after a child's pending row changed it still differs from what
+            // that row will write: it is a change of this set too.
+            let layered = layers.isEmpty ? nil : layers.last(where: { $0.index.rows[object.objectID] != nil })?.snapshot(for: object.objectID)
+            let changedAttributes = object.values.indices.filter { index in
+                object.values[index] != committed.values[index] || (layered.map { object.values[index] != $0.values[index] } ?? false)
+            }
+            let changedToOne = object.toOne.indices.filter { slot in
+                object.toOne[slot] != committed.toOne[slot] || (layered.map { object.toOne[slot] != $0.toOne[slot] } ?? false)
+            }
             if !changedAttributes.isEmpty || !changedToOne.isEmpty {
                 changes.updated.append(ChangeSet.Row(
                     objectID: object.objectID, version: committed.version, values: object.values, toOne: object.toOne,
