@@ -29,6 +29,11 @@ struct Demo: AsyncParsableCommand {
         let stack = inMemory ? DataStack.inMemory(model: model, layout: layout)
             : try DataStack(databaseFileName: path, model: model, layout: layout)
         print("store: \(inMemory ? "in memory" : path), layout: \(layout.rawValue)")
+        #if DEBUG
+        // A debug build's stalls and rates are the unoptimized code's, not the library's.
+        print("note: this is a debug build; its timings are not representative. For release figures:")
+        print("  swift build -c release --product objectgraph && .build/release/objectgraph demo")
+        #endif
         let existing = try stack.onMain { ctx in try ctx.count(for: Book.fetchRequest()) }
         print("books already in the store: \(existing)")
 

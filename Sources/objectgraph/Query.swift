@@ -1,0 +1,36 @@
+import ArgumentParser
+import Foundation
+import ObjectGraph
+
+/// Runs a predicate against a store with the model the store keeps, without the app's code.
+struct Query: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Fetch objects from a store with a predicate; relationships print as object IDs.",
+        discussion: "Example: objectgraph query books.sqlite Book \"pages > 300 AND author.name BEGINSWITH 'A'\" --sort -pages,title --limit 10")
+
+    @Argument(help: "The store file.") var path: String
+    @Argument(help: "The entity to fetch.") var entity: String
+    @Argument(help: "A predicate in the format language (every object when absent).") var predicate: String?
+    @Option(parsing: .unconditional, help: "Sort keys, comma-separated; a leading - sorts descending (--sort -pages,title).")
+    var sort: String?
+    @Option(help: "At most this many objects.") var limit: Int?
+    @Option(help: "Skip this many objects first.") var offset = 0
+    @Flag(help: "Print only how many objects match.") var count = false
+    @Flag(help: "Print JSON lines, one object per line.") var json = false
+
+    func validate() throws {
+        if let limit, limit < 0 { throw ValidationError("--limit must be zero or more, not \(limit)") }
+        if offset < 0 { throw ValidationError("--offset must be zero or more, not \(offset)") }
+    }
+
+    func run() throws {
+        let keys = sort.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } } ?? []
+        let result = try StoreQuery(contentsOf: URL(fileURLWithPath: path), entity: entity, predicate: predicate,
+                                    sortedBy: keys, limit: count ? 0 : limit, offset: offset)
+        if count {
+            print(result.matchCount)
+        } else {
+            print(json ? result.jsonLines : result.table)
+        }
+    }
+}
