@@ -143,6 +143,7 @@ extension ContextState {
             }
         }
         observation?.process(external: changes)
+        ObjectGraphLogging.logger.info("context \(name) merged \(changes.count) changes from context \(notification.contextName)")
         notifications.post(.objectsDidChange, changes, from: self)
     }
 }

@@ -179,7 +179,13 @@ extension SQLiteStore {
         try reportingStoreErrors {
             try statementReaders.withStatement(for: compiled, sliced: slice != nil) { kept in
                 try kept.bind(slice: slice)
-                try stepRows(kept.statement, table: table, body)
+                guard ObjectGraphLogging.tracesSQL else { return try stepRows(kept.statement, table: table, body) }
+                var rows = 0
+                try stepRows(kept.statement, table: table) { row in
+                    rows += 1
+                    try body(row)
+                }
+                ObjectGraphLogging.fetched(rows, of: request.entityName)
             }
         }
     }
@@ -229,6 +235,7 @@ extension SQLiteStore {
                 let entityName = table.single?.name ?? sqlite3_column_text(row, 1).map { String(cString: $0) } ?? ""
                 result.append(ObjectID(entityName: entityName, rawKey: sqlite3_column_int64(row, 0)))
             }
+            ObjectGraphLogging.fetched(result.count, of: request.entityName)
             return result
         }
     }

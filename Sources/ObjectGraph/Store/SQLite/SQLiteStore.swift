@@ -87,9 +87,13 @@ public final class SQLiteStore: PersistentStore {
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(busyTimeout)
         configuration.label = "ObjectGraph.SQLiteStore"
+        let traced = ObjectGraphLogging.tracesSQL
+        // Bound values appear in the trace only when it is on (they may be private).
+        configuration.publicStatementArguments = traced
         configuration.prepareDatabase { db in
             PredicateSQLFunctions.register(in: db)
             db.add(function: DerivationTriggers.caseFunction)
+            if traced { ObjectGraphLogging.traceStatements(of: db) }
         }
         do {
             let stored = try StoreFileCheck.inspect(path: path, versions: versions)
@@ -368,10 +372,25 @@ public final class SQLiteStore: PersistentStore {
         }
     }
 
+    /// Milliseconds since `start`, rounded to a hundredth, for log lines.
+    static func milliseconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        return (ms * 100).rounded() / 100
+    }
+
     public func save(_ changes: ChangeSet) throws -> SaveResult {
-        try writeStore { db in
-            var transaction = SQLiteSaveTransaction(store: self, db: db)
-            return try transaction.run(changes)
+        let start = ContinuousClock.now
+        do {
+            let result = try writeStore { db in
+                var transaction = SQLiteSaveTransaction(store: self, db: db)
+                return try transaction.run(changes)
+            }
+            ObjectGraphLogging.logger.info("saved \(changes.inserted.count) inserted, \(changes.updated.count) updated, \(changes.deleted.count) deleted objects to \(location) in \(Self.milliseconds(since: start)) ms")
+            return result
+        } catch let error as ObjectGraphError {
+            if case .conflict = error { ObjectGraphLogging.logger.info("save to \(location) refused: \(error)") }
+            throw error
         }
     }
 }

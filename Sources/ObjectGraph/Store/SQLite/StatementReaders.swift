@@ -34,7 +34,12 @@ final class StatementReaders: Sendable {
         configuration.readonly = true
         configuration.busyMode = .timeout(busyTimeout)
         configuration.label = "ObjectGraph.SQLiteStore.reader"
-        configuration.prepareDatabase { db in PredicateSQLFunctions.register(in: db) }
+        let traced = ObjectGraphLogging.tracesSQL
+        configuration.publicStatementArguments = traced
+        configuration.prepareDatabase { db in
+            PredicateSQLFunctions.register(in: db)
+            if traced { ObjectGraphLogging.traceStatements(of: db) }
+        }
         self.configuration = configuration
         first = try Reader(queue: DatabaseQueue(path: path, configuration: configuration))
     }

@@ -1,0 +1,57 @@
+import Foundation
+import Logging
+import Synchronization
+import Testing
+@testable import ObjectGraph
+
+/// Every statement is traced with its bound values and time at debug level, each fetch with its rows, saves and
+/// merges at info; `OBJECTGRAPH_SQL_DEBUG=1` prints the trace to standard error with no code.
+@Suite(.serialized) struct LoggingTests {
+    /// A log handler that keeps what it is given.
+    struct Capture: LogHandler {
+        let lines: Lines
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .debug
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) { lines.lines.withLock { $0.append("\(event.level) \(event.message)") } }
+    }
+
+    final class Lines: Sendable {
+        let lines = Mutex<[String]>([])
+        var all: [String] { lines.withLock { $0 } }
+    }
+
+    @Test func aDebugLoggerSeesEachStatementWithItsValuesAndEachFetchsRows() async throws {
+        let captured = Lines()
+        let previous = ObjectGraphLogging.logger
+        ObjectGraphLogging.logger = Logger(label: ObjectGraphLogging.label) { _ in Capture(lines: captured) }
+        defer { ObjectGraphLogging.logger = previous }
+        let folder = try TemporaryFolder()
+        let context = ObjectContext(coordinator: try PersistentStoreCoordinator(model: try Fixtures.model(), storeURL: folder.storeURL))
+        try await context.perform { ctx in
+            try seedLibrary(ctx)
+            _ = try ctx.fetch(try FetchRequest(entityName: "Book", format: "pages > %d", argumentArray: [500]))
+        }
+        let lines = captured.all
+        #expect(lines.contains { $0.hasPrefix("debug SQL") && $0.contains("SELECT") && $0.contains("500") }, "\(lines.suffix(5))")
+        #expect(lines.contains { $0 == "debug fetched 3 rows of Book" }, "\(lines.filter { $0.contains("fetched") })")
+        #expect(lines.contains { $0.hasPrefix("info saved 14 inserted, 0 updated, 0 deleted objects to \(folder.storeURL.path)") }, "\(lines.filter { $0.hasPrefix("info") })")
+    }
+
+    @Test func theEnvironmentVariablePrintsTheTraceToStandardError() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            setenv("OBJECTGRAPH_SQL_DEBUG", "1", 1)
+            let folder = try TemporaryFolder()
+            let context = ObjectContext(coordinator: try PersistentStoreCoordinator(model: try Fixtures.model(), storeURL: folder.storeURL))
+            try await context.perform { ctx in
+                _ = try ctx.fetch(try FetchRequest(entityName: "Tag", format: "label == %@", argumentArray: ["war"]))
+            }
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("SQL ") && output.contains("'war'"), "\(output.suffix(400))")
+        #expect(output.contains("fetched 0 rows of Tag"), "\(output.suffix(400))")
+    }
+}
