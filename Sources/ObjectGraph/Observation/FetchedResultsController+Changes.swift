@@ -1,7 +1,8 @@
 import Foundation
 
 /// Keeping the results current: changed objects are taken out of their places and put back where they sort now;
-/// a reset, a rollback, a save that renamed members, or a change touching most of the results fetches again.
+/// members a save gave permanent IDs are renamed in place. A reset, a rollback, a change touching most of the
+/// results, or renamed IDs that order ties differently fetch again.
 extension FetchedResultsController {
     func apply(changed: [ObjectIdentifier: ManagedObject], external: ContextChanges?, rebuild: Bool) {
         guard hasFetched, let state else { return }
@@ -53,7 +54,9 @@ extension FetchedResultsController {
             change.renamedIDs = renamed
             deliver(change)
         } catch {
+            // Kept for the app to read, and logged: the results stay as they were until the next change.
             lastError = error
+            ObjectGraphLogging.logger.error("the fetched results controller for \(fetchRequest.entityName) could not apply a change: \(error)")
         }
     }
 

@@ -21,7 +21,8 @@ public final class FetchedResultsController {
     /// The key path whose value names each object's section, or nil for one section.
     public let sectionNameKeyPath: String?
     weak var state: ContextState?
-    /// The last error met while judging a changed object (it is then left out of the results).
+    /// The last error met while keeping the results (a changed object the predicate could not judge is left out;
+    /// a change that could not be applied leaves the results as they were). Each is also logged at error level.
     public internal(set) var lastError: (any Error)?
 
     struct Member {
@@ -209,6 +210,7 @@ public final class FetchedResultsController {
             return try predicate.evaluate(with: object)
         } catch {
             lastError = ObjectGraphError.invalidPredicate(entity: fetchRequest.entityName, error: error)
+            ObjectGraphLogging.logger.error("the fetched results controller for \(fetchRequest.entityName) left out \(object.objectID): \(error)")
             return false
         }
     }
