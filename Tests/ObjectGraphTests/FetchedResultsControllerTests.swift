@@ -275,7 +275,8 @@ extension AttributeValue {
 
     @Test func aTrackedReadHearsTheAppsChangeAMergeAndARollback() async throws {
         let coordinator = PersistentStoreCoordinator.inMemory(model: try MacroEntityTests.model())
-        let main = ObjectContext(coordinator: coordinator, name: "main")
+        // Reads are tracked on main-queue contexts, where views read objects.
+        let main = ObjectContext(coordinator: coordinator, concurrencyType: .mainQueue, name: "main")
         let worker = ObjectContext(coordinator: coordinator, name: "worker")
         let id = try await main.perform { ctx in
             ctx.automaticallyMergesChangesFromParent = true

@@ -75,10 +75,14 @@ final class ContextState {
     /// context's executor touches it, and `entity(named:)`, its only user, calls nothing that reaches it again.
     @exclusivity(unchecked) private var lastEntity: ModelEntity?
 
+    /// Whether objects report typed reads to Swift's Observation: on the main queue, where views read them.
+    let tracksReads: Bool
     /// The context this state belongs to, for queuing work on its executor.
     weak var owner: ObjectContext?
     /// The context's observers and the changes they have not seen; nil while nothing observes it.
-    var observation: ObservationCenter?
+    /// `@exclusivity(unchecked)` for the reason ``registered`` is: every change reads it, on this executor only, and
+    /// nothing that reads it sets it.
+    @exclusivity(unchecked) var observation: ObservationCenter?
 
     /// Whether calls must run on ``executor``: ``ConcurrencyChecks/isEnabled`` as it was when the context was made
     /// (set once at start-up, as documented), read here so that every object access does not load a global.
@@ -91,6 +95,7 @@ final class ContextState {
         self.coordinator = coordinator
         self.below = below
         self.isRoot = below is StoreSource
+        if case .main = executor { tracksReads = true } else { tracksReads = false }
         self.notifications = notifications
         self.adoptedSaveCount = coordinator.saveCount
     }

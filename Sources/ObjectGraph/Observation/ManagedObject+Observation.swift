@@ -8,25 +8,33 @@ import Observation
 /// withObservationTracking { _ = book.title } onChange: { print("the title will change") }
 /// ```
 ///
-/// The registrar is made on the first read an object's typed accessors report, so objects nobody reads pay nothing.
+/// Reads are reported for the objects of main-queue contexts, where views and view models read them: a registrar
+/// per object and a report per read would cost a large fetch on a private queue a third of its time, for nothing
+/// (no view tracks it there). Changes are reported for any object a read was reported for.
 extension ManagedObject: Observable {}
+
+/// An object's Observation registrar, in a box (see ``ManagedObject``'s `observationRegistrar`).
+final class ObservationRegistrarBox {
+    let registrar = ObservationRegistrar()
+}
 
 extension ManagedObject {
     /// Stands for property `index` (attributes first, then relationships) in key paths the registrar tracks.
     public subscript(_observedProperty index: Int) -> Int { index }
 
-    /// Reports a read of property `index` (an attribute's index, or the attribute count plus a relationship's).
+    /// Reports a read of property `index` (an attribute's index, or the attribute count plus a relationship's), on a
+    /// main-queue context.
     @inline(__always)
     func observedAccess(_ index: Int) {
-        guard index >= 0, index < entity.observationKeyPaths.count else { return }
-        if observationRegistrar == nil { observationRegistrar = ObservationRegistrar() }
-        observationRegistrar.unsafelyUnwrapped.access(self, keyPath: entity.observationKeyPaths[index])
+        guard let state, state.tracksReads, index >= 0, index < entity.observationKeyPaths.count else { return }
+        if observationRegistrar == nil { observationRegistrar = ObservationRegistrarBox() }
+        observationRegistrar.unsafelyUnwrapped.registrar.access(self, keyPath: entity.observationKeyPaths[index])
     }
 
     /// Reports a change of property `index` around `change`, when anyone may be tracking it.
     @inline(__always)
     func observedMutation<T>(_ index: Int, _ change: () throws -> T) rethrows -> T {
-        guard let registrar = observationRegistrar, index >= 0, index < entity.observationKeyPaths.count else { return try change() }
+        guard let registrar = observationRegistrar?.registrar, index >= 0, index < entity.observationKeyPaths.count else { return try change() }
         let keyPath = entity.observationKeyPaths[index]
         registrar.willSet(self, keyPath: keyPath)
         defer { registrar.didSet(self, keyPath: keyPath) }
@@ -41,7 +49,7 @@ extension ManagedObject {
     /// Tells trackers that values changed under the object (a merge, a child's save, a refresh, a rollback):
     /// attributes that differ from `before`, and every relationship.
     func observedReplacement(attributesBefore before: AttributeValues?) {
-        guard let registrar = observationRegistrar else { return }
+        guard let registrar = observationRegistrar?.registrar else { return }
         for (index, keyPath) in entity.observationKeyPaths.enumerated() {
             if index < entity.attributes.count, let before, !isFaultStorage, before[index] == values[index] { continue }
             registrar.willSet(self, keyPath: keyPath)
