@@ -454,12 +454,7 @@ extension ContextState {
             for index in fixed.updated.indices where updatedIDs.contains(fixed.updated[index].objectID) {
                 let row = fixed.updated[index]
                 guard let saved = changes.change(for: row.objectID, temporaryID: coordinator.temporaryID(for:)).updated else { continue }
-                var merged = saved.values
-                for changed in row.changedAttributes { merged[changed] = row.values[changed] }
-                var toOne = saved.toOne
-                for slot in row.changedToOne { toOne[slot] = row.toOne[slot] }
-                fixed.updated[index].values = merged
-                fixed.updated[index].toOne = toOne
+                (fixed.updated[index].values, fixed.updated[index].toOne) = row.rebased(on: saved.values, saved.toOne)
             }
             return fixed.reindexed(model: model)
         }

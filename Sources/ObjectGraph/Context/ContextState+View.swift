@@ -153,10 +153,7 @@ extension ContextState {
         for index in fixed.updated.indices {
             let row = fixed.updated[index]
             guard let current = base[row.objectID] else { continue }
-            var values = current.values
-            for position in row.changedAttributes { values[position] = row.values[position] }
-            var toOne = current.toOne
-            for slot in row.changedToOne { toOne[slot] = row.toOne[slot] }
+            let (values, toOne) = row.rebased(on: current.values, current.toOne)
             if values != row.values || toOne != row.toOne {
                 fixed.updated[index].values = values
                 fixed.updated[index].toOne = toOne

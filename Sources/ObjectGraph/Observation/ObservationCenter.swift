@@ -73,7 +73,7 @@ final class ObservationCenter {
     /// Delivers what changed since the last processing, with `external` (a merge's or a child's save's objects).
     func process(external: ContextChanges? = nil) {
         isScheduled = false
-        var objects = changed
+        let objects = changed
         changed = [:]
         let rebuild = needsRebuild
         needsRebuild = false
@@ -91,9 +91,7 @@ final class ObservationCenter {
             }
             controller.apply(changed: objects, external: external, rebuild: rebuild)
         }
-        if !objectObservers.isEmpty {
-            for id in externalIDs { if let object = state.registered[id] { objects[ObjectIdentifier(object)] = object } }
-            notifyObjectObservers(objects, externalIDs: Set(externalIDs), rebuild: rebuild)
-        }
+        // An observed object is held, so an external change names it by the ID it has here.
+        if !objectObservers.isEmpty { notifyObjectObservers(objects, externalIDs: Set(externalIDs), rebuild: rebuild) }
     }
 }

@@ -159,3 +159,15 @@ extension ChangeSet {
     var updatedIDs: [ObjectID] { updated.map(\.objectID) }
     var deletedIDs: [ObjectID] { deleted.map(\.objectID) }
 }
+
+extension ChangeSet.Row {
+    /// The row's changed keys over `values` and `toOne` (another view of the same object): an update row is whole,
+    /// but only the keys it changed are its news.
+    func rebased(on values: AttributeValues, _ toOne: [ObjectID?]) -> (values: AttributeValues, toOne: [ObjectID?]) {
+        var merged = values
+        for position in changedAttributes { merged[position] = self.values[position] }
+        var mergedToOne = toOne
+        for slot in changedToOne { mergedToOne[slot] = self.toOne[slot] }
+        return (merged, mergedToOne)
+    }
+}

@@ -14,21 +14,28 @@ public enum Arithmetic {
             case .double(let v): v
             }
         }
+
+        /// A number value (Booleans as 0 and 1, decimals as Doubles), or nil for any other.
+        init?(_ value: PredicateValue) {
+            switch value {
+            case .int(let v): self = .int(v)
+            case .bool(let v): self = .int(v ? 1 : 0)
+            case .double(let v): self = .double(v)
+            case .decimal(let v): self = .double(NSDecimalNumber(decimal: v).doubleValue)
+            default: return nil
+            }
+        }
     }
 
     static func mismatch(_ function: ExpressionFunction, _ value: PredicateValue, expected: String) -> FormatPredicateError {
         .typeMismatch(expression: function.rawValue, expected: expected, found: "\(value.kindName) \(value.formatLiteral)")
     }
 
+    /// `value` as a number, nil for nil; any other value is a type mismatch of `function`.
     static func number(_ value: PredicateValue, for function: ExpressionFunction) throws(FormatPredicateError) -> Number? {
-        switch value {
-        case .null: return nil
-        case .int(let v): return .int(v)
-        case .bool(let v): return .int(v ? 1 : 0)
-        case .double(let v): return .double(v)
-        case .decimal(let v): return .double(NSDecimalNumber(decimal: v).doubleValue)
-        default: throw mismatch(function, value, expected: "numbers")
-        }
+        if value.isNull { return nil }
+        guard let number = Number(value) else { throw mismatch(function, value, expected: "numbers") }
+        return number
     }
 
     /// A result that is not a number is nil: SQLite cannot hold NaN, and stores it as NULL.

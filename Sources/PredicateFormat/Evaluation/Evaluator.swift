@@ -53,8 +53,7 @@ struct Evaluator {
                 elements = Self.flatten(mapped)
             }
             guard let function = Aggregation.function(for: op) else { return .collection(Self.distinct(elements)) }
-            if function == .count { return .value(.int(Int64(elements.count))) }
-            return .value(try Aggregation.reduce(function, try Self.values(elements, of: "@\(op.rawValue)")))
+            return try Self.reduce(elements, by: function, of: "@\(op.rawValue)")
         case .subquery(let collection, let variable, let predicate):
             var kept: [EvaluatedValue] = []
             for element in Self.flatten([try value(collection)]) {
@@ -65,11 +64,7 @@ struct Evaluator {
             return .collection(kept)
         case .function(let function, let arguments):
             if function.isAggregate {
-                let elements = try Self.elements(try value(arguments[0]), of: function.rawValue)
-                if function == .count { return .value(.int(Int64(elements.count))) }
-                let values = try Self.values(elements, of: function.rawValue)
-                if function == .mode { return .collection(Aggregation.modes(values).map(EvaluatedValue.value)) }
-                return .value(try Aggregation.reduce(function, values))
+                return try Self.reduce(try Self.elements(try value(arguments[0]), of: function.rawValue), by: function, of: function.rawValue)
             }
             var values: [PredicateValue] = []
             for argument in arguments {
@@ -115,6 +110,15 @@ struct Evaluator {
         case .value(let single): throw .typeMismatch(expression: what, expected: "a collection", found: "\(single.kindName) \(single.formatLiteral)")
         case .object: throw .typeMismatch(expression: what, expected: "a collection", found: "an object")
         }
+    }
+
+    /// A collection reduced by an aggregate function or collection operator: `count:` counts every element (objects
+    /// too), the others need values; `mode:` yields the values that occur most.
+    static func reduce(_ elements: [EvaluatedValue], by function: ExpressionFunction, of what: String) throws(FormatPredicateError) -> EvaluatedValue {
+        if function == .count { return .value(.int(Int64(elements.count))) }
+        let values = try values(elements, of: what)
+        if function == .mode { return .collection(Aggregation.modes(values).map(EvaluatedValue.value)) }
+        return .value(try Aggregation.reduce(function, values))
     }
 
     static func values(_ elements: [EvaluatedValue], of what: String) throws(FormatPredicateError) -> [PredicateValue] {

@@ -32,7 +32,7 @@ public enum ValueOrder {
         case (.uuid(let x), .uuid(let y)): return StringMatching.order(x.uuidString, y.uuidString)
         case (.url(let x), .url(let y)): return StringMatching.order(x.absoluteString, y.absoluteString)
         default:
-            switch (exactNumber(a), exactNumber(b)) {
+            switch (Arithmetic.Number(a), Arithmetic.Number(b)) {
             case (.int(let x), .double(let y)): return compare(x, y)
             case (.double(let x), .int(let y)): return compare(y, x).map(reversed)
             default: return compare(a.number ?? .nan, b.number ?? .nan)
@@ -42,25 +42,15 @@ public enum ValueOrder {
 
     /// A value with equal numbers made one (`1`, `1.0` and `TRUE` are `1`), for counting equal values.
     static func canonical(_ value: PredicateValue) -> PredicateValue {
-        switch exactNumber(value) {
+        switch Arithmetic.Number(value) {
         case .int(let v)?: return .int(v)
-        case .double(let v)?: return Double(exactly: v).flatMap { Int64(exactly: $0) }.map(PredicateValue.int) ?? .double(v)
+        case .double(let v)?: return Int64(exactly: v).map(PredicateValue.int) ?? .double(v)
         case nil: return value
         }
     }
 
     static func mismatch(_ a: PredicateValue, _ b: PredicateValue, _ context: String) -> FormatPredicateError {
         .typeMismatch(expression: context, expected: "values of one kind (\(a.family?.rawValue ?? "nil") on the left)", found: "\(b.kindName) \(b.formatLiteral)")
-    }
-
-    private static func exactNumber(_ value: PredicateValue) -> Arithmetic.Number? {
-        switch value {
-        case .int(let v): .int(v)
-        case .bool(let v): .int(v ? 1 : 0)
-        case .double(let v): .double(v)
-        case .decimal(let v): .double(NSDecimalNumber(decimal: v).doubleValue)
-        default: nil
-        }
     }
 
     private static func reversed(_ order: ComparisonResult) -> ComparisonResult {

@@ -82,9 +82,6 @@ extension Scope {
         if rows.holdsObjects && function != .count {
             throw .typeMismatch(expression: "\(expression)", expected: "values; add the key of the objects' values to aggregate", found: "objects")
         }
-        if [.sum, .average, .median, .stddev].contains(function), let family = rows.family, family != .number {
-            throw .typeMismatch(expression: "\(expression)", expected: "numbers", found: family.rawValue)
-        }
         return rows
     }
 
@@ -99,18 +96,9 @@ extension Scope {
             }
             let rows = try aggregateRows(function, arguments[0], expression)
             let alias = compilation.newAlias()
-            let value: String
-            var family = PredicateValue.Family.number
-            switch function {
-            case .count: value = "COUNT(*)"
-            case .sum: value = "og_sum(\(alias).v)"
-            case .average: value = "AVG(\(alias).v)"
-            case .median: value = "og_median(\(alias).v)"
-            case .stddev: value = "og_stddev(\(alias).v)"
-            case .min: value = "MIN(\(alias).v)"; family = rows.family ?? .number
-            default: value = "MAX(\(alias).v)"; family = rows.family ?? .number
-            }
-            return SQLTerm(sql: "(SELECT \(value) FROM (\(rows.select)) AS \(alias))", family: family)
+            let value = function == .count ? SQLTerm(sql: "COUNT(*)", family: .number)
+                : try Self.reduction(function, of: SQLTerm(sql: "\(alias).v", family: rows.family ?? .number), in: "\(expression)")
+            return SQLTerm(sql: "(SELECT \(value.sql) FROM (\(rows.select)) AS \(alias))", family: value.family)
         }
         if function == .cast {
             guard case .constant(.string(let type)) = arguments[1] else { throw .unsupported("CAST needs a type name string") }
@@ -157,20 +145,29 @@ extension Scope {
         aggregatesRows = false
         defer { aggregatesRows = true }
         let value = try term(argument)
-        if [.sum, .average, .median, .stddev].contains(function), let family = value.family, family != .number {
-            throw .typeMismatch(expression: "\(expression)", expected: "numbers", found: family.rawValue)
-        }
         switch function {
         // Every row counts, nil or not, as count: counts a collection's elements; the argument stays in the text.
         case .count: return SQLTerm(sql: "COUNT(COALESCE(\(value.sql), 1))", family: .number)
-        case .sum: return SQLTerm(sql: "og_sum(\(value.sql))", family: .number)
-        case .average: return SQLTerm(sql: "AVG(\(value.sql))", family: .number)
-        case .median: return SQLTerm(sql: "og_median(\(value.sql))", family: .number)
-        case .stddev: return SQLTerm(sql: "og_stddev(\(value.sql))", family: .number)
-        case .min: return SQLTerm(sql: "MIN(\(value.sql))", family: value.family)
-        case .max: return SQLTerm(sql: "MAX(\(value.sql))", family: value.family)
-        default:
-            throw .unsupported("\(expression) over the rows of a dictionary result yields several values; group by its argument instead")
+        case .mode: throw .unsupported("\(expression) over the rows of a dictionary result yields several values; group by its argument instead")
+        default: return try Self.reduction(function, of: value, in: "\(expression)")
+        }
+    }
+
+    /// The SQL aggregate reducing `operand` as ``Aggregation`` reduces values (`og_sum` exact on integers until they
+    /// overflow, `og_median`, `og_stddev` by the evaluator's code), with the family of its result. Not for `count:`,
+    /// which each caller counts its own way, nor `mode:`, which yields several values.
+    static func reduction(_ function: ExpressionFunction, of operand: SQLTerm, in expression: String) throws(FormatPredicateError) -> SQLTerm {
+        if [.sum, .average, .median, .stddev].contains(function), let family = operand.family, family != .number {
+            throw .typeMismatch(expression: expression, expected: "numbers", found: family.rawValue)
+        }
+        switch function {
+        case .sum: return SQLTerm(sql: "og_sum(\(operand.sql))", family: .number)
+        case .average: return SQLTerm(sql: "AVG(\(operand.sql))", family: .number)
+        case .median: return SQLTerm(sql: "og_median(\(operand.sql))", family: .number)
+        case .stddev: return SQLTerm(sql: "og_stddev(\(operand.sql))", family: .number)
+        case .min: return SQLTerm(sql: "MIN(\(operand.sql))", family: operand.family)
+        case .max: return SQLTerm(sql: "MAX(\(operand.sql))", family: operand.family)
+        default: throw .unsupported("\(function.rawValue) is not an aggregate SQL computes")
         }
     }
 

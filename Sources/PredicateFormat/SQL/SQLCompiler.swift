@@ -225,11 +225,16 @@ final class Scope {
     ) throws(FormatPredicateError) -> String {
         let (from, linkCondition, sub) = try relationshipRows(ownerAlias: ownerAlias, owner: owner, destination: destination, link: link)
         let inner = try condition(sub)
-        let fromClause = ([from] + sub.joins).joined(separator: " ")
+        return Self.quantified(quantifier, from: ([from] + sub.joins).joined(separator: " "), link: linkCondition, condition: inner)
+    }
+
+    /// Whether any, all or none of the rows `from` selects (those `link` keeps) meet `condition`.
+    static func quantified(_ quantifier: Comparison.Modifier, from: String, link: String?, condition: String) -> String {
+        let linked = link.map { "\($0) AND " } ?? ""
         switch quantifier {
-        case .all: return "(NOT EXISTS (SELECT 1 FROM \(fromClause) WHERE \(linkCondition) AND NOT IFNULL(\(inner), 0)))"
-        case .none: return "(NOT EXISTS (SELECT 1 FROM \(fromClause) WHERE \(linkCondition) AND \(inner)))"
-        default: return "(EXISTS (SELECT 1 FROM \(fromClause) WHERE \(linkCondition) AND \(inner)))"
+        case .all: return "(NOT EXISTS (SELECT 1 FROM \(from) WHERE \(linked)NOT IFNULL(\(condition), 0)))"
+        case .none: return "(NOT EXISTS (SELECT 1 FROM \(from) WHERE \(linked)\(condition)))"
+        default: return "(EXISTS (SELECT 1 FROM \(from) WHERE \(linked)\(condition)))"
         }
     }
 
@@ -323,12 +328,10 @@ final class Scope {
                 return "(\(left.sql) IS NULL AND 0)"
             default:
                 if let rows = try rightScope.collectionRows(comparison.right) {
-                    if let family = rows.family, let leftFamily = left.family, family != leftFamily {
-                        throw .typeMismatch(expression: "\(comparison)", expected: "values of one kind (\(leftFamily.rawValue) on the left)", found: family.rawValue)
-                    }
                     let alias = compilation.newAlias()
-                    let member = Self.equalityTerm(left, SQLTerm(sql: "\(alias).v"), options)
-                    return "(EXISTS (SELECT 1 FROM (\(rows.select)) AS \(alias) WHERE \(member)))"
+                    let member = SQLTerm(sql: "\(alias).v", family: rows.family)
+                    try Self.checkFamilies(left, member, comparison)
+                    return Self.quantified(.any, from: "(\(rows.select)) AS \(alias)", link: nil, condition: Self.equalityTerm(left, member, options))
                 }
                 throw .unsupported("IN needs a collection, a string or a to-many key path on its right side, not \(comparison.right)")
             }
@@ -379,12 +382,7 @@ final class Scope {
         inner.modifier = .direct
         if comparison.op == .contains && comparison.modifier == .direct { inner.op = .equal }
         let condition = try scalarComparison(inner, rightScope: rightScope)
-        let from = "(\(rows.select)) AS \(alias)"
-        switch comparison.modifier {
-        case .all: return "(NOT EXISTS (SELECT 1 FROM \(from) WHERE NOT IFNULL(\(condition), 0)))"
-        case .none: return "(NOT EXISTS (SELECT 1 FROM \(from) WHERE \(condition)))"
-        default: return "(EXISTS (SELECT 1 FROM \(from) WHERE \(condition)))"
-        }
+        return Self.quantified(comparison.modifier, from: "(\(rows.select)) AS \(alias)", link: nil, condition: condition)
     }
 
     /// A to-one relationship compares with nil, or with a primary key (an integer).
@@ -535,17 +533,9 @@ final class Scope {
             guard case .column(let column, let kind) = try sub.resolve(key, fromAlias: sub.alias, entity: destination, prefix: []) else {
                 throw .unsupported("@\(op.rawValue).\(key.joined(separator: ".")) must name an attribute")
             }
-            let operand = kind == .decimal ? "CAST(\(column) AS REAL)" : column
-            switch op {
-            case .sum, .avg:
-                guard kind.family == .number else {
-                    throw .typeMismatch(expression: "@\(op.rawValue).\(key.joined(separator: "."))", expected: "numbers", found: kind.family.rawValue)
-                }
-                // og_sum: exact on integers, the Double total where they overflow, as the evaluator adds.
-                value = op == .sum ? "og_sum(\(operand))" : "AVG(\(operand))"
-            case .min: value = "MIN(\(operand))"; family = kind.family
-            default: value = "MAX(\(operand))"; family = kind.family
-            }
+            let operand = SQLTerm(sql: kind == .decimal ? "CAST(\(column) AS REAL)" : column, family: kind.family)
+            let reduced = try Self.reduction(Aggregation.function(for: op)!, of: operand, in: "@\(op.rawValue).\(key.joined(separator: "."))")
+            (value, family) = (reduced.sql, reduced.family ?? .number)
         }
         let fromClause = ([from] + sub.joins).joined(separator: " ")
         return SQLTerm(sql: "(SELECT \(value) FROM \(fromClause) WHERE \(conditions.joined(separator: " AND ")))", family: family)

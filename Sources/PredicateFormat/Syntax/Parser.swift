@@ -27,12 +27,7 @@ struct Parser {
     mutating func parse() throws(FormatPredicateError) -> FormatPredicate {
         guard current.kind != .end else { throw .syntax(offset: 0, message: "expected a predicate, found nothing") }
         let predicate = try orPredicate(depth: 0)
-        guard current.kind == .end else {
-            throw .syntax(offset: current.offset, message: "unexpected \(describe(current)) after a complete predicate")
-        }
-        guard argumentIndex == arguments.count else {
-            throw .argument(offset: length, message: "\(arguments.count) arguments were given but the format uses \(argumentIndex)")
-        }
+        try expectEnd(after: "predicate")
         return predicate
     }
 
@@ -40,13 +35,18 @@ struct Parser {
     mutating func parseExpression() throws(FormatPredicateError) -> FormatExpression {
         guard current.kind != .end else { throw .syntax(offset: 0, message: "expected an expression, found nothing") }
         let expression = try expression(depth: 0, role: "an expression")
+        try expectEnd(after: "expression")
+        return expression
+    }
+
+    /// The format ends here, having used every argument.
+    private func expectEnd(after what: String) throws(FormatPredicateError) {
         guard current.kind == .end else {
-            throw .syntax(offset: current.offset, message: "unexpected \(describe(current)) after a complete expression")
+            throw .syntax(offset: current.offset, message: "unexpected \(describe(current)) after a complete \(what)")
         }
         guard argumentIndex == arguments.count else {
             throw .argument(offset: length, message: "\(arguments.count) arguments were given but the format uses \(argumentIndex)")
         }
-        return expression
     }
 
     // MARK: Tokens
@@ -498,14 +498,16 @@ struct Parser {
         ExpressionFunction.allCases.filter { $0 != .cast }.map { $0.arity == 0 ? "\($0.rawValue)()" : $0.rawValue }.joined(separator: ", ")
     }
 
-    private func function(named name: String, offset: Int, count: Int) throws(FormatPredicateError) -> ExpressionFunction {
+    /// The call of the function named `name` with `arguments`, checked against its arity (a CAST by its type).
+    private func call(_ name: String, _ arguments: [FormatExpression], offset: Int) throws(FormatPredicateError) -> FormatExpression {
         guard let function = ExpressionFunction(rawValue: name) else {
             throw .syntax(offset: offset, message: "unknown function '\(name)' (the functions are \(Self.functionNames))")
         }
-        guard function.arity == count else {
-            throw .syntax(offset: offset, message: "'\(name)' takes \(function.arity) argument\(function.arity == 1 ? "" : "s"), not \(count)")
+        guard function.arity == arguments.count else {
+            throw .syntax(offset: offset, message: "'\(name)' takes \(function.arity) argument\(function.arity == 1 ? "" : "s"), not \(arguments.count)")
         }
-        return function
+        if function == .cast { return try castExpression(arguments[0], arguments[1], offset: offset) }
+        return .function(function, arguments)
     }
 
     /// `name:(arguments)`.
@@ -513,12 +515,7 @@ struct Parser {
         let offset = current.offset
         advance()
         try expectSymbol("(", after: "the function name '\(name)'")
-        let arguments = try callArguments(depth: depth, of: "'\(name)'")
-        let function = try function(named: name, offset: offset, count: arguments.count)
-        if function == .cast {
-            return try castExpression(arguments[0], arguments[1], offset: offset)
-        }
-        return .function(function, arguments)
+        return try call(name, try callArguments(depth: depth, of: "'\(name)'"), offset: offset)
     }
 
     /// `FUNCTION(SELF, 'name:', arguments...)`: NSExpression's spelling of a call.
@@ -542,9 +539,7 @@ struct Parser {
             arguments.append(try expression(depth: depth + 1, role: "an argument of '\(name)'"))
         }
         try expectSymbol(")", after: "the arguments of FUNCTION")
-        let function = try function(named: name, offset: offset, count: arguments.count)
-        if function == .cast { return try castExpression(arguments[0], arguments[1], offset: offset) }
-        return .function(function, arguments)
+        return try call(name, arguments, offset: offset)
     }
 
     private mutating func ternary(depth: Int) throws(FormatPredicateError) -> FormatExpression {
