@@ -62,6 +62,9 @@ public struct ContextNotification: Sendable {
     let sender: ObjectIdentifier
     /// Set on a parent's objects-did-change when a child's save arrived (what children merge automatically).
     let isChildSaveArrival: Bool
+    /// Set on a context's objects-did-change when it merged changes made outside the object graph (a batch request,
+    /// another process): its children merging automatically take them too.
+    var isStoreChange = false
 }
 
 /// Delivers notifications to callbacks (called on the posting context's queue, in order) and to AsyncSequences.
@@ -116,9 +119,9 @@ final class NotificationHub: Sendable {
 }
 
 extension NotificationHub {
-    func post(_ kind: ContextNotificationKind, _ changes: ContextChanges, from state: ContextState, childSaveArrival: Bool = false) {
+    func post(_ kind: ContextNotificationKind, _ changes: ContextChanges, from state: ContextState, childSaveArrival: Bool = false, storeChange: Bool = false) {
         post(ContextNotification(kind: kind, contextName: state.name, isRootSave: state.isRoot && kind == .didSave, changes: changes,
-                                 sender: ObjectIdentifier(state), isChildSaveArrival: childSaveArrival))
+                                 sender: ObjectIdentifier(state), isChildSaveArrival: childSaveArrival, isStoreChange: storeChange))
     }
 }
 

@@ -39,6 +39,8 @@ final class ContextState {
     var cachedLayerView: InFlightSave?
     /// How a root save resolves rows changed in the store since they were read.
     var mergePolicy: MergePolicy = .error
+    /// The author persistent history records for this context's saves.
+    var transactionAuthor: String?
     /// Row versions this root context's own saves produced (a child's older reading of them is no conflict).
     var savedVersions: [ObjectID: Int64] = [:]
     /// This context's notifications.

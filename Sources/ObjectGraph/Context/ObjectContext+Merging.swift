@@ -24,6 +24,18 @@ extension ObjectContext {
         set { state.mergePolicy = newValue }
     }
 
+    /// The author persistent history records for this context's saves to the store (Core Data's
+    /// `transactionAuthor`): a process reading history can skip, or single out, what one part of the app wrote.
+    ///
+    /// ```swift
+    /// importer.transactionAuthor = "importer"
+    /// let others = try coordinator.history(after: token).filter { $0.author != "importer" }
+    /// ```
+    public var transactionAuthor: String? {
+        get { state.transactionAuthor }
+        set { state.transactionAuthor = newValue }
+    }
+
     /// Whether the context merges what is saved around it without being asked: a root context, what other root
     /// contexts on its coordinator save (the sibling layout); a child, what its parent receives or saves.
     public var automaticallyMergesChangesFromParent: Bool {
@@ -31,6 +43,8 @@ extension ObjectContext {
         set {
             mergeToken?.remove()
             mergeToken = nil
+            remoteMergeToken?.remove()
+            remoteMergeToken = nil
             guard newValue else { return }
             let source = parent?.hub ?? coordinator.hub
             let me = ObjectIdentifier(state)
@@ -39,12 +53,23 @@ extension ObjectContext {
             let token = source.add(nil) { notification in
                 guard notification.sender != me else { return }
                 // Roots merge other roots' saves; children merge their parent's saves and children's arrivals.
-                let wanted = isChild ? (notification.kind == .didSave || notification.isChildSaveArrival)
+                let wanted = isChild ? (notification.kind == .didSave || notification.isChildSaveArrival || notification.isStoreChange)
                     : (notification.kind == .didSave && notification.isRootSave)
                 guard wanted else { return }
                 target.enqueue { ctx in ctx.mergeChanges(fromContextDidSave: notification) }
             }
             mergeToken = NotificationToken(hub: source, token: token)
+            // A root also takes other processes' transactions, when its coordinator watches the store.
+            guard !isChild else { return }
+            remoteMergeToken = coordinator.addRemoteChangeObserver { [weak target] remote in
+                target?.enqueue { ctx in
+                    do {
+                        try ctx.mergeChanges(remote.changes)
+                    } catch {
+                        ObjectGraphLogging.logger.error("context \(ctx.name) could not merge other processes' changes: \(error)")
+                    }
+                }
+            }
         }
     }
 
@@ -143,7 +168,7 @@ extension ContextState {
             }
         }
         observation?.process(external: changes)
-        ObjectGraphLogging.logger.info("context \(name) merged \(changes.count) changes from context \(notification.contextName)")
-        notifications.post(.objectsDidChange, changes, from: self)
+        ObjectGraphLogging.logger.info("context \(name) merged \(changes.count) changes from \(notification.isStoreChange ? "the store" : "context \(notification.contextName)")")
+        notifications.post(.objectsDidChange, changes, from: self, storeChange: notification.isStoreChange)
     }
 }

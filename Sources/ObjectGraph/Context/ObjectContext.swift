@@ -46,6 +46,7 @@ public actor ObjectContext {
     /// The save this (root) context is writing, readable by its children from any thread.
     nonisolated let inFlight: InFlightBoard
     var mergeToken: NotificationToken?
+    var remoteMergeToken: RemoteChangeToken?
 
     /// Creates a root context on `coordinator`: its saves go to the store.
     public init(coordinator: PersistentStoreCoordinator, concurrencyType: ConcurrencyType = .privateQueue, name: String? = nil) {

@@ -81,6 +81,15 @@ public enum ObjectGraphError: Error, Sendable, Hashable, CustomStringConvertible
     /// A store could not be migrated from one model version to the next (a change no rule infers, or data the new
     /// model refuses); the store was left as it was.
     case migrationRefused(path: String, entity: String, property: String?, reason: String)
+    /// The store does not record persistent history (open it with ``StoreOptions/recordsHistory``), or a custom store
+    /// does not keep it.
+    case historyNotRecorded(path: String)
+    /// A history token cannot be read from: it names another store, or history after it was deleted (its changes
+    /// are lost to whoever kept it, who must refetch rather than merge).
+    case historyTokenExpired(path: String, token: String, reason: String)
+    /// A batch request cannot run as given (an unknown key, a value of the wrong type, a missing value a non-optional
+    /// attribute needs); nothing was written.
+    case invalidBatchRequest(entity: String, reason: String)
 
     public var description: String {
         switch self {
@@ -133,6 +142,12 @@ public enum ObjectGraphError: Error, Sendable, Hashable, CustomStringConvertible
             return "the save to \(path) failed and wrote nothing: \(reason)"
         case let .migrationRefused(path, entity, property, reason):
             return "cannot migrate the store at \(path): \(entity)\(property.map { ".\($0)" } ?? ""): \(reason); the store was left as it was"
+        case let .historyNotRecorded(path):
+            return "the store at \(path) does not record persistent history; open it with StoreOptions(recordsHistory: true)"
+        case let .historyTokenExpired(path, token, reason):
+            return "cannot read the history of the store at \(path) after token \(token): \(reason)"
+        case let .invalidBatchRequest(entity, reason):
+            return "batch request on \(entity): \(reason); nothing was written"
         }
     }
 

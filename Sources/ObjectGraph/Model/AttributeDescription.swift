@@ -40,6 +40,15 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
     public var renamingIdentifier: String?
     /// Text that changes the model's version hash without changing the attribute (Xcode's hash modifier).
     public var versionHashModifier: String?
+    /// Whether persistent history keeps the attribute's last value in the record of the object's deletion (Core
+    /// Data's "preserve after deletion", Xcode's `preserveAfterDeletion`): a process merging the history later can
+    /// still tell which object went, by a value it knows. It does not change the model's version hash.
+    ///
+    /// ```swift
+    /// var isbn = AttributeDescription("isbn", .string)
+    /// isbn.preservesValueInHistoryOnDeletion = true
+    /// ```
+    @OmittedWhenEmpty public var preservesValueInHistoryOnDeletion: Bool = false
     /// Free-form information for the app (Xcode's user info). It does not change the model's version hash.
     @OmittedWhenEmpty public var userInfo: [String: String] = [:]
 

@@ -304,6 +304,8 @@ public final class Model: Sendable {
                 description.attributes[index].renamingIdentifier = nil
                 // How values become data is the app's business; the store holds data either way.
                 description.attributes[index].valueTransformerName = nil
+                // What history keeps of a deleted row is not part of the row.
+                description.attributes[index].preservesValueInHistoryOnDeletion = false
             }
             for index in description.relationships.indices {
                 description.relationships[index].userInfo = [:]

@@ -342,6 +342,7 @@ final class ModelXMLReader: NSObject, XMLParserDelegate {
             name, type, isOptional: xml["optional"] == "YES", isIndexed: xml["indexed"] == "YES", isTransient: xml["transient"] == "YES")
         attribute.renamingIdentifier = xml["elementID"] ?? xml["renamingIdentifier"]
         attribute.versionHashModifier = xml["versionHashModifier"]
+        attribute.preservesValueInHistoryOnDeletion = xml["preserveAfterDeletion"] == "YES"
         if xml["derived"] == "YES" {
             guard let expression = xml["derivationExpression"], !expression.isEmpty else { throw fail("it is derived but has no derivationExpression") }
             attribute.derivation = expression

@@ -42,6 +42,8 @@ public struct ChangeSet: Sendable {
     public internal(set) var index = ChangeSetIndex()
     /// What happens when stored rows changed since they were read.
     public var mergePolicy: MergePolicy = .error
+    /// Who made the change set, as persistent history records it: the saving context's author and name.
+    public var source = TransactionSource()
     /// Temporary IDs already settled (inserts a merge policy turned into updates of existing rows).
     public var presetIDs: [ObjectID: ObjectID] = [:]
     /// How many ID-assigning saves the coordinator had counted when the IDs here were last current: a save since

@@ -15,17 +15,29 @@ public final class InMemoryStore: PersistentStore {
         var joins: [String: [(source: Int64, target: Int64, position: Int?)]] = [:]
         var positions: [String: [Int64: Int]] = [:]
         var sequence: [String: Int64] = [:]
+        /// Persistent history, oldest first, when the store records it.
+        var history: [PersistentHistoryTransaction] = []
+        var lastTransaction: Int64 = 0
+        var historyDeletedThrough: Int64 = 0
     }
 
     public let identifier = UUID().uuidString
     public var location: String { "memory:\(identifier)" }
     let model: Model
-    private let contents = Protected(Contents())
+    let contents = Protected(Contents())
 
-    /// Creates an empty store for `model`.
-    public init(model: Model) { self.model = model }
+    /// Whether saves and batch requests record persistent history.
+    public let recordsHistory: Bool
+    /// Names this store in its history (one process holds it, so every transaction is its own).
+    let historyOrigin = UUID().uuidString
 
-    private func snapshot(_ key: Int64, _ row: StoredRow) -> Snapshot {
+    /// Creates an empty store for `model`; with `recordsHistory`, every save and batch request records a transaction.
+    public init(model: Model, recordsHistory: Bool = false) {
+        self.model = model
+        self.recordsHistory = recordsHistory
+    }
+
+    func snapshot(_ key: Int64, _ row: StoredRow) -> Snapshot {
         Snapshot(objectID: ObjectID(entityName: row.entityName, rawKey: key), version: row.version, values: row.values, toOne: row.toOne)
     }
 
@@ -41,8 +53,8 @@ public final class InMemoryStore: PersistentStore {
     }
 
     /// The rows a request selects, in order: the predicate runs through the evaluator over the stored graph.
-    private func selected(_ request: StoreFetchRequest, sliced: Bool) throws -> [Snapshot] {
-        let contents = self.contents.withLock { $0 }
+    func selected(_ request: StoreFetchRequest, sliced: Bool, in given: Contents? = nil) throws -> [Snapshot] {
+        let contents = given ?? self.contents.withLock { $0 }
         let entity = try model.entity(named: request.entityName)
         let names = entity.names(includingSubentities: request.includesSubentities)
         var rows = (contents.rows[entity.rootName] ?? [:]).filter { names.contains($0.value.entityName) }.map { snapshot($0.key, $0.value) }
@@ -135,7 +147,7 @@ public final class InMemoryStore: PersistentStore {
         contents.withLock { state in Self.allocate(&state, rootEntity, count) }
     }
 
-    private static func allocate(_ state: inout Contents, _ root: String, _ count: Int) -> [Int64] {
+    static func allocate(_ state: inout Contents, _ root: String, _ count: Int) -> [Int64] {
         guard count > 0 else { return [] }
         let first = (state.sequence[root] ?? 0) + 1
         state.sequence[root] = first + Int64(count) - 1
@@ -147,12 +159,15 @@ public final class InMemoryStore: PersistentStore {
             // Work on a copy, so a failure anywhere leaves the store as it was.
             var next = state
             let result = try apply(changes, to: &next)
+            if recordsHistory {
+                record(HistoryRecord.of(changes, result: result, model: model, source: changes.source, tombstones: tombstones(of: changes.deleted.map(\.objectID), in: state)), in: &next)
+            }
             state = next
             return result
         }
     }
 
-    private func apply(_ changes: ChangeSet, to state: inout Contents) throws -> SaveResult {
+    func apply(_ changes: ChangeSet, to state: inout Contents) throws -> SaveResult {
         var result = SaveResult()
         var conflicts: [SaveConflict] = []
         let temporary = changes.inserted.map(\.objectID).filter { $0.isTemporaryID && changes.presetIDs[$0] == nil }

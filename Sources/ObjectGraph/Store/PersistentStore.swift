@@ -101,12 +101,36 @@ public protocol PersistentStore: AnyObject, Sendable {
     func reservePrimaryKeys(rootEntity: String, count: Int) throws -> [Int64]
     /// Writes a change set in one transaction: all of it, or (on any error) none of it.
     func save(_ changes: ChangeSet) throws -> SaveResult
+    /// Runs a batch request in one transaction, recording it in history as `source`.
+    func execute(_ request: BatchRequest, source: TransactionSource) throws -> BatchResult
+    /// The transactions recorded after `token` (all that are kept, for nil), oldest first.
+    func history(after token: PersistentHistoryToken?) throws -> [PersistentHistoryTransaction]
+    /// The token of the last transaction recorded: where a reader starting now begins.
+    func lastHistoryToken() throws -> PersistentHistoryToken
+    /// Deletes the transactions recorded before `token`'s; returns how many went.
+    func deleteHistory(before token: PersistentHistoryToken) throws -> Int
 }
 
 extension PersistentStore {
     /// For a store that keeps its sequences in memory, reserving is allocating.
     public func reservePrimaryKeys(rootEntity: String, count: Int) throws -> [Int64] {
         try allocatePrimaryKeys(rootEntity: rootEntity, count: count)
+    }
+
+    /// A store that keeps no history says so.
+    public func history(after token: PersistentHistoryToken?) throws -> [PersistentHistoryTransaction] {
+        throw ObjectGraphError.historyNotRecorded(path: location)
+    }
+
+    /// A store that keeps no history says so.
+    public func lastHistoryToken() throws -> PersistentHistoryToken { throw ObjectGraphError.historyNotRecorded(path: location) }
+
+    /// A store that keeps no history says so.
+    public func deleteHistory(before token: PersistentHistoryToken) throws -> Int { throw ObjectGraphError.historyNotRecorded(path: location) }
+
+    /// A store without batch requests of its own refuses them.
+    public func execute(_ request: BatchRequest, source: TransactionSource) throws -> BatchResult {
+        throw ObjectGraphError.invalidBatchRequest(entity: request.entityName, reason: "the store at \(location) does not run batch requests")
     }
 
     /// Reads the whole result, then hands the rows over: for stores whose rows are in memory anyway.

@@ -18,10 +18,48 @@ public final class PersistentStoreCoordinator: Sendable {
     /// Did-save notifications of every root context on this coordinator.
     let hub = NotificationHub()
 
+    /// Other processes' transactions, for whoever listens (see ``addRemoteChangeObserver(_:)``).
+    let remoteChanges = CallbackList<RemoteChangeNotification>()
+    private let monitor: RemoteChangeMonitor?
+
     /// Uses an existing store.
     public init(model: Model, store: any PersistentStore) {
         self.model = model
         self.store = store
+        monitor = nil
+    }
+
+    /// Uses an existing SQLite store, watching it every `remoteChangePollInterval` for other processes' transactions
+    /// (the store must record history).
+    ///
+    /// - Throws: ``ObjectGraphError/historyNotRecorded(path:)`` when the store does not record history.
+    public init(model: Model, store: SQLiteStore, remoteChangePollInterval: Duration?) throws {
+        self.model = model
+        self.store = store
+        let hub = remoteChanges
+        monitor = try remoteChangePollInterval.map { interval in
+            try RemoteChangeMonitor(store: store, interval: interval) { transactions in
+                hub.post(RemoteChangeNotification(transactions: transactions))
+            }
+        }
+    }
+
+    /// Opens (or creates) an SQLite store file at `storeURL` with `options`: history, watching other processes,
+    /// a busy timeout.
+    ///
+    /// ```swift
+    /// let coordinator = try PersistentStoreCoordinator(
+    ///     model: model, storeURL: url, options: StoreOptions(remoteChangePollInterval: .milliseconds(100)))
+    /// ```
+    public convenience init(model: Model, storeURL: URL, options: StoreOptions) throws {
+        try self.init(versions: SchemaVersions([model]), storeURL: storeURL, options: options)
+    }
+
+    /// Opens (or creates, or migrates) an SQLite store file at `storeURL` for the current of `versions`, with `options`.
+    public convenience init(versions: SchemaVersions, storeURL: URL, options: StoreOptions, progress: MigrationProgressHandler? = nil) throws {
+        try self.init(
+            model: versions.current, store: try SQLiteStore(url: storeURL, versions: versions, options: options, progress: progress),
+            remoteChangePollInterval: options.remoteChangePollInterval)
     }
 
     /// Opens (or creates) an SQLite store file at `storeURL`.
@@ -45,9 +83,9 @@ public final class PersistentStoreCoordinator: Sendable {
             store: try SQLiteStore(url: storeURL, versions: versions, busyTimeout: SQLiteStore.defaultBusyTimeout, progress: progress))
     }
 
-    /// A coordinator on a new, empty in-memory store.
-    public static func inMemory(model: Model) -> PersistentStoreCoordinator {
-        PersistentStoreCoordinator(model: model, store: InMemoryStore(model: model))
+    /// A coordinator on a new, empty in-memory store; with `recordsHistory`, the store keeps persistent history.
+    public static func inMemory(model: Model, recordsHistory: Bool = false) -> PersistentStoreCoordinator {
+        PersistentStoreCoordinator(model: model, store: InMemoryStore(model: model, recordsHistory: recordsHistory))
     }
 
     /// The permanent ID a temporary one became, or the ID itself.

@@ -26,18 +26,19 @@ struct InsertStatements {
     static let maximumChunkRows = 64
 
     /// Prepares both statements for `entityName`'s rows in `table`, whose writable columns are `columns`.
-    init(entityName: String, table: String, columns: [String], storedAttributes: [Int]?, in db: Database) throws {
+    /// `suffix` follows the rows (an upsert's `ON CONFLICT` clause, a `RETURNING` list).
+    init(entityName: String, table: String, columns: [String], storedAttributes: [Int]?, suffix: String = "", in db: Database) throws {
         self.entityName = entityName
         self.storedAttributes = storedAttributes
         let names = ([RowColumn.id, RowColumn.entity, RowColumn.version] + columns.map(sqlQuoted)).joined(separator: ",")
         let row = "(?," + sqlStringLiteral(entityName) + ",1" + String(repeating: ",?", count: columns.count) + ")"
         let head = "INSERT INTO \(sqlQuoted(table)) (\(names)) VALUES "
-        single = try db.cachedStatement(sql: head + row)
+        single = try db.cachedStatement(sql: head + row + suffix)
         // A row's parameters: its key, then its columns.
         let limit = Int(sqlite3_limit(db.sqliteConnection, SQLITE_LIMIT_VARIABLE_NUMBER, -1))
         let rows = min(Self.maximumChunkRows, limit / (1 + columns.count))
         chunkRows = rows
-        chunk = rows < 2 ? nil : try db.cachedStatement(sql: head + Array(repeating: row, count: rows).joined(separator: ","))
+        chunk = rows < 2 ? nil : try db.cachedStatement(sql: head + Array(repeating: row, count: rows).joined(separator: ",") + suffix)
     }
 }
 

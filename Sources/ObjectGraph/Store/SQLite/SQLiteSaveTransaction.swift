@@ -19,6 +19,8 @@ struct SQLiteSaveTransaction {
 
     /// Every conflicting row, so a failed save reports them all at once.
     private var conflicts: [SaveConflict] = []
+    /// The preserved values of deleted rows, for history, read before the rows go.
+    private var tombstones: [ObjectID: [String: AttributeValue]] = [:]
 
     mutating func run(_ changes: ChangeSet) throws -> SaveResult {
         let keys = try assignKeys(changes.inserted, preset: changes.presetIDs)
@@ -28,6 +30,9 @@ struct SQLiteSaveTransaction {
         guard conflicts.isEmpty else { throw ObjectGraphError.conflict(conflicts) }
         for contents in changes.toMany { try rewrite(contents) }
         if store.model.hasDerivedAttributes { try readDerivedValues(changes) }
+        if store.recordsHistory {
+            try store.writeHistory(HistoryRecord.of(changes, result: result, model: store.model, source: changes.source, tombstones: tombstones), in: db)
+        }
         return result
     }
 
@@ -205,6 +210,9 @@ struct SQLiteSaveTransaction {
 
     private mutating func delete(_ id: ObjectID, version: Int64) throws {
         let (entity, table) = try store.layout(for: id.entityName)
+        if store.recordsHistory, case let preserved = entity.preservedAttributes, !preserved.isEmpty {
+            tombstones[id] = try store.tombstone(of: id, entity: entity, attributes: preserved, in: db)
+        }
         let statement = try db.cachedStatement(sql: "DELETE FROM \(sqlQuoted(table.name)) WHERE \(RowColumn.id) = ? AND \(RowColumn.version) = ?")
         try statement.execute(arguments: [id.rawKey, version])
         guard db.changesCount == 1 else {
@@ -246,6 +254,11 @@ struct SQLiteSaveTransaction {
     }
 
     private func uniqueness(_ entity: ModelEntity, _ error: DatabaseError) -> ObjectGraphError {
+        Self.uniqueness(entity, error)
+    }
+
+    /// The error for a uniqueness constraint SQLite says `error` broke, naming the constraint's keys.
+    static func uniqueness(_ entity: ModelEntity, _ error: DatabaseError) -> ObjectGraphError {
         let message = error.message ?? "\(error)"
         // SQLite names the columns, `Table.column`: a constraint's keys map to theirs.
         let keys = entity.uniquenessConstraints.first { keys in

@@ -47,6 +47,11 @@ public final class SQLiteStore: PersistentStore {
     /// Per root entity, the highest key a published save reserved in memory and has not written yet (see
     /// ``reservePrimaryKeys(rootEntity:count:)``).
     private let reservedKeys = Mutex<[String: Int64]>([:])
+    /// Whether saves and batch requests record persistent history (see ``StoreOptions/recordsHistory``).
+    public let recordsHistory: Bool
+    /// Names this open store in the history it records, so that its coordinator skips its own transactions when it
+    /// merges other processes'.
+    let historyOrigin = UUID().uuidString
 
     /// Opens the store at `url`, creating it (and its schema) when the file does not exist or is empty.
     ///
@@ -66,13 +71,22 @@ public final class SQLiteStore: PersistentStore {
         try self.init(url: url, versions: versions, busyTimeout: busyTimeout, progress: nil)
     }
 
+    /// ``init(url:versions:options:progress:)`` with only a busy timeout.
+    public convenience init(url: URL, versions: SchemaVersions, busyTimeout: TimeInterval, progress: MigrationProgressHandler?) throws {
+        try self.init(url: url, versions: versions, options: StoreOptions(busyTimeout: busyTimeout), progress: progress)
+    }
+
     /// Opens (or creates) the store at `url` for the current of `versions`: a store an earlier version wrote is
     /// migrated first, one version at a time, each by its inferred ``MigrationPlan``, all in one transaction (a
     /// failure leaves the store as the earlier version wrote it); a store a later version wrote is refused untouched.
     /// `progress` hears of each entity's rows as they are copied.
-    public init(url: URL, versions: SchemaVersions, busyTimeout: TimeInterval, progress: MigrationProgressHandler?) throws {
+    ///
+    /// With ``StoreOptions/recordsHistory`` (or on a store that already records it), every save and batch request
+    /// records a transaction in the store's persistent history (see ``PersistentStoreCoordinator/history(after:)``).
+    public init(url: URL, versions: SchemaVersions, options: StoreOptions, progress: MigrationProgressHandler? = nil) throws {
         let model = versions.current
         let path = url.path
+        let busyTimeout = options.busyTimeout
         location = path
         self.busyTimeout = busyTimeout
         self.model = model
@@ -93,6 +107,7 @@ public final class SQLiteStore: PersistentStore {
         configuration.prepareDatabase { db in
             PredicateSQLFunctions.register(in: db)
             db.add(function: DerivationTriggers.caseFunction)
+            db.add(function: BatchValueCheck.function)
             if traced { ObjectGraphLogging.traceStatements(of: db) }
         }
         do {
@@ -105,6 +120,9 @@ public final class SQLiteStore: PersistentStore {
             // must not wait for it.
             identifier = try pool.read { db in try Self.storedIdentifier(db, model: model, path: path, migrating: true) }
                 ?? pool.writeWithoutTransaction { db in try Self.prepareSchema(db, versions: versions, tables: tables, path: path, progress: progress) }
+            let keepsHistory = try pool.read { try $0.tableExists(Self.historyTable) }
+            if options.keepsHistory && !keepsHistory { try pool.write { try Self.createHistoryTables($0) } }
+            recordsHistory = keepsHistory || options.keepsHistory
             statementReaders = try StatementReaders(path: path, busyTimeout: busyTimeout)
             fileIdentity = FileIdentity(path: path)
         } catch let error as ObjectGraphError {
@@ -351,7 +369,7 @@ public final class SQLiteStore: PersistentStore {
         return Array(first..<first + Int64(count))
     }
 
-    private func writeStore<T>(_ body: (Database) throws -> T) throws -> T {
+    func writeStore<T>(_ body: (Database) throws -> T) throws -> T {
         do {
             return try pool.write { db in
                 let result = try body(db)

@@ -1,0 +1,74 @@
+/// Changes made outside the object graph (batch requests, other processes), and batch requests run from a context.
+extension ObjectContext {
+    /// Brings this context up to date with changes made outside it, reading the changed rows from the store: updated
+    /// objects take the stored values (keeping this context's unsaved changes on other keys), deleted ones leave,
+    /// results controllers see inserts, and children merging automatically hear of it.
+    ///
+    /// ```swift
+    /// let result = try coordinator.execute(request)   // with resultType = .objectIDs
+    /// try await main.perform { ctx in try ctx.mergeChanges(result.changes!) }
+    /// ```
+    public func mergeChanges(_ changes: StoreChanges) throws {
+        state.checkExecutor()
+        try state.mergeStoreChanges(changes)
+    }
+
+    /// Merges persistent history transactions (another process's saves, read with
+    /// ``PersistentStoreCoordinator/history(after:)``), each object's last change winning.
+    public func merge(_ transactions: [PersistentHistoryTransaction]) throws {
+        try mergeChanges(StoreChanges(transactions))
+    }
+
+    /// Runs a batch insert, recorded in history with this context's name and ``transactionAuthor``. The context's
+    /// objects do not change: merge the result's changes to see them.
+    @discardableResult
+    public func execute(_ request: BatchInsertRequest) throws -> BatchResult {
+        try coordinator.execute(request, source: TransactionSource(author: transactionAuthor, contextName: name))
+    }
+
+    /// Runs a batch update, recorded in history with this context's name and ``transactionAuthor``.
+    @discardableResult
+    public func execute(_ request: BatchUpdateRequest) throws -> BatchResult {
+        try coordinator.execute(request, source: TransactionSource(author: transactionAuthor, contextName: name))
+    }
+
+    /// Runs a batch delete, recorded in history with this context's name and ``transactionAuthor``.
+    @discardableResult
+    public func execute(_ request: BatchDeleteRequest) throws -> BatchResult {
+        try coordinator.execute(request, source: TransactionSource(author: transactionAuthor, contextName: name))
+    }
+}
+
+extension ContextState {
+    /// Merges `changes` as a notification whose rows are the store's current ones: the rows of objects registered
+    /// here, and with results controllers or observers, of every object inserted or updated (they may enter a result).
+    func mergeStoreChanges(_ changes: StoreChanges) throws {
+        guard !changes.isEmpty else { return }
+        let observing = observation != nil
+        let wanted = (observing ? changes.insertedObjectIDs : []) + changes.updatedObjectIDs.filter { observing || registered[$0] != nil }
+        let rows = Dictionary(try coordinator.store.snapshots(for: wanted).map { ($0.objectID, $0) }) { first, _ in first }
+        var set = ChangeSet()
+        var deleted = Set(changes.deletedObjectIDs)
+        func row(_ snapshot: Snapshot) -> ChangeSet.Row {
+            ChangeSet.Row(
+                objectID: snapshot.objectID, version: snapshot.version, values: snapshot.values, toOne: snapshot.toOne,
+                changedAttributes: Array(snapshot.values.indices), changedToOne: Array(snapshot.toOne.indices))
+        }
+        for id in changes.insertedObjectIDs {
+            if let snapshot = rows[id] { set.inserted.append(row(snapshot)) }
+        }
+        for id in changes.updatedObjectIDs {
+            if let snapshot = rows[id] {
+                set.updated.append(row(snapshot))
+            } else if registered[id] != nil {
+                // Gone since: a later change deleted it.
+                deleted.insert(id)
+            }
+        }
+        set.deleted = deleted.sorted().map { ($0, 0) }
+        set.buildIndex()
+        merge(ContextNotification(
+            kind: .objectsDidChange, contextName: "store", isRootSave: false, changes: ContextChanges(layers: [set]),
+            sender: ObjectIdentifier(coordinator), isChildSaveArrival: false, isStoreChange: true))
+    }
+}

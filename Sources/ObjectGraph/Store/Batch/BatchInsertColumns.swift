@@ -1,0 +1,138 @@
+/// A batch insert's keys resolved against its entity, and the check every row passes before a store writes it:
+/// every key an attribute that is stored and settable, every value of its attribute's type (or convertible to it
+/// without loss), every non-optional attribute given a value or a default.
+struct BatchInsertColumns {
+    let entity: ModelEntity
+    /// For each of the request's keys, its attribute's position.
+    let positions: [Int]
+    /// Every attribute's default, in attribute order: where each row starts.
+    let defaults: [AttributeValue]
+
+    init(_ request: BatchInsertRequest, model: Model) throws {
+        let entity = try model.entity(named: request.entityName)
+        guard !entity.isAbstract else {
+            throw ObjectGraphError.invalidBatchRequest(entity: entity.name, reason: "the entity is abstract; insert rows of one of its sub-entities")
+        }
+        var positions: [Int] = []
+        for key in request.keys {
+            positions.append(try Self.settableAttribute(key, of: entity, verb: "insert"))
+        }
+        guard Set(request.keys).count == request.keys.count else {
+            throw ObjectGraphError.invalidBatchRequest(entity: entity.name, reason: "a key is listed twice in \(request.keys)")
+        }
+        self.entity = entity
+        self.positions = positions
+        defaults = entity.attributes.map { $0.type.coerce($0.defaultValue) }
+    }
+
+    /// The position of the stored, settable attribute `key`, or a typed error saying why a batch request cannot
+    /// set it.
+    static func settableAttribute(_ key: String, of entity: ModelEntity, verb: String) throws -> Int {
+        guard let index = entity.attributeIndex[key] else {
+            if entity.relationship(named: key) != nil {
+                throw ObjectGraphError.invalidBatchRequest(
+                    entity: entity.name, reason: "'\(key)' is a relationship; a batch request sets attributes only (set relationships through a context)")
+            }
+            throw ObjectGraphError.invalidBatchRequest(entity: entity.name, reason: "the entity has no attribute '\(key)'")
+        }
+        let attribute = entity.attributes[index]
+        if attribute.isTransient {
+            throw ObjectGraphError.invalidBatchRequest(entity: entity.name, reason: "'\(key)' is transient: no store keeps it, so a batch request cannot \(verb) it")
+        }
+        if attribute.derivation != nil {
+            throw ObjectGraphError.invalidBatchRequest(entity: entity.name, reason: "'\(key)' is derived: the store computes it")
+        }
+        return index
+    }
+
+    /// The value `value` stored in attribute `index`, or a typed error naming the row, the key and both types.
+    static func checked(_ value: AttributeValue, attribute index: Int, of entity: ModelEntity, row: Int?) throws -> AttributeValue {
+        let attribute = entity.attributes[index]
+        let coerced = attribute.type.coerce(value)
+        let place = row.map { "row \($0): " } ?? ""
+        guard attribute.type.accepts(coerced) else {
+            throw ObjectGraphError.invalidBatchRequest(
+                entity: entity.name, reason: "\(place)'\(attribute.name)' takes a value of type \(attribute.type), not \(value)")
+        }
+        if coerced == .null && !attribute.isOptional {
+            throw ObjectGraphError.invalidBatchRequest(entity: entity.name, reason: "\(place)'\(attribute.name)' is not optional and has no value")
+        }
+        return coerced
+    }
+
+    /// Row `index`'s values in attribute order: the defaults, with `given` (by key position; nil keeps the default)
+    /// checked and put in place.
+    func row(_ given: some Collection<AttributeValue?>, index: Int) throws -> [AttributeValue] {
+        var values = defaults
+        for (position, value) in zip(positions, given) {
+            if let value { values[position] = value }
+        }
+        for position in values.indices where !entity.attributes[position].isTransient && entity.attributes[position].derivation == nil {
+            values[position] = try Self.checked(values[position], attribute: position, of: entity, row: index)
+        }
+        return values
+    }
+
+    /// Calls `body` with each row of `request` in turn, checked: the request's rows, or those its closure fills.
+    func forEachRow(of request: BatchInsertRequest, _ body: (Int, [AttributeValue]) throws -> Void) throws {
+        switch request.source {
+        case .values(let rows):
+            for (index, given) in rows.enumerated() { try body(index, try row(given, index: index)) }
+        case .fill(let fill):
+            var draft = BatchInsertRow(index: 0, values: positions.map { defaults[$0] }, positions: Dictionary(
+                request.keys.enumerated().map { ($0.element, $0.offset) }, uniquingKeysWith: { first, _ in first }))
+            let start = draft.values
+            while true {
+                draft.values = start
+                guard fill(&draft) else { return }
+                if let key = draft.unknownKey {
+                    throw ObjectGraphError.invalidBatchRequest(entity: entity.name, reason: "row \(draft.index): '\(key)' is not one of the request's keys \(request.keys)")
+                }
+                try body(draft.index, try row(draft.values.lazy.map { Optional($0) }, index: draft.index))
+                draft.index += 1
+            }
+        }
+    }
+}
+
+extension BatchInsertColumns {
+    /// A batch update's computed value for attribute `index`, converted as ``BatchValueCheck`` converts it in SQL: an
+    /// integral number into an integer attribute, any number into a Double one, a truth value as 0 or 1; anything
+    /// else of another type, out of range, or nil for a non-optional attribute is refused.
+    static func computed(_ value: AttributeValue, attribute index: Int, of entity: ModelEntity) throws -> AttributeValue {
+        let attribute = entity.attributes[index]
+        func refuse(_ reason: String) -> ObjectGraphError {
+            .invalidBatchRequest(entity: entity.name, reason: "'\(attribute.name)' \(reason)")
+        }
+        guard let type = BatchValueCheck.typeName(attribute.type) else {
+            throw refuse("takes a value of type \(attribute.type), which its new value's expression does not give; set a constant instead")
+        }
+        var number: Double?
+        var integer: Int64?
+        switch value {
+        case .null:
+            guard attribute.isOptional else { throw refuse("is not optional, and its new value is nil") }
+            return .null
+        case .int(let int): integer = int
+        case .bool(let bool): integer = bool ? 1 : 0
+        case .double(let double):
+            number = double
+            if double.rounded(.towardZero) == double { integer = Int64(exactly: double) }
+        case .string where type == "string", .date where type == "date":
+            return value
+        default:
+            throw refuse("takes a value of type \(attribute.type), not \(value)")
+        }
+        switch type {
+        case "double": return .double(number ?? Double(integer!))
+        case "int16", "int32", "int64", "bool":
+            guard let integer else { throw refuse("takes a value of type \(type), not \(number ?? 0): a whole number is needed") }
+            guard attribute.type.accepts(.int(integer)) || (type == "bool" && (integer == 0 || integer == 1)) else {
+                throw refuse("takes a value of type \(type), and \(integer) is out of its range")
+            }
+            return type == "bool" ? .bool(integer == 1) : .int(integer)
+        default:
+            throw refuse("takes a value of type \(attribute.type), not \(value)")
+        }
+    }
+}

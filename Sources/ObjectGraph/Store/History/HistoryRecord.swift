@@ -1,0 +1,80 @@
+/// A run of one transaction's changes as a store keeps them: consecutive keys of one entity changed the same way
+/// (an import of a million rows is one run), or one deletion with its tombstone.
+struct HistoryRun: Sendable, Equatable {
+    var entityName: String
+    var firstKey: Int64
+    var count: Int64
+    var kind: PersistentHistoryChange.ChangeType
+    /// For updates, the properties changed, sorted.
+    var properties: [String] = []
+    /// For a deletion, the preserved values.
+    var tombstone: [String: AttributeValue] = [:]
+
+    /// The changes of the run, one per key.
+    func changes() -> [PersistentHistoryChange] {
+        (firstKey..<firstKey + count).map { key in
+            PersistentHistoryChange(
+                changedObjectID: ObjectID(entityName: entityName, rawKey: key), changeType: kind,
+                updatedProperties: Set(properties), tombstone: tombstone)
+        }
+    }
+}
+
+/// What one transaction records in persistent history, gathered as the store writes it.
+struct HistoryRecord: Sendable {
+    var source: TransactionSource
+    private(set) var runs: [HistoryRun] = []
+
+    init(source: TransactionSource) { self.source = source }
+
+    var isEmpty: Bool { runs.isEmpty }
+
+    /// Records one object's change, extending the last run when it continues it.
+    mutating func add(_ id: ObjectID, _ kind: PersistentHistoryChange.ChangeType, properties: [String] = [], tombstone: [String: AttributeValue] = [:]) {
+        if tombstone.isEmpty, let last = runs.last, last.tombstone.isEmpty, last.kind == kind, last.entityName == id.entityName,
+           last.firstKey + last.count == id.rawKey, last.properties == properties {
+            runs[runs.count - 1].count += 1
+            return
+        }
+        runs.append(HistoryRun(entityName: id.entityName, firstKey: id.rawKey, count: 1, kind: kind, properties: properties, tombstone: tombstone))
+    }
+
+    /// Records keys `keys` of `entityName`, sorted first so that consecutive keys make one run.
+    mutating func add(entityName: String, keys: [Int64], _ kind: PersistentHistoryChange.ChangeType, properties: [String] = []) {
+        for key in keys.sorted() { add(ObjectID(entityName: entityName, rawKey: key), kind, properties: properties) }
+    }
+
+    /// The record of a save: its inserts (by the keys the store gave them), its updates with the properties they
+    /// changed (to-many contents included), and its deletions with their tombstones.
+    static func of(_ changes: ChangeSet, result: SaveResult, model: Model, source: TransactionSource, tombstones: [ObjectID: [String: AttributeValue]]) -> HistoryRecord {
+        var record = HistoryRecord(source: source)
+        for row in changes.inserted { record.add(result.permanentIDs[row.objectID] ?? row.objectID, .insert) }
+        var toManyKeys: [ObjectID: Set<String>] = [:]
+        for contents in changes.toMany { toManyKeys[result.permanentIDs[contents.objectID] ?? contents.objectID, default: []].insert(contents.relationship) }
+        let insertedIDs = Set(changes.inserted.map { result.permanentIDs[$0.objectID] ?? $0.objectID })
+        for row in changes.updated {
+            guard let entity = model.entityIfPresent(row.objectID.entityName) else { continue }
+            var keys = Set(row.changedAttributes.filter { !entity.attributes[$0].isTransient }.map { entity.attributes[$0].name })
+            for slot in row.changedToOne {
+                if let index = entity.toOneSlot.firstIndex(of: slot) { keys.insert(entity.relationships[index].name) }
+            }
+            keys.formUnion(toManyKeys.removeValue(forKey: row.objectID) ?? [])
+            // A row whose only changes were transient wrote nothing.
+            guard !keys.isEmpty else { continue }
+            record.add(row.objectID, .update, properties: keys.sorted())
+        }
+        // Owners whose only change was a to-many relationship kept in a join table or in positions.
+        for (id, keys) in toManyKeys.sorted(by: { $0.key < $1.key }) where !insertedIDs.contains(id) && !id.isTemporaryID {
+            record.add(id, .update, properties: keys.sorted())
+        }
+        for (id, _) in changes.deleted { record.add(id, .delete, tombstone: tombstones[id] ?? [:]) }
+        return record
+    }
+}
+
+extension ModelEntity {
+    /// The attributes whose last value history keeps when an object is deleted, by position.
+    var preservedAttributes: [Int] {
+        attributes.indices.filter { attributes[$0].preservesValueInHistoryOnDeletion && !attributes[$0].isTransient }
+    }
+}

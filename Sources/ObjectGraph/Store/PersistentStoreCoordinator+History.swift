@@ -1,0 +1,78 @@
+/// Other processes' transactions, as a coordinator watching its store hears them.
+public struct RemoteChangeNotification: Sendable {
+    /// The transactions, oldest first.
+    public let transactions: [PersistentHistoryTransaction]
+    /// Where the coordinator's reading stopped: the newest transaction's token.
+    public var token: PersistentHistoryToken? { transactions.last?.token }
+    /// What they changed, each object's last change winning.
+    public var changes: StoreChanges { StoreChanges(transactions) }
+}
+
+/// Persistent history, batch requests and other processes' changes.
+extension PersistentStoreCoordinator {
+    /// The transactions the store recorded after `token` (all that are kept, for nil), oldest first.
+    ///
+    /// ```swift
+    /// let transactions = try coordinator.history(after: lastToken)
+    /// try await context.perform { ctx in try ctx.merge(transactions) }
+    /// lastToken = transactions.last?.token ?? lastToken
+    /// ```
+    ///
+    /// - Throws: ``ObjectGraphError/historyNotRecorded(path:)``, or ``ObjectGraphError/historyTokenExpired(path:token:reason:)``
+    ///   for a token of another store or one older than the history kept.
+    public func history(after token: PersistentHistoryToken?) throws -> [PersistentHistoryTransaction] {
+        try store.history(after: token)
+    }
+
+    /// The token of the store's newest transaction: a reader starting now starts there.
+    public func lastHistoryToken() throws -> PersistentHistoryToken { try store.lastHistoryToken() }
+
+    /// Deletes the transactions recorded before `token`'s (every reader has merged them); returns how many went.
+    @discardableResult
+    public func deleteHistory(before token: PersistentHistoryToken) throws -> Int { try store.deleteHistory(before: token) }
+
+    /// Inserts rows straight into the store in one transaction (see ``BatchInsertRequest``).
+    @discardableResult
+    public func execute(_ request: BatchInsertRequest, source: TransactionSource = TransactionSource()) throws -> BatchResult {
+        try store.execute(.insert(request), source: source)
+    }
+
+    /// Updates rows straight in the store in one transaction (see ``BatchUpdateRequest``).
+    @discardableResult
+    public func execute(_ request: BatchUpdateRequest, source: TransactionSource = TransactionSource()) throws -> BatchResult {
+        try store.execute(.update(request), source: source)
+    }
+
+    /// Deletes rows straight from the store in one transaction, with the delete rules (see ``BatchDeleteRequest``).
+    @discardableResult
+    public func execute(_ request: BatchDeleteRequest, source: TransactionSource = TransactionSource()) throws -> BatchResult {
+        try store.execute(.delete(request), source: source)
+    }
+
+    /// Brings `contexts` up to date with changes made outside them (a batch request's, another process's), each
+    /// on its own queue, as Core Data's `mergeChanges(fromRemoteContextSave:into:)`: updated objects take the stored
+    /// values (keeping each context's unsaved changes), deleted ones leave, and results controllers see inserts.
+    public func mergeChanges(_ changes: StoreChanges, into contexts: [ObjectContext]) async throws {
+        for context in contexts {
+            try await context.perform { ctx in try ctx.mergeChanges(changes) }
+        }
+    }
+
+    /// Calls `callback` with each batch of other processes' transactions, on the coordinator's watching thread. The
+    /// coordinator must watch its store (``StoreOptions/remoteChangePollInterval``).
+    public func addRemoteChangeObserver(_ callback: @escaping @Sendable (RemoteChangeNotification) -> Void) -> RemoteChangeToken {
+        RemoteChangeToken(list: remoteChanges, token: remoteChanges.add(callback))
+    }
+
+    /// Other processes' transactions as they are heard, as an AsyncSequence.
+    public func remoteChangeNotifications() -> AsyncStream<RemoteChangeNotification> { remoteChanges.stream() }
+}
+
+/// A registration for remote change notifications; removing it stops the calls.
+public struct RemoteChangeToken: Sendable {
+    let list: CallbackList<RemoteChangeNotification>
+    let token: Int
+
+    /// Stops the callback.
+    public func remove() { list.remove(token) }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import GRDB
+
+/// Persistent history in an SQLite store: `objectgraph.history` holds a row per transaction (its number, time,
+/// author, context name and the coordinator that wrote it), `objectgraph.history_changes` its changes as runs of
+/// consecutive keys of one entity changed the same way (so an import of a million rows records one row, not a
+/// million), each with its properties (a JSON array) or its tombstone (a JSON object).
+extension SQLiteStore {
+    static let historyTable = "objectgraph.history"
+    static let historyChangesTable = "objectgraph.history_changes"
+    /// The metadata key holding the number of the last transaction deleted: a token before it has lost changes.
+    static let historyDeletedThroughKey = "history_deleted_through"
+
+    static func createHistoryTables(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE IF NOT EXISTS \(sqlQuoted(historyTable)) (
+              number INTEGER PRIMARY KEY AUTOINCREMENT, timestamp REAL NOT NULL, author TEXT, context TEXT, origin TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS \(sqlQuoted(historyChangesTable)) (
+              "transaction" INTEGER NOT NULL REFERENCES \(sqlQuoted(historyTable))(number) ON DELETE CASCADE,
+              entity TEXT NOT NULL, first_key INTEGER NOT NULL, key_count INTEGER NOT NULL,
+              kind TEXT NOT NULL CHECK (kind IN ('insert', 'update', 'delete')), properties TEXT, tombstone TEXT);
+            CREATE INDEX IF NOT EXISTS \(sqlQuoted(historyChangesTable + "(transaction)")) ON \(sqlQuoted(historyChangesTable))("transaction");
+            """)
+    }
+
+    /// Writes `record` as a new transaction in `db`'s write transaction (nothing for a record without changes).
+    func writeHistory(_ record: HistoryRecord, in db: Database) throws {
+        guard recordsHistory, !record.isEmpty else { return }
+        try db.cachedStatement(sql: "INSERT INTO \(sqlQuoted(Self.historyTable)) (timestamp, author, context, origin) VALUES (?, ?, ?, ?)")
+            .execute(arguments: [Date().timeIntervalSince1970, record.source.author, record.source.contextName, historyOrigin])
+        let number = db.lastInsertedRowID
+        let insert = try db.cachedStatement(sql: """
+            INSERT INTO \(sqlQuoted(Self.historyChangesTable)) ("transaction", entity, first_key, key_count, kind, properties, tombstone)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        for run in record.runs {
+            let properties = run.properties.isEmpty ? nil : String(decoding: try encoder.encode(run.properties), as: UTF8.self)
+            let tombstone = run.tombstone.isEmpty ? nil : String(decoding: try encoder.encode(run.tombstone), as: UTF8.self)
+            try insert.execute(arguments: [number, run.entityName, run.firstKey, run.count, run.kind.rawValue, properties, tombstone])
+        }
+    }
+
+    /// The values of `attributes` (positions in `entity`) that row `id` holds, by attribute name: what history keeps
+    /// of a deleted object.
+    func tombstone(of id: ObjectID, entity: ModelEntity, attributes: [Int], in db: Database) throws -> [String: AttributeValue] {
+        let columns = attributes.map { "t0." + sqlQuoted(entity.attributeColumns[$0]) }.joined(separator: ", ")
+        guard let row = try Row.fetchOne(
+            db, sql: "SELECT \(columns) FROM \(sqlQuoted(entity.tableName)) AS t0 WHERE t0.\(RowColumn.id) = ?", arguments: [id.rawKey]) else { return [:] }
+        var values: [String: AttributeValue] = [:]
+        for (offset, index) in attributes.enumerated() {
+            values[entity.attributes[index].name] = SQLiteValueCoding.decode(row[offset], as: entity.attributes[index].type)
+        }
+        return values
+    }
+
+    public func history(after token: PersistentHistoryToken?) throws -> [PersistentHistoryTransaction] {
+        try history(after: token, excludingOrigin: nil).transactions
+    }
+
+    /// The transactions recorded after `token` (all that are kept, for nil), oldest first; with `excludingOrigin`,
+    /// not those that coordinator wrote. `last` is the newest transaction's number of all (excluded ones too), read
+    /// in the same snapshot: where the next read starts.
+    func history(after token: PersistentHistoryToken?, excludingOrigin: String?) throws -> (transactions: [PersistentHistoryTransaction], last: Int64) {
+        guard recordsHistory else { throw ObjectGraphError.historyNotRecorded(path: location) }
+        if let token {
+            guard token.storeIdentifier == identifier else {
+                throw ObjectGraphError.historyTokenExpired(
+                    path: location, token: token.description, reason: "it is a token of store \(token.storeIdentifier), and this store is \(identifier)")
+            }
+        }
+        let after = token?.transactionNumber ?? 0
+        return try readStore { db in
+            if token != nil, let deleted = try Int64.fetchOne(
+                db, sql: "SELECT value FROM \(sqlQuoted(Self.metadataTable)) WHERE key = ?", arguments: [Self.historyDeletedThroughKey]),
+               after < deleted {
+                throw ObjectGraphError.historyTokenExpired(
+                    path: location, token: token!.description,
+                    reason: "history through transaction \(deleted) was deleted, so the changes after the token are no longer all kept; refetch instead")
+            }
+            var runs: [Int64: [HistoryRun]] = [:]
+            let decoder = JSONDecoder()
+            for row in try Row.fetchAll(db, sql: """
+                SELECT "transaction", entity, first_key, key_count, kind, properties, tombstone FROM \(sqlQuoted(Self.historyChangesTable))
+                WHERE "transaction" > ?1 AND "transaction" NOT IN (SELECT number FROM \(sqlQuoted(Self.historyTable)) WHERE number > ?1 AND origin = ?2)
+                ORDER BY "transaction", rowid
+                """, arguments: [after, excludingOrigin]) {
+                let properties: String? = row[5]
+                let tombstone: String? = row[6]
+                guard let kind = PersistentHistoryChange.ChangeType(rawValue: row[4]) else { continue }
+                runs[row[0], default: []].append(HistoryRun(
+                    entityName: row[1], firstKey: row[2], count: row[3], kind: kind,
+                    properties: try properties.map { try decoder.decode([String].self, from: Data($0.utf8)) } ?? [],
+                    tombstone: try tombstone.map { try decoder.decode([String: AttributeValue].self, from: Data($0.utf8)) } ?? [:]))
+            }
+            var transactions: [PersistentHistoryTransaction] = []
+            var last = after
+            for row in try Row.fetchAll(
+                db, sql: "SELECT number, timestamp, author, context, origin FROM \(sqlQuoted(Self.historyTable)) WHERE number > ? ORDER BY number",
+                arguments: [after]) {
+                let number: Int64 = row[0]
+                let origin: String = row[4]
+                last = number
+                if origin == excludingOrigin { continue }
+                transactions.append(PersistentHistoryTransaction(
+                    token: PersistentHistoryToken(storeIdentifier: identifier, transactionNumber: number),
+                    timestamp: Date(timeIntervalSince1970: row[1]), author: row[2], contextName: row[3],
+                    changes: (runs[number] ?? []).flatMap { $0.changes() }, origin: origin))
+            }
+            return (transactions, last)
+        }
+    }
+
+    /// The token of the last transaction recorded (number 0 when there is none).
+    public func lastHistoryToken() throws -> PersistentHistoryToken {
+        guard recordsHistory else { throw ObjectGraphError.historyNotRecorded(path: location) }
+        let number = try readStore { db in
+            try Int64.fetchOne(db, sql: "SELECT max(number) FROM \(sqlQuoted(Self.historyTable))") ?? 0
+        }
+        return PersistentHistoryToken(storeIdentifier: identifier, transactionNumber: number)
+    }
+
+    /// Deletes the transactions before `token`'s; returns how many went. A reader whose token is older than the
+    /// last transaction deleted is told its token expired (``ObjectGraphError/historyTokenExpired(path:token:reason:)``).
+    public func deleteHistory(before token: PersistentHistoryToken) throws -> Int {
+        guard recordsHistory else { throw ObjectGraphError.historyNotRecorded(path: location) }
+        guard token.storeIdentifier == identifier else {
+            throw ObjectGraphError.historyTokenExpired(
+                path: location, token: token.description, reason: "it is a token of store \(token.storeIdentifier), and this store is \(identifier)")
+        }
+        return try writeStore { db in
+            try db.execute(sql: "DELETE FROM \(sqlQuoted(Self.historyChangesTable)) WHERE \"transaction\" < ?", arguments: [token.transactionNumber])
+            try db.execute(sql: "DELETE FROM \(sqlQuoted(Self.historyTable)) WHERE number < ?", arguments: [token.transactionNumber])
+            let removed = db.changesCount
+            try db.execute(sql: """
+                INSERT INTO \(sqlQuoted(Self.metadataTable)) (key, value) VALUES (?, ?)
+                ON CONFLICT(key) DO UPDATE SET value = max(CAST(value AS INTEGER), excluded.value)
+                """, arguments: [Self.historyDeletedThroughKey, token.transactionNumber - 1])
+            return removed
+        }
+    }
+}

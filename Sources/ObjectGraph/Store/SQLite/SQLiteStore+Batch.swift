@@ -1,0 +1,233 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import PredicateFormat
+
+/// Batch requests in SQL: each one write transaction, with its history, all of it or none of it.
+extension SQLiteStore {
+    public func execute(_ request: BatchRequest, source: TransactionSource) throws -> BatchResult {
+        let start = ContinuousClock.now
+        let result = try writeStore { db in
+            var history = HistoryRecord(source: source)
+            let entity = try model.entity(named: request.entityName)
+            let result: BatchResult
+            do {
+                switch request {
+                case .insert(let insert): result = try batchInsert(insert, db: db, history: &history)
+                case .update(let update): result = try batchUpdate(update, db: db, history: &history)
+                case .delete(let delete): result = try batchDelete(delete, db: db, history: &history)
+                }
+            } catch let error as DatabaseError where error.message?.hasPrefix(BatchValueCheck.prefix) == true {
+                throw ObjectGraphError.invalidBatchRequest(entity: entity.name, reason: String(error.message!.dropFirst(BatchValueCheck.prefix.count)))
+            } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+                throw SQLiteSaveTransaction.uniqueness(entity, error)
+            }
+            try writeHistory(history, in: db)
+            return result
+        }
+        ObjectGraphLogging.logger.info("batch \(request.kindName) of \(request.entityName) wrote \(result.count) rows to \(location) in \(Self.milliseconds(since: start)) ms")
+        return result
+    }
+
+    /// The result of a request that changed `ids` of its entity (and `changes` in all).
+    private func batchResult(_ type: BatchResultType, count: Int, ids: @autoclosure () -> [ObjectID], changes: @autoclosure () -> StoreChanges) -> BatchResult {
+        guard type == .objectIDs else { return BatchResult(count: count) }
+        return BatchResult(count: count, objectIDs: ids(), changes: changes())
+    }
+
+    // MARK: Insert
+
+    /// Rows are taken in blocks: each block's keys in one step of the sequence, its rows written by the save's
+    /// multi-row INSERTs. Where the tree has uniqueness constraints, a conflicting row updates the stored one with the
+    /// request's keys, and `RETURNING` tells inserted rows (version 1) from updated ones.
+    private func batchInsert(_ request: BatchInsertRequest, db: Database, history: inout HistoryRecord) throws -> BatchResult {
+        let columns = try BatchInsertColumns(request, model: model)
+        let entity = columns.entity
+        let (_, table) = try layout(for: entity.name)
+        guard let entityColumns = table.entities[entity.name] else { throw ObjectGraphError.unknownEntity(entity.name) }
+        let tree = entity.rootName == entity.name ? entity : try model.entity(named: entity.rootName)
+        let constrained = tree.selfAndDescendantNames.compactMap(model.entityIfPresent).contains { !$0.uniquenessConstraints.isEmpty }
+        let upserting = constrained && request.upserts
+        var suffix = ""
+        if upserting {
+            let assignments = request.keys.map { key in
+                let column = sqlQuoted(entity.attributeColumns[entity.attributeIndex[key]!])
+                return "\(column) = excluded.\(column)"
+            } + ["\(RowColumn.version) = \(RowColumn.version) + 1"]
+            suffix = " ON CONFLICT DO UPDATE SET \(assignments.joined(separator: ", ")) RETURNING \(RowColumn.id), \(RowColumn.entity), \(RowColumn.version)"
+        }
+        let statements = try InsertStatements(
+            entityName: entity.name, table: table.name, columns: entityColumns.insertColumns, storedAttributes: nil, suffix: suffix, in: db)
+        let stored = entity.storedAttributes
+        let toOneCount = entityColumns.insertColumns.count - stored.count
+        let recording = recordsHistory || request.resultType == .objectIDs
+        var inserted: [ObjectID] = []
+        var updated: [ObjectID] = []
+        var count = 0
+        var block: [[AttributeValue]] = []
+        let blockSize = 4_096
+        let updatedKeys = request.keys.sorted()
+
+        func write(_ statement: Statement, _ rows: ArraySlice<[AttributeValue]>, keys: ArraySlice<Int64>) throws {
+            let raw = statement.sqliteStatement
+            sqlite3_reset(raw)
+            var index: Int32 = 1
+            for (row, key) in zip(rows, keys) {
+                try statement.bind(key, at: index)
+                index += 1
+                for attribute in stored {
+                    try statement.bind(row[attribute], at: index)
+                    index += 1
+                }
+                for _ in 0..<toOneCount {
+                    try statement.bind(DatabaseValue.null, at: index)
+                    index += 1
+                }
+            }
+            statementCount.add(1, ordering: .relaxed)
+            while true {
+                let code = sqlite3_step(raw)
+                if code == SQLITE_DONE { break }
+                guard code == SQLITE_ROW else { throw Statement.lastError(of: raw) }
+                let id = ObjectID(
+                    entityName: sqlite3_column_text(raw, 1).map { String(cString: $0) } ?? entity.name, rawKey: sqlite3_column_int64(raw, 0))
+                if sqlite3_column_int64(raw, 2) == 1 { inserted.append(id) } else { updated.append(id) }
+            }
+            count += rows.count
+        }
+
+        func flush() throws {
+            guard !block.isEmpty else { return }
+            let keys = try allocate(db, root: entity.rootName, count: block.count)
+            var position = 0
+            if let chunk = statements.chunk {
+                while block.count - position >= statements.chunkRows {
+                    try write(chunk, block[position..<position + statements.chunkRows], keys: keys[position..<position + statements.chunkRows])
+                    position += statements.chunkRows
+                }
+            }
+            while position < block.count {
+                try write(statements.single, block[position..<position + 1], keys: keys[position..<position + 1])
+                position += 1
+            }
+            if !upserting && recording { inserted += keys.map { ObjectID(entityName: entity.name, rawKey: $0) } }
+            block.removeAll(keepingCapacity: true)
+        }
+
+        try columns.forEachRow(of: request) { _, row in
+            block.append(row)
+            if block.count == blockSize { try flush() }
+        }
+        try flush()
+        if recordsHistory {
+            for id in inserted { history.add(id, .insert) }
+            for id in updated { history.add(id, .update, properties: updatedKeys) }
+        }
+        return batchResult(
+            request.resultType, count: count, ids: upserting ? inserted + updated : inserted,
+            changes: StoreChanges(inserted: inserted, updated: updated))
+    }
+
+    // MARK: Update
+
+    /// One `UPDATE … RETURNING`: constants are bound as the save binds them, computed values are the compiled
+    /// expressions, checked by ``BatchValueCheck``; every changed row's version moves on.
+    private func batchUpdate(_ request: BatchUpdateRequest, db: Database, history: inout HistoryRecord) throws -> BatchResult {
+        let (entity, table) = try layout(for: request.entityName)
+        guard !request.propertiesToUpdate.isEmpty else {
+            throw ObjectGraphError.invalidBatchRequest(entity: entity.name, reason: "it names no attribute to update")
+        }
+        let keys = request.propertiesToUpdate.keys.sorted()
+        var constants: [(column: String, value: AttributeValue)] = []
+        var computed: [(index: Int, expression: FormatExpression)] = []
+        for key in keys {
+            let index = try BatchInsertColumns.settableAttribute(key, of: entity, verb: "update")
+            let expression = request.propertiesToUpdate[key]!
+            if case .constant(let value) = expression {
+                constants.append((entity.attributeColumns[index], try BatchInsertColumns.checked(AttributeValue(value), attribute: index, of: entity, row: nil)))
+            } else {
+                computed.append((index, expression))
+            }
+        }
+        var arguments: [DatabaseValue] = []
+        var conditions: [String] = []
+        let names = request.includesSubentities ? entity.selfAndDescendantNames : [entity.name]
+        if names.count < (model.entityIfPresent(entity.rootName)?.selfAndDescendantNames.count ?? 0) {
+            conditions.append("t0.\(RowColumn.entity) IN (\((1...names.count).map { "?\($0)" }.joined(separator: ",")))")
+            arguments += names.map(\.databaseValue)
+        }
+        let expressions = computed.map(\.expression)
+        let compiled: CompiledPredicate
+        do {
+            if !expressions.isEmpty {
+                let alone = try SQLCompiler(schema: self).compile(nil, entity: entity.name, alias: "t0", expressions: expressions)
+                if !alone.joins.isEmpty {
+                    throw ObjectGraphError.invalidBatchRequest(
+                        entity: entity.name, reason: "a new value reads across a to-one relationship, which a batch update cannot; compute it through a context")
+                }
+            }
+            compiled = try SQLCompiler(schema: self).compile(
+                request.predicate, entity: entity.name, alias: "t0", expressions: expressions, firstArgumentIndex: arguments.count + 1)
+        } catch let error as FormatPredicateError {
+            throw ObjectGraphError.invalidPredicate(entity: entity.name, error: error)
+        }
+        arguments += compiled.arguments
+        conditions.append(compiled.condition)
+        var assignments: [String] = []
+        for ((index, _), (sql, family)) in zip(computed, zip(compiled.expressions, compiled.expressionFamilies)) {
+            let attribute = entity.attributes[index]
+            guard let type = BatchValueCheck.typeName(attribute.type), Self.family(family, fits: attribute.type) else {
+                throw ObjectGraphError.invalidBatchRequest(
+                    entity: entity.name, reason: "'\(attribute.name)' takes a value of type \(attribute.type), which its new value's expression does not give\(family.map { " (it gives \($0.rawValue))" } ?? ""); set a constant instead")
+            }
+            arguments.append(attribute.name.databaseValue)
+            assignments.append("\(sqlQuoted(entity.attributeColumns[index])) = og_batch_value(\(sql), '\(type)', \(attribute.isOptional ? 1 : 0), ?\(arguments.count))")
+        }
+        for (column, value) in constants {
+            arguments.append(SQLiteValueCoding.encode(value))
+            assignments.append("\(sqlQuoted(column)) = ?\(arguments.count)")
+        }
+        assignments.append("\(RowColumn.version) = t0.\(RowColumn.version) + 1")
+        let condition = conditions.joined(separator: " AND ")
+        let filter = compiled.joins.isEmpty ? condition
+            : "t0.\(RowColumn.id) IN (SELECT t0.\(RowColumn.id) FROM \(sqlQuoted(table.name)) AS t0 \(compiled.joins.joined(separator: " ")) WHERE \(condition))"
+        let returning = recordsHistory || request.resultType == .objectIDs
+        let sql = "UPDATE \(sqlQuoted(table.name)) AS t0 SET \(assignments.joined(separator: ", ")) WHERE \(filter)"
+            + (returning ? " RETURNING \(RowColumn.id), \(RowColumn.entity)" : "")
+        let statement = try db.makeStatement(sql: sql)
+        try statement.bind(arguments)
+        var byEntity: [String: [Int64]] = [:]
+        try step(bound: statement) { row in
+            let name = sqlite3_column_text(row, 1).map { String(cString: $0) } ?? entity.name
+            byEntity[name, default: []].append(sqlite3_column_int64(row, 0))
+            return true
+        }
+        let count = returning ? byEntity.values.reduce(0) { $0 + $1.count } : db.changesCount
+        var ids: [ObjectID] = []
+        for (name, rowKeys) in byEntity.sorted(by: { $0.key < $1.key }) {
+            if recordsHistory { history.add(entityName: name, keys: rowKeys, .update, properties: keys) }
+            if request.resultType == .objectIDs { ids += rowKeys.sorted().map { ObjectID(entityName: name, rawKey: $0) } }
+        }
+        return batchResult(request.resultType, count: count, ids: ids, changes: StoreChanges(updated: ids))
+    }
+
+    /// Whether an expression of `family` (nil when unknown) can give values for an attribute of `type`.
+    private static func family(_ family: PredicateValue.Family?, fits type: AttributeType) -> Bool {
+        switch type {
+        case .int16, .int32, .int64, .bool, .double, .float: family == nil || family == .number
+        case .string: family == nil || family == .string
+        case .date: family == .date
+        default: false
+        }
+    }
+}
+
+extension BatchRequest {
+    var kindName: String {
+        switch self {
+        case .insert: "insert"
+        case .update: "update"
+        case .delete: "delete"
+        }
+    }
+}
