@@ -90,9 +90,30 @@ struct SQLiteSaveTransaction {
         // Keys reserved in memory for a published view are written now: the sequence moves past them in this
         // transaction, so it commits with the rows or not at all.
         var presetMaximum: [String: Int64] = [:]
+        var presetKeys: [String: [Int64]] = [:]
         for (temporary, permanent) in preset where temporary.isTemporaryID {
             let root = store.model.entityIfPresent(permanent.entityName)?.rootName ?? permanent.entityName
             presetMaximum[root] = max(presetMaximum[root] ?? 0, permanent.rawKey)
+        }
+        // Keys reserved for rows this save inserts (others name stored rows a merge policy updates instead).
+        for position in keys.indices where keys[position] != 0 && rows[position].objectID.isTemporaryID {
+            let root = store.model.entityIfPresent(rows[position].objectID.entityName)?.rootName ?? rows[position].objectID.entityName
+            presetKeys[root, default: []].append(keys[position])
+        }
+        // The reservation held in this process only: another process's save may have taken the same keys since.
+        for (root, reserved) in presetKeys {
+            guard let table = store.tables[root] else { continue }
+            for start in stride(from: 0, to: reserved.count, by: 500) {
+                let chunk = reserved[start..<min(start + 500, reserved.count)]
+                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                if let taken = try Int64.fetchOne(
+                    db, sql: "SELECT \(RowColumn.id) FROM \(sqlQuoted(table.name)) WHERE \(RowColumn.id) IN (\(marks)) LIMIT 1",
+                    arguments: StatementArguments(Array(chunk))) {
+                    throw ObjectGraphError.storeWriteFailed(
+                        path: store.location,
+                        reason: "key \(taken) of \(root), reserved for this save's new objects, was taken by another process's save meanwhile; save again")
+                }
+            }
         }
         for (root, maximum) in presetMaximum {
             try db.execute(

@@ -1,0 +1,304 @@
+import Foundation
+import GRDB
+import PredicateFormat
+import Testing
+@testable import ObjectGraph
+
+/// Batch insert, update and delete on both stores: what they write, what they refuse (with nothing written), and
+/// that each leaves the store exactly as the same change made through a context does.
+@Suite struct BatchRequestTests {
+    /// Every stored row of the fixture model, by entity and key, with its version, values, to-ones and tags: two
+    /// stores with the same dump hold the same data.
+    static func dump(_ coordinator: PersistentStoreCoordinator) throws -> [String] {
+        var lines: [String] = []
+        for entity in coordinator.model.entities where entity.rootName == entity.name {
+            for row in try coordinator.store.fetch(StoreFetchRequest(entityName: entity.name)).sorted(by: { $0.objectID < $1.objectID }) {
+                var line = "\(row.objectID) v\(row.version) \(Array(row.values)) \(row.toOne.map { $0.map(\.description) ?? "nil" })"
+                if row.objectID.entityName == "Book", let tags = coordinator.model.entityIfPresent("Book")?.relationship(named: "tags") {
+                    line += " tags \(try coordinator.store.relatedIDs(of: row.objectID, relationship: tags).sorted())"
+                }
+                lines.append(line)
+            }
+        }
+        return lines
+    }
+
+    /// Two agents, three authors (one with a profile), six books with chapters and tags.
+    static func fill(_ coordinator: PersistentStoreCoordinator) async throws {
+        try await ObjectContext(coordinator: coordinator).perform { ctx in
+            let agents = try (0..<2).map { index in
+                let agent = try ctx.insert("Agent")
+                try agent.setValue("Agent \(index)", forKey: "name")
+                return agent
+            }
+            let tags = try (0..<3).map { index in
+                let tag = try ctx.insert("Tag")
+                try tag.setValue("tag\(index)", forKey: "label")
+                return tag
+            }
+            for a in 0..<3 {
+                let author = try ctx.insert("Author")
+                try author.setValue("Author \(a)", forKey: "name")
+                try author.setObject(agents[a % 2], forKey: "agent")
+                if a == 2 {
+                    let profile = try ctx.insert("Profile")
+                    try profile.setValue("bio", forKey: "bio")
+                    try author.setObject(profile, forKey: "profile")
+                }
+                for b in 0..<2 {
+                    let book = try ctx.insert("Book")
+                    try book.setValue("Book \(a)-\(b)", forKey: "title")
+                    try book.setValue(Int64(90 + a * 10 + b), forKey: "pages")
+                    try book.setObject(author, forKey: "author")
+                    try book.addObject(tags[(a + b) % 3], forKey: "tags")
+                    for c in 0..<2 {
+                        let chapter = try ctx.insert("Chapter")
+                        try chapter.setValue("Chapter \(c)", forKey: "heading")
+                        try chapter.setObject(book, forKey: "book")
+                    }
+                }
+            }
+            try ctx.save()
+        }
+    }
+
+    static func titles(_ coordinator: PersistentStoreCoordinator, _ format: String = "TRUEPREDICATE") async throws -> [String] {
+        try await ObjectContext(coordinator: coordinator).perform { ctx in
+            var request = try FetchRequest(entityName: "Book", format: format)
+            request.sortKeys = [SortKey("title")]
+            return try stringValues(try ctx.fetch(request), "title")
+        }
+    }
+
+    // MARK: Insert
+
+    @Test(arguments: StoreKind.allCases)
+    func insertsRowsFromDictionariesWithDefaultsAndReportsTheirIDs(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try kind.coordinator(try Fixtures.model(), folder)
+        var request = BatchInsertRequest(entityName: "Book", objects: [
+            ["title": .string("One"), "pages": .int(10)],
+            ["title": .string("Two")],
+        ])
+        request.resultType = .objectIDs
+        let result = try coordinator.execute(request)
+        #expect(result.count == 2)
+        let ids = try #require(result.objectIDs)
+        #expect(ids.count == 2 && ids.allSatisfy { !$0.isTemporaryID && $0.entityName == "Book" })
+        #expect(result.changes?.insertedObjectIDs == ids)
+        let pages = try await ObjectContext(coordinator: coordinator).perform { ctx in
+            try ids.map { try ctx.existingObject(with: $0).value(forKey: "pages") }
+        }
+        // The second row left pages out: the attribute's default.
+        #expect(pages == [.int(10), .int(1)])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func insertsRowsAClosureFillsUntilItStops(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try kind.coordinator(try Fixtures.model(), folder)
+        let request = BatchInsertRequest(entityName: "Book", keys: ["title", "pages"]) { row in
+            guard row.index < 1_000 else { return false }
+            row["title"] = .string("Book \(row.index)")
+            row[1] = .int(Int64(1 + row.index % 500))
+            return true
+        }
+        #expect(try coordinator.execute(request).count == 1_000)
+        let count = try await ObjectContext(coordinator: coordinator).perform { ctx in
+            try ctx.count(for: FetchRequest(entityName: "Book", format: "pages == 500"))
+        }
+        #expect(count == 2)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func refusesABadRowNamingItAndWritesNothing(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try kind.coordinator(try Fixtures.model(), folder)
+        let cases: [(BatchInsertRequest, String)] = [
+            (BatchInsertRequest(entityName: "Book", objects: [["title": .string("A")], ["title": .string("B"), "pages": .string("many")]]), "row 1: 'pages'"),
+            (BatchInsertRequest(entityName: "Book", objects: [["title": .string("A"), "colour": .string("red")]]), "no attribute 'colour'"),
+            (BatchInsertRequest(entityName: "Book", objects: [["title": .string("A"), "author": .int(1)]]), "'author' is a relationship"),
+            (BatchInsertRequest(entityName: "Book", objects: [["pages": .int(3)]]), "'title' is not optional"),
+            (BatchInsertRequest(entityName: "Book", objects: [["title": .string("A"), "pages": .int(3_000_000_000)]]), "'pages' takes a value of type int32"),
+            (BatchInsertRequest(entityName: "Media", objects: [["title": .string("A")]]), "abstract"),
+        ]
+        for (request, expected) in cases {
+            do {
+                try coordinator.execute(request)
+                Issue.record("\(expected): the request went through")
+            } catch let error as ObjectGraphError {
+                guard case .invalidBatchRequest = error else { Issue.record("\(error)"); continue }
+                #expect(error.message.contains(expected), "\(error.message)")
+            }
+        }
+        #expect(try await Self.titles(coordinator).isEmpty)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aRowMatchingAStoredOneOnAConstraintUpdatesIt(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try kind.coordinator(try Fixtures.model(), folder)
+        let existing = try await ObjectContext(coordinator: coordinator).perform { ctx in
+            let book = try ctx.insert("Book")
+            try book.setValue("Old", forKey: "title")
+            try book.setValue(7, forKey: "pages")
+            try book.setValue("123-4567", forKey: "isbn")
+            try ctx.save()
+            return book.objectID
+        }
+        var request = BatchInsertRequest(entityName: "Book", objects: [
+            ["title": .string("New"), "isbn": .string("123-4567")],
+            ["title": .string("Other"), "isbn": .string("999-0000")],
+        ])
+        request.resultType = .objectIDs
+        let result = try coordinator.execute(request)
+        #expect(result.count == 2)
+        #expect(result.changes?.updatedObjectIDs == [existing])
+        #expect(result.changes?.insertedObjectIDs.count == 1)
+        #expect(try await Self.titles(coordinator) == ["New", "Other"])
+        let stored = try #require(try coordinator.store.snapshots(for: [existing]).first)
+        // Only the keys the row gave changed; the row's version moved on.
+        #expect(stored.version == 2)
+        let pages = try coordinator.model.entity(named: "Book").attributeIndex["pages"]!
+        #expect(stored.values[pages] == .int(7))
+
+        var strict = BatchInsertRequest(entityName: "Book", objects: [["title": .string("Third"), "isbn": .string("555-5555")], ["title": .string("Clash"), "isbn": .string("999-0000")]])
+        strict.upserts = false
+        #expect {
+            try coordinator.execute(strict)
+        } throws: { error in
+            guard case ObjectGraphError.uniquenessViolation(let entity, let keys, _) = error else { return false }
+            return entity == "Book" && keys == ["isbn"]
+        }
+        #expect(try await Self.titles(coordinator) == ["New", "Other"])
+    }
+
+    // MARK: Update
+
+    @Test(arguments: StoreKind.allCases)
+    func updatesWithExpressionsAndMovesVersionsOn(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try kind.coordinator(try Fixtures.model(), folder)
+        try await Self.fill(coordinator)
+        let holder = ObjectContext(coordinator: coordinator, name: "holder")
+        // A context holds a book the batch changes: its next save of that book must conflict.
+        let held = try await holder.perform { ctx in try ctx.fetch(FetchRequest(entityName: "Book", format: "title == 'Book 0-0'"))[0].objectID }
+        var request = try BatchUpdateRequest(entityName: "Book", format: "pages < %d", 100, set: ["pages": "pages + 1000", "title": "uppercase:(title)"])
+        request.resultType = .objectIDs
+        let result = try coordinator.execute(request)
+        #expect(result.count == 2)
+        #expect(try await Self.titles(coordinator, "pages > 1000") == ["BOOK 0-0", "BOOK 0-1"])
+        await #expect(throws: ObjectGraphError.self) {
+            try await holder.perform { ctx in
+                try ctx.existingObject(with: held).setValue("Mine", forKey: "isbn")
+                try ctx.save()
+            }
+        }
+        // Merging the result brings the holder's object up to date, and then its save goes through.
+        try await coordinator.mergeChanges(try #require(result.changes), into: [holder])
+        try await holder.perform { ctx in
+            let book = try ctx.existingObject(with: held)
+            #expect(try book.value(forKey: "pages") == .int(1090))
+            try book.setValue("000-0000", forKey: "isbn")
+            try ctx.save()
+        }
+        let constant = BatchUpdateRequest(entityName: "Book", predicate: try FormatPredicate("author.name == 'Author 1'"), values: ["title": .string("Renamed")])
+        #expect(try coordinator.execute(constant).count == 2)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func refusesAValueOfTheWrongTypeAndChangesNoRow(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try kind.coordinator(try Fixtures.model(), folder)
+        try await Self.fill(coordinator)
+        let before = try Self.dump(coordinator)
+        let cases: [(BatchUpdateRequest, String)] = [
+            // 90 / 3 is whole; 91 / 3 is not: no row changes, not even the first.
+            (try BatchUpdateRequest(entityName: "Book", format: "TRUEPREDICATE", set: ["pages": "pages / 3"]), "a whole number is needed"),
+            (try BatchUpdateRequest(entityName: "Book", format: "TRUEPREDICATE", set: ["pages": "title"]), "'pages'"),
+            (try BatchUpdateRequest(entityName: "Book", format: "TRUEPREDICATE", set: ["pages": "pages * 100000000"]), "out of its range"),
+            (BatchUpdateRequest(entityName: "Book", values: ["title": .null]), "'title' is not optional"),
+            (BatchUpdateRequest(entityName: "Book", values: ["author": .null]), "is a relationship"),
+            (try BatchUpdateRequest(entityName: "Book", format: "TRUEPREDICATE", set: ["title": "author.name"]), "across a to-one relationship"),
+        ]
+        for (request, expected) in cases {
+            do {
+                try coordinator.execute(request)
+                Issue.record("\(expected): the request went through")
+            } catch let error as ObjectGraphError {
+                #expect(error.message.contains(expected), "\(error.message)")
+            }
+        }
+        #expect(try Self.dump(coordinator) == before)
+    }
+
+    // MARK: Delete
+
+    @Test(arguments: StoreKind.allCases)
+    func deletesWithTheModelsDeleteRules(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try kind.coordinator(try Fixtures.model(), folder)
+        try await Self.fill(coordinator)
+        // Author 2 has a profile, which its deny rule protects: nothing goes.
+        let before = try Self.dump(coordinator)
+        #expect {
+            try coordinator.execute(BatchDeleteRequest(entityName: "Author", predicate: try FormatPredicate("name != 'Author 1'")))
+        } throws: { error in
+            guard case ObjectGraphError.deleteDenied(let entity, _, let relationship, let count) = error else { return false }
+            return entity == "Author" && relationship == "profile" && count == 1
+        }
+        #expect(try Self.dump(coordinator) == before)
+        // Author 0 goes with its books (cascade) and their chapters (cascade); its agent stays.
+        var request = BatchDeleteRequest(entityName: "Author", predicate: try FormatPredicate("name == 'Author 0'"))
+        request.resultType = .objectIDs
+        let result = try coordinator.execute(request)
+        #expect(result.count == 1)
+        #expect(result.changes?.deletedObjectIDs.count == 1 + 2 + 4)
+        #expect(try await Self.titles(coordinator) == ["Book 1-0", "Book 1-1", "Book 2-0", "Book 2-1"])
+        let counts = try await ObjectContext(coordinator: coordinator).perform { ctx in
+            try ["Chapter", "Agent", "Tag"].map { try ctx.count(for: FetchRequest(entityName: $0)) }
+        }
+        #expect(counts == [8, 2, 3])
+        // Deleting an agent clears its clients' references (nullify), moving their versions on.
+        var agents = BatchDeleteRequest(entityName: "Agent", predicate: try FormatPredicate("name == 'Agent 1'"))
+        agents.resultType = .objectIDs
+        let cleared = try coordinator.execute(agents)
+        #expect(cleared.changes?.updatedObjectIDs.count == 1)
+        let author = try #require(try coordinator.store.snapshots(for: cleared.changes!.updatedObjectIDs).first)
+        #expect(author.version == 2 && author.toOne.allSatisfy { $0 == nil || $0?.entityName != "Agent" })
+    }
+
+    /// The same changes, once through batch requests and once through a context on a second store, leave both
+    /// stores holding the same rows, versions included.
+    @Test(arguments: StoreKind.allCases)
+    func batchRequestsLeaveTheStoreAsTheObjectGraphPathDoes(_ kind: StoreKind) async throws {
+        let folders = (try TemporaryFolder(), try TemporaryFolder())
+        let batch = try kind.coordinator(try Fixtures.model(), folders.0)
+        let graph = try kind.coordinator(try Fixtures.model(), folders.1)
+        try await Self.fill(batch)
+        try await Self.fill(graph)
+        #expect(try Self.dump(batch) == Self.dump(graph))
+
+        try batch.execute(BatchUpdateRequest(entityName: "Book", format: "pages >= %d", 100, set: ["pages": "pages * 2", "title": "lowercase:(title)"]))
+        try batch.execute(BatchDeleteRequest(entityName: "Author", predicate: try FormatPredicate("name == 'Author 1'")))
+        try batch.execute(BatchDeleteRequest(entityName: "Agent", predicate: try FormatPredicate("name == 'Agent 0'")))
+        try batch.execute(BatchInsertRequest(entityName: "Tag", objects: [["label": .string("new")]]))
+
+        try await ObjectContext(coordinator: graph).perform { ctx in
+            for book in try ctx.fetch(FetchRequest(entityName: "Book", format: "pages >= %d", 100)) {
+                guard case .int(let pages) = try book.value(forKey: "pages") else { continue }
+                try book.setValue(pages * 2, forKey: "pages")
+                guard case .string(let title) = try book.value(forKey: "title") else { continue }
+                try book.setValue(title.lowercased(), forKey: "title")
+            }
+            try ctx.save()
+            for author in try ctx.fetch(FetchRequest(entityName: "Author", format: "name == 'Author 1'")) { try ctx.delete(author) }
+            try ctx.save()
+            for agent in try ctx.fetch(FetchRequest(entityName: "Agent", format: "name == 'Agent 0'")) { try ctx.delete(agent) }
+            try ctx.save()
+            try ctx.insert("Tag").setValue("new", forKey: "label")
+            try ctx.save()
+        }
+        #expect(try Self.dump(batch) == Self.dump(graph))
+    }
+}
