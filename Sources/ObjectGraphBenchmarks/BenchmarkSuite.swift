@@ -21,9 +21,11 @@ public struct BenchmarkSuite: Sendable {
         public var observationImportCount = 100_000
         public var observationBatch = 1_000
         public var observationResultSizes = [10_000, 100_000]
+        /// W9's batch insert and update.
+        public var batchCount = 1_000_000
         public var repetitions = 5
         public var folder = FileManager.default.temporaryDirectory.appendingPathComponent("objectgraph-bench")
-        /// The workloads to run ("W1" … "W8"); all of them when empty. Running one alone is how to profile it.
+        /// The workloads to run ("W1" … "W10"); all of them when empty. Running one alone is how to profile it.
         public var workloads: Set<String> = []
         /// The contenders W1, W2, W3 and W6 run, and whose lookups W4 runs on the main actor (all of
         /// ``BenchmarkReport/contenders`` by default).
@@ -44,6 +46,7 @@ public struct BenchmarkSuite: Sendable {
             options.observationImportCount = 2_000
             options.observationBatch = 500
             options.observationResultSizes = [100, 1_000]
+            options.batchCount = 2_000
             options.repetitions = 1
             return options
         }
@@ -103,6 +106,14 @@ public struct BenchmarkSuite: Sendable {
         if selected("W8") {
             log("W8 live results during an import of \(options.observationImportCount)…")
             report.rows += try await observation()
+        }
+        if selected("W9") {
+            log("W9 batch insert and update of \(options.batchCount)…")
+            report.rows += try await batch()
+        }
+        if selected("W10") {
+            log("W10 W1 with history…")
+            report.rows.append(try await historyCost())
         }
         return report
     }

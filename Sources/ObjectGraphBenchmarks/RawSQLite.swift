@@ -5,11 +5,15 @@ import Foundation
 struct RawSQLite {
     let handle: OpaquePointer
 
-    init(path: String) throws {
+    /// Opens `path` in WAL mode; `fair` opens it as the store's own connections are opened (no mutex,
+    /// `synchronous=NORMAL`), for the workloads that measure against that limit.
+    init(path: String, fair: Bool = false) throws {
         var db: OpaquePointer?
-        guard sqlite3_open(path, &db) == SQLITE_OK, let db else { throw BenchmarkError("sqlite3_open \(path) failed") }
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | (fair ? SQLITE_OPEN_NOMUTEX : SQLITE_OPEN_FULLMUTEX)
+        guard sqlite3_open_v2(path, &db, flags, nil) == SQLITE_OK, let db else { throw BenchmarkError("sqlite3_open \(path) failed") }
         handle = db
         try execute("PRAGMA journal_mode=WAL")
+        if fair { try execute("PRAGMA synchronous=NORMAL") }
     }
 
     func close() { sqlite3_close(handle) }

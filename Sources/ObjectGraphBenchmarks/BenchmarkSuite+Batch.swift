@@ -1,0 +1,126 @@
+import Foundation
+import GRDBSQLite
+import ObjectGraph
+
+/// W9: batch insert and batch update of ``BenchmarkSuite/Options/batchCount`` rows, against raw SQLite's best at the
+/// same work; W10: what persistent history adds to W1.
+///
+/// Raw SQLite's best writes the same table (a copy of an empty store's file, so the same columns and index) in one
+/// transaction, through a connection opened without SQLite's mutex, with WAL and `synchronous=NORMAL` as the store's
+/// own connections, 64 rows per INSERT as the store writes them, and one `UPDATE … SET a1 = a1 + 1` moving each
+/// row's version on, as the batch update does. Both contenders' results are checked after each repetition.
+extension BenchmarkSuite {
+    func batch() async throws -> [BenchmarkReport.Row] {
+        let count = options.batchCount
+        var samples: [String: [String: [Double]]] = [:]
+        for _ in 0..<options.repetitions {
+            let empty = try freshPath("w9-empty")
+            _ = try PersistentStoreCoordinator(model: Self.model, storeURL: URL(fileURLWithPath: empty))
+
+            let graph = try freshPath("w9-graph")
+            try FileManager.default.copyItem(atPath: empty, toPath: graph)
+            let coordinator = try PersistentStoreCoordinator(model: Self.model, storeURL: URL(fileURLWithPath: graph))
+            let insert = BatchInsertRequest(entityName: "Item", keys: (0..<10).map { "a\($0)" }) { row in
+                guard row.index < count else { return false }
+                let base = Int64(row.index * 10)
+                for column in 0..<10 { row[column] = .int(base + Int64(column)) }
+                return true
+            }
+            samples["insert", default: [:]]["ObjectGraph", default: []].append(try Measure.seconds { try coordinator.execute(insert) })
+            let update = try BatchUpdateRequest(entityName: "Item", format: "TRUEPREDICATE", set: ["a1": "a1 + 1"])
+            samples["update", default: [:]]["ObjectGraph", default: []].append(try Measure.seconds { try coordinator.execute(update) })
+            try checkBatch(graph, count: count)
+
+            let rawPath = try freshPath("w9-raw")
+            try FileManager.default.copyItem(atPath: empty, toPath: rawPath)
+            let raw = try RawSQLite(path: rawPath, fair: true)
+            samples["insert", default: [:]]["raw", default: []].append(try Measure.seconds { try raw.insertItems(rows: count) })
+            samples["update", default: [:]]["raw", default: []].append(try Measure.seconds {
+                try raw.execute("UPDATE \"Item\" SET a1 = a1 + 1, \"row.version\" = \"row.version\" + 1")
+            })
+            raw.close()
+            try checkBatch(rawPath, count: count)
+        }
+        return ["insert", "update"].map { kind in
+            BenchmarkReport.Row(
+                workload: "W9 batch \(kind) \(count)", unit: "s", values: samples[kind]!.mapValues(Measure.median),
+                note: "raw: no mutex, WAL, synchronous=NORMAL, \(kind == "insert" ? "64 rows per INSERT" : "one UPDATE"); target 1.5x")
+        }
+    }
+
+    /// Every row stored once, with the values written and the update applied.
+    private func checkBatch(_ path: String, count: Int) throws {
+        let raw = try RawSQLite(path: path)
+        defer { raw.close() }
+        let statement = try raw.prepare("SELECT count(*), sum(a0), sum(a1), min(\"row.version\"), max(\"row.version\") FROM \"Item\"")
+        defer { sqlite3_finalize(statement) }
+        guard sqlite3_step(statement) == SQLITE_ROW else { throw BenchmarkError("reading \(path) failed") }
+        let rows = Int64(count)
+        let sumA0 = 10 * rows * (rows - 1) / 2
+        let expected: [Int64] = [rows, sumA0, sumA0 + 2 * rows, 2, 2]
+        let found = (0..<5).map { sqlite3_column_int64(statement, Int32($0)) }
+        guard found == expected else { throw BenchmarkError("\(path) holds \(found), expected \(expected)") }
+    }
+
+    /// W1's ObjectGraph save into a store recording history against one that does not, interleaved.
+    func historyCost() async throws -> BenchmarkReport.Row {
+        let count = options.insertCount
+        var samples: [String: [Double]] = [:]
+        for _ in 0..<options.repetitions {
+            for recordsHistory in [false, true] {
+                let url = URL(fileURLWithPath: try freshPath("w10-\(recordsHistory)"))
+                let coordinator = try PersistentStoreCoordinator(model: Self.model, storeURL: url, options: StoreOptions(recordsHistory: recordsHistory))
+                let context = ObjectContext(coordinator: coordinator, name: "bench")
+                samples[recordsHistory ? "ObjectGraph" : "raw", default: []].append(try await Measure.seconds {
+                    try await context.perform { ctx in
+                        for row in 0..<count { try ctx.insert(Item.self).fill(row) }
+                        try ctx.save()
+                        ctx.reset()
+                    }
+                })
+                if recordsHistory, try coordinator.history(after: nil).first?.insertedObjectIDs.count != count {
+                    throw BenchmarkError("W10: the history does not list the \(count) inserts")
+                }
+            }
+        }
+        return BenchmarkReport.Row(
+            workload: "W10 W1 with history", unit: "s", values: samples.mapValues(Measure.median),
+            note: "raw column: the same save without history; target under 1.15x")
+    }
+}
+
+extension RawSQLite {
+    /// W9: the store's table, one transaction, 64 rows per prepared INSERT, keys bound as the store binds them.
+    func insertItems(rows: Int) throws {
+        let chunk = 64
+        let row = "(?, 'Item', 1" + String(repeating: ", ?", count: 10) + ")"
+        let head = "INSERT INTO \"Item\" (\"row.id\", \"row.entity\", \"row.version\", a0, a1, a2, a3, a4, a5, a6, a7, a8, a9) VALUES "
+        let many = try prepare(head + Array(repeating: row, count: chunk).joined(separator: ","))
+        let one = try prepare(head + row)
+        defer {
+            sqlite3_finalize(many)
+            sqlite3_finalize(one)
+        }
+        try execute("BEGIN")
+        var next = 0
+        while next < rows {
+            let statement = rows - next >= chunk ? many : one
+            let take = statement == many ? chunk : 1
+            var index: Int32 = 1
+            for offset in 0..<take {
+                let key = next + offset
+                sqlite3_bind_int64(statement, index, Int64(key + 1))
+                index += 1
+                for column in 0..<10 {
+                    sqlite3_bind_int64(statement, index, Int64(key * 10 + column))
+                    index += 1
+                }
+            }
+            guard sqlite3_step(statement) == SQLITE_DONE else { throw BenchmarkError("insert failed: \(String(cString: sqlite3_errmsg(handle)))") }
+            sqlite3_reset(statement)
+            next += take
+        }
+        try execute("UPDATE \"objectgraph.sequence\" SET max_key = \(rows) WHERE entity = 'Item'")
+        try execute("COMMIT")
+    }
+}
