@@ -7,6 +7,13 @@ struct BatchInsertColumns {
     let positions: [Int]
     /// Every attribute's default, in attribute order: where each row starts.
     let defaults: [AttributeValue]
+    /// Each attribute's type and optionality, read once rather than from its description for every value.
+    private let types: [AttributeType]
+    private let optional: [Bool]
+    /// Stored attributes that need a value and have no default: a row that does not give one is refused.
+    private let required: [Int]
+    /// The attributes the request's keys leave out, which every row takes the default of.
+    private let ungiven: [Int]
 
     init(_ request: BatchInsertRequest, model: Model) throws {
         let entity = try model.entity(named: request.entityName)
@@ -23,6 +30,13 @@ struct BatchInsertColumns {
         self.entity = entity
         self.positions = positions
         defaults = entity.attributes.map { $0.type.coerce($0.defaultValue) }
+        types = entity.attributes.map(\.type)
+        optional = entity.attributes.map(\.isOptional)
+        ungiven = entity.attributes.indices.filter { !positions.contains($0) }
+        required = entity.attributes.indices.filter { index in
+            let attribute = entity.attributes[index]
+            return !attribute.isOptional && !attribute.isTransient && attribute.derivation == nil
+        }
     }
 
     /// The position of the stored, settable attribute `key`, or a typed error saying why a batch request cannot
@@ -60,35 +74,54 @@ struct BatchInsertColumns {
         return coerced
     }
 
-    /// Row `index`'s values in attribute order: the defaults, with `given` (by key position; nil keeps the default)
-    /// checked and put in place.
-    func row(_ given: some Collection<AttributeValue?>, index: Int) throws -> [AttributeValue] {
-        var values = defaults
+    /// Puts row `index`'s values in `values`, in attribute order: the defaults, with `given` (by key position; nil
+    /// keeps the default) checked and put in place. `values` is reused from row to row, so a row allocates nothing.
+    func fill(_ values: inout [AttributeValue], from given: some Collection<AttributeValue?>, index: Int) throws {
+        if values.count != defaults.count {
+            values = defaults
+        } else {
+            for position in ungiven { values[position] = defaults[position] }
+        }
         for (position, value) in zip(positions, given) {
-            if let value { values[position] = value }
+            guard let value else {
+                values[position] = defaults[position]
+                continue
+            }
+            let coerced = types[position].coerce(value)
+            guard types[position].accepts(coerced), coerced != .null || optional[position] else {
+                // The slow path names the row, the key and both types.
+                _ = try Self.checked(value, attribute: position, of: entity, row: index)
+                continue
+            }
+            values[position] = coerced
         }
-        for position in values.indices where !entity.attributes[position].isTransient && entity.attributes[position].derivation == nil {
-            values[position] = try Self.checked(values[position], attribute: position, of: entity, row: index)
+        for position in required where values[position] == .null {
+            _ = try Self.checked(.null, attribute: position, of: entity, row: index)
         }
-        return values
     }
 
-    /// Calls `body` with each row of `request` in turn, checked: the request's rows, or those its closure fills.
+    /// Calls `body` with each row of `request` in turn, checked: the request's rows, or those its closure fills. The
+    /// array handed over is reused for the next row: keep its values, not the array.
     func forEachRow(of request: BatchInsertRequest, _ body: (Int, [AttributeValue]) throws -> Void) throws {
+        var values: [AttributeValue] = []
         switch request.source {
         case .values(let rows):
-            for (index, given) in rows.enumerated() { try body(index, try row(given, index: index)) }
+            for (index, given) in rows.enumerated() {
+                try fill(&values, from: given, index: index)
+                try body(index, values)
+            }
         case .fill(let fill):
             var draft = BatchInsertRow(index: 0, values: positions.map { defaults[$0] }, positions: Dictionary(
                 request.keys.enumerated().map { ($0.element, $0.offset) }, uniquingKeysWith: { first, _ in first }))
             let start = draft.values
             while true {
-                draft.values = start
+                for position in start.indices { draft.values[position] = start[position] }
                 guard fill(&draft) else { return }
                 if let key = draft.unknownKey {
                     throw ObjectGraphError.invalidBatchRequest(entity: entity.name, reason: "row \(draft.index): '\(key)' is not one of the request's keys \(request.keys)")
                 }
-                try body(draft.index, try row(draft.values.lazy.map { Optional($0) }, index: draft.index))
+                try self.fill(&values, from: draft.values.lazy.map { Optional($0) }, index: draft.index)
+                try body(draft.index, values)
                 draft.index += 1
             }
         }

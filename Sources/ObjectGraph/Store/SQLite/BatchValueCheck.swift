@@ -22,6 +22,19 @@ enum BatchValueCheck {
         }
     }
 
+    /// An SQL condition true when `value` (SQL) is stored as it is in a column of `type`, without the function.
+    static func fits(_ value: String, _ type: String) -> String? {
+        switch type {
+        case "int64": "typeof(\(value)) = 'integer'"
+        case "int32": "typeof(\(value)) = 'integer' AND (\(value)) BETWEEN \(Int32.min) AND \(Int32.max)"
+        case "int16": "typeof(\(value)) = 'integer' AND (\(value)) BETWEEN \(Int16.min) AND \(Int16.max)"
+        case "bool": "typeof(\(value)) = 'integer' AND (\(value)) IN (0, 1)"
+        case "double", "date": "typeof(\(value)) = 'real'"
+        case "string": "typeof(\(value)) = 'text'"
+        default: nil
+        }
+    }
+
     static let function = DatabaseFunction("og_batch_value", argumentCount: 4, pure: true) { arguments -> (any DatabaseValueConvertible)? in
         let value = arguments[0]
         let type = String.fromDatabaseValue(arguments[1]) ?? ""

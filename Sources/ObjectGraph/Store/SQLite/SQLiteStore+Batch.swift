@@ -64,11 +64,15 @@ extension SQLiteStore {
         var inserted: [ObjectID] = []
         var updated: [ObjectID] = []
         var count = 0
-        var block: [[AttributeValue]] = []
+        // The rows of a block, one after another, each `width` values in attribute order.
+        let width = entity.attributes.count
         let blockSize = 4_096
+        var block: [AttributeValue] = []
+        block.reserveCapacity(blockSize * width)
+        var blockRows = 0
         let updatedKeys = request.keys.sorted()
 
-        func write(_ statement: Statement, _ rows: ArraySlice<[AttributeValue]>, keys: ArraySlice<Int64>) throws {
+        func write(_ statement: Statement, _ rows: Range<Int>, keys: ArraySlice<Int64>) throws {
             let raw = statement.sqliteStatement
             sqlite3_reset(raw)
             var index: Int32 = 1
@@ -76,7 +80,7 @@ extension SQLiteStore {
                 try statement.bind(key, at: index)
                 index += 1
                 for attribute in stored {
-                    try statement.bind(row[attribute], at: index)
+                    try statement.bind(block[row * width + attribute], at: index)
                     index += 1
                 }
                 for _ in 0..<toOneCount {
@@ -97,26 +101,28 @@ extension SQLiteStore {
         }
 
         func flush() throws {
-            guard !block.isEmpty else { return }
-            let keys = try allocate(db, root: entity.rootName, count: block.count)
+            guard blockRows > 0 else { return }
+            let keys = try allocate(db, root: entity.rootName, count: blockRows)
             var position = 0
             if let chunk = statements.chunk {
-                while block.count - position >= statements.chunkRows {
-                    try write(chunk, block[position..<position + statements.chunkRows], keys: keys[position..<position + statements.chunkRows])
+                while blockRows - position >= statements.chunkRows {
+                    try write(chunk, position..<position + statements.chunkRows, keys: keys[position..<position + statements.chunkRows])
                     position += statements.chunkRows
                 }
             }
-            while position < block.count {
-                try write(statements.single, block[position..<position + 1], keys: keys[position..<position + 1])
+            while position < blockRows {
+                try write(statements.single, position..<position + 1, keys: keys[position..<position + 1])
                 position += 1
             }
             if !upserting && recording { inserted += keys.map { ObjectID(entityName: entity.name, rawKey: $0) } }
             block.removeAll(keepingCapacity: true)
+            blockRows = 0
         }
 
         try columns.forEachRow(of: request) { _, row in
-            block.append(row)
-            if block.count == blockSize { try flush() }
+            block.append(contentsOf: row)
+            blockRows += 1
+            if blockRows == blockSize { try flush() }
         }
         try flush()
         if recordsHistory {
@@ -181,7 +187,14 @@ extension SQLiteStore {
                     entity: entity.name, reason: "'\(attribute.name)' takes a value of type \(attribute.type), which its new value's expression does not give\(family.map { " (it gives \($0.rawValue))" } ?? ""); set a constant instead")
             }
             arguments.append(attribute.name.databaseValue)
-            assignments.append("\(sqlQuoted(entity.attributeColumns[index])) = og_batch_value(\(sql), '\(type)', \(attribute.isOptional ? 1 : 0), ?\(arguments.count))")
+            let checked = "og_batch_value(\(sql), '\(type)', \(attribute.isOptional ? 1 : 0), ?\(arguments.count))"
+            // A value SQLite computed alone (no function of ours, so nothing volatile and nothing costly to compute
+            // twice) skips the call when its storage class already fits; the call converts or refuses the rest.
+            if !sql.contains("og_"), let fits = BatchValueCheck.fits(sql, type) {
+                assignments.append("\(sqlQuoted(entity.attributeColumns[index])) = CASE WHEN \(fits) THEN \(sql) ELSE \(checked) END")
+            } else {
+                assignments.append("\(sqlQuoted(entity.attributeColumns[index])) = \(checked)")
+            }
         }
         for (column, value) in constants {
             arguments.append(SQLiteValueCoding.encode(value))
