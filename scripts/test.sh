@@ -6,4 +6,5 @@ cd "$(dirname "$0")/.."
 swift test
 concurrency_suites="StressTests|NestedContextTests|ConfinementTests|StackTests|StackRecoveryTests|MergePolicyTests"
 concurrency_suites+="|RegistryTests|InFlightSaveTests|FetchConsistencyTests|IDForwardingTests|ContextLifetimeTests"
+concurrency_suites+="|ManyProcessTests|PersistentHistoryTests"
 TSAN_OPTIONS="halt_on_error=1" swift test --scratch-path .build-tsan --sanitize=thread --filter "$concurrency_suites"

@@ -46,12 +46,22 @@ struct HistoryRecord: Sendable {
 
     /// The record of a save: its inserts (by the keys the store gave them), its updates with the properties they
     /// changed (to-many contents included), and its deletions with their tombstones.
-    static func of(_ changes: ChangeSet, result: SaveResult, model: Model, source: TransactionSource, tombstones: [ObjectID: [String: AttributeValue]]) -> HistoryRecord {
+    ///
+    /// `insertedKeys`, the keys the store gave the inserts in order, spares looking each one up in the result's map
+    /// (a large import's history then costs a comparison per row).
+    static func of(
+        _ changes: ChangeSet, result: SaveResult, model: Model, source: TransactionSource, tombstones: [ObjectID: [String: AttributeValue]],
+        insertedKeys: [Int64]? = nil
+    ) -> HistoryRecord {
         var record = HistoryRecord(source: source)
-        for row in changes.inserted { record.add(result.permanentIDs[row.objectID] ?? row.objectID, .insert) }
+        if let insertedKeys {
+            for (row, key) in zip(changes.inserted, insertedKeys) { record.add(ObjectID(entityName: row.objectID.entityName, rawKey: key), .insert) }
+        } else {
+            for row in changes.inserted { record.add(result.permanentIDs[row.objectID] ?? row.objectID, .insert) }
+        }
         var toManyKeys: [ObjectID: Set<String>] = [:]
         for contents in changes.toMany { toManyKeys[result.permanentIDs[contents.objectID] ?? contents.objectID, default: []].insert(contents.relationship) }
-        let insertedIDs = Set(changes.inserted.map { result.permanentIDs[$0.objectID] ?? $0.objectID })
+        let insertedIDs = toManyKeys.isEmpty ? [] : Set(changes.inserted.map { result.permanentIDs[$0.objectID] ?? $0.objectID })
         for row in changes.updated {
             guard let entity = model.entityIfPresent(row.objectID.entityName) else { continue }
             var keys = Set(row.changedAttributes.filter { !entity.attributes[$0].isTransient }.map { entity.attributes[$0].name })

@@ -31,7 +31,8 @@ struct SQLiteSaveTransaction {
         for contents in changes.toMany { try rewrite(contents) }
         if store.model.hasDerivedAttributes { try readDerivedValues(changes) }
         if store.recordsHistory {
-            try store.writeHistory(HistoryRecord.of(changes, result: result, model: store.model, source: changes.source, tombstones: tombstones), in: db)
+            let record = HistoryRecord.of(changes, result: result, model: store.model, source: changes.source, tombstones: tombstones, insertedKeys: keys)
+            try store.writeHistory(record, in: db)
         }
         return result
     }
