@@ -16,6 +16,8 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // `swift package generate-documentation` (scripts/docs.sh): the DocC catalogs of ObjectGraph and PredicateFormat.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .target(name: "PredicateFormat", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The tests: the whole suite, then the concurrency suites again under ThreadSanitizer (a build of its own in
-# .build-tsan, so the two builds never overwrite each other). A data race reported by ThreadSanitizer fails the run.
+# The tests: the whole suite, the documentation (built with warnings as errors), then the concurrency suites again
+# under ThreadSanitizer (a build of its own in .build-tsan, so the two builds never overwrite each other). A data race
+# reported by ThreadSanitizer fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift test
+bash scripts/docs.sh
 concurrency_suites="StressTests|NestedContextTests|ConfinementTests|StackTests|StackRecoveryTests|MergePolicyTests"
 concurrency_suites+="|RegistryTests|InFlightSaveTests|FetchConsistencyTests|IDForwardingTests|ContextLifetimeTests"
 concurrency_suites+="|ManyProcessTests|PersistentHistoryTests"

@@ -54,9 +54,9 @@ public enum ObjectGraphError: Error, Sendable, Hashable, CustomStringConvertible
     /// A fetch request cannot run as given (an unknown key, a relationship compared with a string, a bad limit).
     case invalidFetch(entity: String, reason: String)
     /// A fetch's predicate, sort key or expression cannot run against `entity`; `error` says why, by kind:
-    /// ``FormatPredicateError/unknownKey(entity:key:)``, ``FormatPredicateError/typeMismatch(expression:expected:found:)``
-    /// (a date compared with a number, a string in arithmetic), ``FormatPredicateError/unsupported(_:)`` (a part SQL
-    /// cannot express), ``FormatPredicateError/unboundVariable(_:)``.
+    /// `FormatPredicateError/unknownKey(entity:key:)`, `FormatPredicateError/typeMismatch(expression:expected:found:)`
+    /// (a date compared with a number, a string in arithmetic), `FormatPredicateError/unsupported(_:)` (a part SQL
+    /// cannot express), `FormatPredicateError/unboundVariable(_:)`.
     ///
     /// ```swift
     /// do { _ = try Book.items(where: "pages > 'many'") }

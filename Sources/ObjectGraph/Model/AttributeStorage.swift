@@ -2,7 +2,7 @@ import Foundation
 
 /// The words behind ``AttributeValues``: for a row of `n` values, `n` tag bytes (packed eight to a word), then `n`
 /// payload words. Values that do not fit a word are kept in the header's `others`, the payload holding their index.
-/// One storage holds one row, or a block of the rows of one read (``AttributeValues/RowAllocator``), each at its base.
+/// One storage holds one row, or a block of the rows of one read (`AttributeValues.RowAllocator`), each at its base.
 ///
 /// A value's slot keeps its kind of home: once a position holds an `others` entry, later values at that position are
 /// written to that entry, so changing a string back and forth never grows `others`.
@@ -124,7 +124,7 @@ extension AttributeValues {
     /// of numbers is filled without building an ``AttributeValue`` per column.
     struct RowWriter {
         /// Borrowed, not retained: every writer lives inside a call that holds its storage (the collection being
-        /// built or changed, or the block its ``RowAllocator`` keeps), and a retain and a release per row were a
+        /// built or changed, or the block its `RowAllocator` keeps), and a retain and a release per row were a
         /// twentieth of reading one.
         unowned(unsafe) let storage: AttributeStorage
         /// The row's first word: its tag words, then a payload word per value. A storage's elements never move, and
@@ -134,7 +134,7 @@ extension AttributeValues {
         /// Whether this is a fresh row of a shared block: every tag is still null, each position is written once, and
         /// values that do not fit a word go to ``valuesSetAside`` rather than to the storage's side list.
         let isFreshBlockRow: Bool
-        /// Such values of a block's row, with their positions, for ``RowAllocator`` to move the row out (nil until
+        /// Such values of a block's row, with their positions, for `RowAllocator` to move the row out (nil until
         /// there is one, so the usual row creates and destroys no array).
         var valuesSetAside: [(Int, AttributeValue)]?
 

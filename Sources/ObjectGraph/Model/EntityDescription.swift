@@ -1,6 +1,6 @@
 /// The declaration of an entity: its name, properties, constraints and place in an inheritance tree.
 ///
-/// Build one by hand for models made at run time, or let the ``Entity()`` macro derive it from a class.
+/// Build one by hand for models made at run time, or let the `@Entity` macro derive it from a class.
 /// A ``Model`` checks a set of descriptions together and resolves inheritance and inverses.
 ///
 /// ```swift

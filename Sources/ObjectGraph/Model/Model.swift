@@ -37,7 +37,7 @@ public final class Model: Sendable {
     /// Entities by the class that represents them (classes that represent one entity only).
     private let entitiesByClass: [ObjectIdentifier: ModelEntity]
 
-    /// Builds a model from the entity classes the ``Entity()`` macro generated.
+    /// Builds a model from the entity classes the `@Entity` macro generated.
     public convenience init(_ types: [any ManagedEntity.Type]) throws {
         var classes: [String: ManagedObject.Type] = [:]
         for type in types { classes[type.entityDescription.name] = type }
@@ -124,7 +124,7 @@ public final class Model: Sendable {
     // MARK: Checks
 
     /// Why `name` cannot name an entity or property, if it cannot: every other name works, keywords and names
-    /// like the store's own included (see ``StorageNames``).
+    /// like the store's own included (see `StorageNames`).
     static func unusableNameReason(_ name: String) -> String? {
         if name.isEmpty { return "a name cannot be empty" }
         if name.contains(".") { return "a name cannot contain '.', which separates the keys of a key path" }

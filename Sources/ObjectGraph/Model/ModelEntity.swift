@@ -11,11 +11,11 @@ public final class ModelEntity: Sendable {
     public let rootName: String
     /// The names of this entity and every entity below it.
     public let selfAndDescendantNames: [String]
-    /// The table that holds the rows of this entity's tree in an SQL store (see ``StorageNames``).
+    /// The table that holds the rows of this entity's tree in an SQL store (see `StorageNames`).
     public let tableName: String
     /// Every attribute, inherited ones first, in declaration order.
     public let attributes: [AttributeDescription]
-    /// The column of each attribute, by position, in an SQL store (see ``StorageNames``).
+    /// The column of each attribute, by position, in an SQL store (see `StorageNames`).
     public let attributeColumns: [String]
     /// Every relationship, inherited ones first, with storage resolved.
     public let relationships: [ModelRelationship]

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Each stored `var` becomes a persisted property with typed accessors: scalar types (String, Bool, the integers,
 /// Double, Float, Decimal, Date, Data, UUID, URL) as attributes, optionals as optional attributes, other Codable
-/// types as JSON, and properties marked ``Relationship(inverse:deleteRule:minCount:maxCount:isOptional:)`` as
+/// types as JSON, and properties marked `@Relationship` as
 /// relationships (`T?` to-one, `Set<T>` to-many, `[T]` ordered to-many). An initial value becomes the attribute's
 /// default. A subclass of another `@Entity` class is its sub-entity.
 ///

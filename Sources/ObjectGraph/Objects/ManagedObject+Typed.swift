@@ -1,6 +1,6 @@
 import Foundation
 
-/// The typed accessors the ``Entity()`` macro generates call these. A typed getter cannot throw, so where the
+/// The typed accessors the `@Entity` macro generates call these. A typed getter cannot throw, so where the
 /// untyped API would throw, these trap with the same message (a fault whose row is gone, a deleted object).
 extension ManagedObject {
     func orTrap<T>(_ body: () throws -> T) -> T {

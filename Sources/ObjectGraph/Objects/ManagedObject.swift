@@ -32,7 +32,7 @@ struct RelatedIDs: Equatable {
 /// closure. Pass its ``objectID`` instead. Every accessor also checks at run time that it runs on its context's
 /// executor (see ``ConcurrencyChecks``).
 ///
-/// Declare typed entities with the ``Entity()`` macro; for models built at run time, use the untyped accessors:
+/// Declare typed entities with the `@Entity` macro; for models built at run time, use the untyped accessors:
 ///
 /// ```swift
 /// let book = ctx.insert(try model.entity(named: "Book"))

@@ -56,7 +56,7 @@ public struct FetchRequest: Sendable {
 
     /// A request whose predicate is a format string with arguments.
     ///
-    /// - Throws: ``FormatPredicateError`` naming the offset of a malformed format.
+    /// - Throws: `FormatPredicateError` naming the offset of a malformed format.
     public init(entityName: String, format: String, _ arguments: Any?...) throws {
         self.init(entityName: entityName, predicate: try FormatPredicate(format: format, argumentArray: arguments))
     }
@@ -86,7 +86,7 @@ public struct FetchRequest: Sendable {
 }
 
 extension ManagedEntity {
-    /// The name of the entity this class represents (its class name), for a class the ``Entity()`` macro did not
+    /// The name of the entity this class represents (its class name), for a class the `@Entity` macro did not
     /// expand: looked up once per class, since describing a type costs more than the rest of a small fetch.
     public static var entityName: String {
         let key = ObjectIdentifier(Self.self)

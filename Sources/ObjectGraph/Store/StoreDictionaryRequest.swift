@@ -44,7 +44,7 @@ public struct FetchProperty: Sendable, Hashable {
 
     /// A computed value parsed from the format language (see ``expression(_:_:)-swift.type.method``).
     ///
-    /// - Throws: ``FormatPredicateError`` naming the offset of a malformed format.
+    /// - Throws: `FormatPredicateError` naming the offset of a malformed format.
     public static func expression(_ name: String, _ format: String, _ arguments: Any?...) throws -> FetchProperty {
         .expression(name, try FormatExpression(format: format, argumentArray: arguments))
     }

@@ -116,7 +116,7 @@ public struct BatchUpdateRequest: Sendable {
     /// Changes the attributes named in `set` to the expressions given as text (`"pages + 1"`), for the objects the
     /// predicate `format` selects.
     ///
-    /// - Throws: ``FormatPredicateError`` for a predicate or an expression that does not parse.
+    /// - Throws: `FormatPredicateError` for a predicate or an expression that does not parse.
     public init(entityName: String, format: String, _ arguments: Any?..., set: [String: String]) throws {
         try self.init(entityName: entityName, format: format, argumentArray: arguments, set: set)
     }

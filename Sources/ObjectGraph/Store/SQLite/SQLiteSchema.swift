@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import PredicateFormat
 
-/// The store's own columns of every row, quoted for SQL (see ``StorageNames``).
+/// The store's own columns of every row, quoted for SQL (see `StorageNames`).
 enum RowColumn {
     static let id = sqlQuoted(StorageNames.rowID)
     static let entity = sqlQuoted(StorageNames.rowEntity)
@@ -13,7 +13,7 @@ enum RowColumn {
 ///
 /// One table per root entity: an entity without sub-entities gets a table of its own, with a column per attribute
 /// and per to-one relationship. Sub-entities share their root's table, told apart by `row.entity`, so fetching a
-/// parent entity returns its sub-entities' objects with one query. Names follow ``StorageNames``.
+/// parent entity returns its sub-entities' objects with one query. Names follow `StorageNames`.
 ///
 /// A class, immutable: every fetch takes its table's layout, and a struct of arrays, a dictionary and strings cost
 /// a retain and a release of each.
@@ -37,7 +37,7 @@ final class TableLayout: Sendable {
         /// The writable columns for an insert, in order: attributes, then to-one keys.
         let insertColumns: [String]
         /// How many attributes' values never fit a word (strings, data…): rows with none share blocks of storage
-        /// (``AttributeValues/RowAllocator``), others make room for that many values aside.
+        /// (`AttributeValues.RowAllocator`), others make room for that many values aside.
         let wordlessCount: Int
         /// How each attribute is read: its column's position, and whether SQLite's integer or real column function
         /// reads it (the common cases, decided once here rather than by matching the attribute type per value).

@@ -1,7 +1,7 @@
 import PredicateFormat
 
 /// The store describes its tables to the predicate compiler: a table per inheritance tree, `row.entity` to tell
-/// sub-entities apart, columns and foreign keys by property (see ``StorageNames``).
+/// sub-entities apart, columns and foreign keys by property (see `StorageNames`).
 extension SQLiteStore: SQLSchema {
     public func table(forEntity entityName: String) throws(FormatPredicateError) -> SQLTable {
         guard let entity = model.entityIfPresent(entityName) else { throw .evaluation("unknown entity '\(entityName)'") }

@@ -6,7 +6,7 @@ import Synchronization
 
 /// A store in one SQLite file, through GRDB's `DatabasePool` (WAL: one writer, concurrent snapshot readers).
 ///
-/// The schema is readable without this library: a table per root entity (see ``TableLayout``), a column per
+/// The schema is readable without this library: a table per root entity (see `TableLayout`), a column per
 /// attribute, `<relationship>_id` foreign keys for to-one relationships, join tables named `<Entity>_<relationship>`
 /// for many-to-many ones, an `_version` column per row for optimistic locking, and `objectgraph_metadata` holding
 /// the model, its hash and the store's identifier, so any store describes itself.
@@ -226,7 +226,7 @@ public final class SQLiteStore: PersistentStore {
     }
 
     /// Creates every table of the current format, with `metadata` (and the format version) in the metadata table and
-    /// every table and column named in the schema table (see ``StorageNames``).
+    /// every table and column named in the schema table (see `StorageNames`).
     static func createSchema(_ db: Database, model: Model, tables: NameTable<TableLayout>, metadata: [(String, String)]) throws {
         try db.execute(sql: "CREATE TABLE \(sqlQuoted(metadataTable)) (key TEXT PRIMARY KEY, value NOT NULL)")
         try db.execute(sql: "CREATE TABLE \(sqlQuoted(sequenceTable)) (entity TEXT PRIMARY KEY, max_key INTEGER NOT NULL)")

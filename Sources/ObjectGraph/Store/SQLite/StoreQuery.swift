@@ -33,7 +33,7 @@ public struct StoreQuery: Sendable {
     /// Runs `predicate` (the format language; nil for every object) against `entity` in the store at `url`.
     ///
     /// - Throws: ``ObjectGraphError/storeUnavailable(path:reason:)`` for a file that is not a store (or one of an
-    ///   older format), ``ObjectGraphError/unknownEntity(_:)``, ``FormatPredicateError`` for a malformed predicate,
+    ///   older format), ``ObjectGraphError/unknownEntity(_:)``, `FormatPredicateError` for a malformed predicate,
     ///   ``ObjectGraphError/invalidPredicate(entity:error:)`` for one that cannot run.
     public init(
         contentsOf url: URL, entity entityName: String, predicate format: String? = nil, sortedBy sortKeys: [String] = [],
