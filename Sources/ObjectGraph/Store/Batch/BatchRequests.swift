@@ -168,8 +168,11 @@ public struct BatchDeleteRequest: Sendable {
 
 /// One of the three batch requests, as a store receives it.
 public enum BatchRequest: Sendable {
+    /// Rows to insert.
     case insert(BatchInsertRequest)
+    /// Rows to change.
     case update(BatchUpdateRequest)
+    /// Rows to delete, with the delete rules.
     case delete(BatchDeleteRequest)
 
     var entityName: String {

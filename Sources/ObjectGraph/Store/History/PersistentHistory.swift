@@ -26,6 +26,7 @@ public struct PersistentHistoryToken: Sendable, Hashable, Comparable, Codable, C
         (a.storeIdentifier, a.transactionNumber) < (b.storeIdentifier, b.transactionNumber)
     }
 
+    /// `<store identifier>#<transaction number>`, as errors name a token.
     public var description: String { "\(storeIdentifier)#\(transactionNumber)" }
 }
 
@@ -33,7 +34,12 @@ public struct PersistentHistoryToken: Sendable, Hashable, Comparable, Codable, C
 public struct PersistentHistoryChange: Sendable, Hashable {
     /// What happened to the object.
     public enum ChangeType: String, Sendable, Hashable, Codable {
-        case insert, update, delete
+        /// The object was inserted.
+        case insert
+        /// Stored values of the object changed.
+        case update
+        /// The object was deleted.
+        case delete
     }
 
     /// The object changed (always a permanent ID).
