@@ -157,12 +157,7 @@ extension InMemoryStore {
     private func deletePlan(_ request: BatchDeleteRequest, in state: Contents) throws -> Plan {
         var plan = Plan()
         if let ids = request.objectIDs {
-            let entity = try model.entity(named: request.entityName)
-            for id in ids {
-                guard let kind = model.entityIfPresent(id.entityName), kind.rootName == entity.rootName, !id.isTemporaryID else {
-                    throw ObjectGraphError.invalidBatchRequest(
-                        entity: entity.name, reason: "\(id) is not a saved object of \(entity.rootName) or its sub-entities; one request deletes objects of one tree")
-                }
+            for id in try request.checkedObjectIDs(ids, model: model) {
                 if let stored = row(id, in: state) { plan.matched.append(ObjectID(entityName: stored.entityName, rawKey: id.rawKey)) }
             }
             plan.matched = Array(Set(plan.matched)).sorted()

@@ -166,6 +166,20 @@ public struct BatchDeleteRequest: Sendable {
     }
 }
 
+extension BatchDeleteRequest {
+    /// `ids`, each a saved object of the request entity's tree, or a typed error naming the first that is not.
+    func checkedObjectIDs(_ ids: [ObjectID], model: Model) throws -> [ObjectID] {
+        let entity = try model.entity(named: entityName)
+        for id in ids {
+            guard let kind = model.entityIfPresent(id.entityName), kind.rootName == entity.rootName, !id.isTemporaryID else {
+                throw ObjectGraphError.invalidBatchRequest(
+                    entity: entity.name, reason: "\(id) is not a saved object of \(entity.rootName) or its sub-entities; one request deletes objects of one tree")
+            }
+        }
+        return ids
+    }
+}
+
 /// One of the three batch requests, as a store receives it.
 public enum BatchRequest: Sendable {
     /// Rows to insert.

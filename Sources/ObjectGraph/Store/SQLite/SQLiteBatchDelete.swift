@@ -64,21 +64,9 @@ struct SQLiteBatchDelete {
             let insert = try db.makeStatement(sql: """
                 INSERT OR IGNORE INTO \(table) SELECT \(RowColumn.id), \(RowColumn.entity) FROM \(sqlQuoted(entity.tableName)) WHERE \(RowColumn.id) = ?
                 """)
-            for id in ids {
-                guard let kind = model.entityIfPresent(id.entityName), kind.rootName == entity.rootName, !id.isTemporaryID else {
-                    throw ObjectGraphError.invalidBatchRequest(
-                        entity: entity.name, reason: "\(id) is not a saved object of \(entity.rootName) or its sub-entities; one request deletes objects of one tree")
-                }
-                try insert.execute(arguments: [id.rawKey])
-            }
+            for id in try request.checkedObjectIDs(ids, model: model) { try insert.execute(arguments: [id.rawKey]) }
         } else {
-            var arguments: [DatabaseValue] = []
-            var conditions: [String] = []
-            let names = request.includesSubentities ? entity.selfAndDescendantNames : [entity.name]
-            if names.count < (model.entityIfPresent(entity.rootName)?.selfAndDescendantNames.count ?? 0) {
-                conditions.append("t0.\(RowColumn.entity) IN (\((1...names.count).map { "?\($0)" }.joined(separator: ",")))")
-                arguments += names.map(\.databaseValue)
-            }
+            var (conditions, arguments) = store.entityFilter(entity, includesSubentities: request.includesSubentities)
             let compiled: CompiledPredicate
             do {
                 compiled = try SQLCompiler(schema: store).compile(request.predicate, entity: entity.name, alias: "t0", firstArgumentIndex: arguments.count + 1)

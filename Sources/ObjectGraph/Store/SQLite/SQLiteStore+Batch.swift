@@ -155,13 +155,7 @@ extension SQLiteStore {
                 computed.append((index, expression))
             }
         }
-        var arguments: [DatabaseValue] = []
-        var conditions: [String] = []
-        let names = request.includesSubentities ? entity.selfAndDescendantNames : [entity.name]
-        if names.count < (model.entityIfPresent(entity.rootName)?.selfAndDescendantNames.count ?? 0) {
-            conditions.append("t0.\(RowColumn.entity) IN (\((1...names.count).map { "?\($0)" }.joined(separator: ",")))")
-            arguments += names.map(\.databaseValue)
-        }
+        var (conditions, arguments) = entityFilter(entity, includesSubentities: request.includesSubentities)
         let expressions = computed.map(\.expression)
         let compiled: CompiledPredicate
         do {

@@ -102,21 +102,22 @@ extension SQLiteStore {
         }
     }
 
+    /// The condition on `t0.row.entity` that keeps `entity`'s rows (and its sub-entities' when asked) out of its
+    /// tree's table, none when that is every row, with its arguments, numbered from 1: a computed column before
+    /// WHERE may hold numbered placeholders, after which a bare `?` would take the next number rather than the first.
+    func entityFilter(_ entity: ModelEntity, includesSubentities: Bool) -> (conditions: [String], arguments: [DatabaseValue]) {
+        let names = includesSubentities ? entity.selfAndDescendantNames : [entity.name]
+        guard names.count < (model.entityIfPresent(entity.rootName)?.selfAndDescendantNames.count ?? 0) else { return ([], []) }
+        return (["t0.\(RowColumn.entity) IN (\((1...names.count).map { "?\($0)" }.joined(separator: ",")))"], names.map(\.databaseValue))
+    }
+
     /// The SQL for a request: entity filter, compiled predicate and joins, order, slice.
     func selectSQL(
         _ request: StoreFetchRequest, columns: (TableLayout) -> String, ordered: Bool, sliced: Bool, extraTerms: [[String]] = [],
         expressions: [FormatExpression] = []
     ) throws -> (sql: String, arguments: [DatabaseValue], terms: [String], expressions: [(sql: String, family: PredicateValue.Family?)]) {
         let (entity, table) = try layout(for: request.entityName)
-        var conditions: [String] = []
-        var arguments: [DatabaseValue] = []
-        let names = request.includesSubentities ? entity.selfAndDescendantNames : [entity.name]
-        if names.count < (model.entityIfPresent(entity.rootName)?.selfAndDescendantNames.count ?? 0) {
-            // Numbered: a computed column before WHERE may hold numbered placeholders, after which a bare `?` would
-            // take the next number rather than the first.
-            conditions.append("t0.\(RowColumn.entity) IN (\((1...names.count).map { "?\($0)" }.joined(separator: ",")))")
-            arguments += names.map(\.databaseValue)
-        }
+        var (conditions, arguments) = entityFilter(entity, includesSubentities: request.includesSubentities)
         let sortPaths = ordered ? request.sortKeys.map(\.keyPath) : []
         let compiled: CompiledPredicate
         do {
