@@ -77,11 +77,11 @@ public struct BenchmarkSuite: Sendable {
         func selected(_ workload: String) -> Bool { options.workloads.isEmpty || options.workloads.contains(workload) }
         if selected("W1") {
             log("W1 insert \(options.insertCount)…")
-            report.rows.append(try await insert(count: options.insertCount, label: "W1 insert \(options.insertCount)"))
+            report.rows += try await insert(count: options.insertCount, label: "W1 insert \(options.insertCount)")
         }
         if selected("W2") {
             log("W2 fetch \(options.fetchCount)…")
-            report.rows.append(try await fetch(count: options.fetchCount, label: "W2 fetch \(options.fetchCount)"))
+            report.rows += try await fetch(count: options.fetchCount, label: "W2 fetch \(options.fetchCount)")
         }
         if selected("W3") {
             log("W3 lookups…")
@@ -120,59 +120,93 @@ public struct BenchmarkSuite: Sendable {
 
     // MARK: W1 insert
 
-    func insert(count: Int, label: String) async throws -> BenchmarkReport.Row {
+    /// W1's wall and CPU rows.
+    func insert(count: Int, label: String) async throws -> [BenchmarkReport.Row] {
         let samples = try await insertSamples(count: count, contenders: options.contenders, repetitions: options.repetitions)
-        return BenchmarkReport.Row(workload: label, unit: "s", values: samples.mapValues(Measure.median))
+        return [
+            BenchmarkReport.Row(workload: label, unit: "s", values: samples.wall, target: .ratio(2.5)),
+            BenchmarkReport.Row(workload: "\(label) CPU", unit: "s", values: samples.cpu, target: .ratio(2.5)),
+        ]
     }
 
-    /// Each contender's times for inserting `count` rows into a fresh store, `repetitions` times.
-    func insertSamples(count: Int, contenders: Set<String>, repetitions: Int) async throws -> [String: [Double]] {
-        var samples: [String: [Double]] = [:]
-        for _ in 0..<repetitions {
+    /// Each contender's times for inserting `count` rows into a fresh store, `repetitions` times after one untimed
+    /// warm-up. Raw SQLite writes as the store does (no mutex, WAL, `synchronous=NORMAL`, 64 rows per INSERT); GRDB
+    /// as its documentation recommends (a `DatabasePool`, cached statements).
+    func insertSamples(count: Int, contenders: Set<String>, repetitions: Int) async throws -> Samples {
+        var samples = Samples()
+        for repetition in 0...repetitions {
+            var taken = Samples()
             if contenders.contains("raw") {
-                let raw = try RawSQLite(path: try freshPath("w1-raw"))
+                let raw = try RawSQLite(path: try freshPath("w1-raw"), fair: true)
                 try raw.execute(plainSchema)
-                samples["raw", default: []].append(try Measure.seconds { try raw.insert(rows: count, table: "item") })
+                taken.add(try Measure.timed { try raw.insertRows(count, table: "item") }, for: "raw")
                 raw.close()
+                try checkStored(try freshPathKeeping("w1-raw"), count: count, table: "item", who: "raw")
             }
             if contenders.contains("GRDB rows") {
-                let queue = try DatabaseQueue(path: try freshPath("w1-grdb"))
-                try createPlainSchema(queue)
-                samples["GRDB rows", default: []].append(try Measure.seconds {
-                    try queue.write { db in
-                        let statement = try db.makeStatement(sql: "INSERT INTO item (a0, a1, a2, a3, a4, a5, a6, a7, a8, a9) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                let path = try freshPath("w1-grdb")
+                let pool = try DatabasePool(path: path)
+                try createPlainSchema(pool)
+                taken.add(try Measure.timed {
+                    try pool.write { db in
+                        let statement = try db.cachedStatement(sql: "INSERT INTO item (a0, a1, a2, a3, a4, a5, a6, a7, a8, a9) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
                         for row in 0..<count {
                             let base = Int64(row * 10)
                             try statement.execute(arguments: [base, base + 1, base + 2, base + 3, base + 4, base + 5, base + 6, base + 7, base + 8, base + 9])
                         }
                     }
-                })
+                }, for: "GRDB rows")
+                try checkStored(path, count: count, table: "item", who: "GRDB rows")
             }
             if contenders.contains("GRDB records") {
-                let queue = try DatabaseQueue(path: try freshPath("w1-records"))
-                try createPlainSchema(queue)
-                samples["GRDB records", default: []].append(try Measure.seconds {
-                    try queue.write { db in
+                let path = try freshPath("w1-records")
+                let pool = try DatabasePool(path: path)
+                try createPlainSchema(pool)
+                taken.add(try Measure.timed {
+                    try pool.write { db in
                         for row in 0..<count {
                             let b = Int64(row * 10)
                             try ItemRecord(id: nil, a0: b, a1: b + 1, a2: b + 2, a3: b + 3, a4: b + 4, a5: b + 5, a6: b + 6, a7: b + 7, a8: b + 8, a9: b + 9).insert(db)
                         }
                     }
-                })
+                }, for: "GRDB records")
+                try checkStored(path, count: count, table: "item", who: "GRDB records")
             }
             if contenders.contains("ObjectGraph") {
-                let coordinator = try PersistentStoreCoordinator(model: Self.model, storeURL: URL(fileURLWithPath: try freshPath("w1-graph")))
+                let path = try freshPath("w1-graph")
+                let coordinator = try PersistentStoreCoordinator(model: Self.model, storeURL: URL(fileURLWithPath: path))
                 let context = ObjectContext(coordinator: coordinator, name: "bench")
-                samples["ObjectGraph", default: []].append(try await Measure.seconds {
+                taken.add(try await Measure.timed {
                     try await context.perform { ctx in
                         for row in 0..<count { try ctx.insert(Item.self).fill(row) }
                         try ctx.save()
                         ctx.reset()
                     }
-                })
+                }, for: "ObjectGraph")
+                try checkStored(path, count: count, table: "Item", who: "ObjectGraph")
             }
+            // The first round warms code, caches and the file system up for every contender, and is not counted.
+            if repetition > 0 { samples = samples + taken }
         }
         return samples
+    }
+
+    /// The path `freshPath(name)` gives, without removing what is there.
+    func freshPathKeeping(_ name: String) throws -> String {
+        options.folder.appendingPathComponent(name + ".sqlite").path
+    }
+
+    /// Checks that `table` in `path` holds `count` rows with the values W1 writes (`row * 10 + column`).
+    func checkStored(_ path: String, count: Int, table: String, who: String) throws {
+        let raw = try RawSQLite(path: path)
+        defer { raw.close() }
+        let statement = try raw.prepare("SELECT count(*), sum(a0), sum(a9) FROM \"\(table)\"")
+        defer { sqlite3_finalize(statement) }
+        guard sqlite3_step(statement) == SQLITE_ROW else { throw BenchmarkError("\(who): reading \(path) failed") }
+        let rows = Int64(count)
+        let expected = [rows, 10 * rows * (rows - 1) / 2, 10 * rows * (rows - 1) / 2 + 9 * rows]
+        let found = (0..<3).map { sqlite3_column_int64(statement, Int32($0)) }
+        guard found == expected else { throw BenchmarkError("\(who) stored \(found) (rows, sums), expected \(expected)") }
     }
 
     // MARK: W2 fetch
@@ -183,7 +217,7 @@ public struct BenchmarkSuite: Sendable {
         let plain = try freshPath("\(name)-plain")
         let raw = try RawSQLite(path: plain)
         try raw.execute(plainSchema)
-        try raw.insert(rows: count, table: "item")
+        try raw.insertRows(count, table: "item")
         raw.close()
         let graph = try freshPath("\(name)-graph")
         _ = try PersistentStoreCoordinator(model: Self.model, storeURL: URL(fileURLWithPath: graph))
@@ -203,10 +237,15 @@ public struct BenchmarkSuite: Sendable {
         return (plain, graph)
     }
 
-    func fetch(count: Int, label: String) async throws -> BenchmarkReport.Row {
+    /// W2's wall and CPU rows.
+    func fetch(count: Int, label: String) async throws -> [BenchmarkReport.Row] {
         let fixture = try FetchFixture(suite: self, count: count, name: "w2")
         let samples = try await fetchSamples(fixture, contenders: options.contenders, repetitions: options.repetitions)
-        return BenchmarkReport.Row(workload: label, unit: "s", values: samples.mapValues(Measure.median))
+        return [
+            BenchmarkReport.Row(workload: label, unit: "s", values: samples.wall, target: .ratio(2)),
+            BenchmarkReport.Row(workload: "\(label) CPU", unit: "s", values: samples.cpu,
+                                note: "every thread: a large fetch reads ahead on a second one", target: .ratio(2.5)),
+        ]
     }
 
     /// A populated store of `count` rows and an ObjectGraph context on it, kept across repetitions.
@@ -227,40 +266,42 @@ public struct BenchmarkSuite: Sendable {
         var expectedSum: Int64 { Int64(count) * Int64(count * 10 - 1) * 10 / 2 }
     }
 
-    /// Each contender's times for reading every row of `fixture` and all ten values, `repetitions` times.
-    func fetchSamples(_ fixture: FetchFixture, contenders: Set<String>, repetitions: Int) async throws -> [String: [Double]] {
+    /// Each contender's times for reading every row of `fixture` and all ten values, `repetitions` times after one
+    /// untimed warm-up.
+    func fetchSamples(_ fixture: FetchFixture, contenders: Set<String>, repetitions: Int) async throws -> Samples {
         let (plain, context, expected) = (fixture.plain, fixture.context, fixture.expectedSum)
-        var samples: [String: [Double]] = [:]
-        for _ in 0..<repetitions {
+        var samples = Samples()
+        let pool = try DatabasePool(path: plain)
+        for repetition in 0...repetitions {
+            var taken = Samples()
             if contenders.contains("raw") {
-                let raw = try RawSQLite(path: plain)
+                let raw = try RawSQLite(path: plain, fair: true)
                 var sum: Int64 = 0
-                samples["raw", default: []].append(try Measure.seconds { sum = try raw.readAll(table: "item") })
+                taken.add(try Measure.timed { sum = try raw.readAll(table: "item") }, for: "raw")
                 raw.close()
                 try check(sum, expected, "raw")
             }
-            let queue = try DatabaseQueue(path: plain)
             if contenders.contains("GRDB rows") {
                 var sum: Int64 = 0
-                samples["GRDB rows", default: []].append(try Measure.seconds {
-                    try queue.read { db in
-                        let rows = try Row.fetchCursor(db, sql: "SELECT a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 FROM item")
+                taken.add(try Measure.timed {
+                    try pool.read { db in
+                        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 FROM item"))
                         while let row = try rows.next() { for column in 0..<10 { sum &+= row[column] as Int64 } }
                     }
-                })
+                }, for: "GRDB rows")
                 try check(sum, expected, "GRDB rows")
             }
             if contenders.contains("GRDB records") {
                 var sum: Int64 = 0
-                samples["GRDB records", default: []].append(try Measure.seconds {
-                    let records = try queue.read { db in try ItemRecord.fetchAll(db) }
+                taken.add(try Measure.timed {
+                    let records = try pool.read { db in try ItemRecord.fetchAll(db) }
                     for r in records { sum &+= r.a0 &+ r.a1 &+ r.a2 &+ r.a3 &+ r.a4 &+ r.a5 &+ r.a6 &+ r.a7 &+ r.a8 &+ r.a9 }
-                })
+                }, for: "GRDB records")
                 try check(sum, expected, "GRDB records")
             }
             if contenders.contains("ObjectGraph") {
                 var sum: Int64 = 0
-                samples["ObjectGraph", default: []].append(try await Measure.seconds {
+                taken.add(try await Measure.timed {
                     sum = try await context.perform { ctx in
                         var total: Int64 = 0
                         for item in try ctx.fetch(Item.fetchRequest(), as: Item.self) {
@@ -269,9 +310,10 @@ public struct BenchmarkSuite: Sendable {
                         ctx.reset()
                         return total
                     }
-                })
+                }, for: "ObjectGraph")
                 try check(sum, expected, "ObjectGraph")
             }
+            if repetition > 0 { samples = samples + taken }
         }
         return samples
     }
@@ -287,7 +329,7 @@ public struct BenchmarkSuite: Sendable {
         var random = SystemRandomNumberGenerator()
         let keys = (0..<options.lookups).map { _ in Int64.random(in: 0..<Int64(options.fetchCount), using: &random) * 10 }
         var latencies: [String: [Double]] = [:]
-        let raw = try RawSQLite(path: plain)
+        let raw = try RawSQLite(path: plain, fair: true)
         let statement = try raw.prepare("SELECT id, a1 FROM item WHERE a0 = ? LIMIT 1")
         for key in keys {
             latencies["raw", default: []].append(Measure.seconds { _ = raw.lookup(key, statement: statement) })
@@ -314,7 +356,7 @@ public struct BenchmarkSuite: Sendable {
         latencies["ObjectGraph"] = graphLatencies
         let cold = try await coldLookups(path: graph)
         return [
-            BenchmarkReport.Row(workload: "W3 lookup median", unit: "µs", values: latencies.mapValues { Measure.median($0) * 1e6 }),
+            BenchmarkReport.Row(workload: "W3 lookup median", unit: "µs", values: latencies.mapValues { Measure.median($0) * 1e6 }, target: .ratio(2)),
             BenchmarkReport.Row(workload: "W3 lookup p99", unit: "µs", values: latencies.mapValues { Measure.percentile($0, 0.99) * 1e6 }),
             BenchmarkReport.Row(workload: "W3 cold lookup median", unit: "µs", values: cold.mapValues { Measure.median($0) * 1e6 },
                                 note: "W4's main-actor lookup, each after the caches are flushed"),
@@ -377,7 +419,7 @@ public struct BenchmarkSuite: Sendable {
                                                 values: ["ObjectGraph": Measure.median(times)], note: note))
             }
             rows.append(BenchmarkReport.Row(workload: "\(label) main busy", unit: "%", values: busy.mapValues(Measure.median),
-                                            note: "each contender's lookup every 2 ms during the import"))
+                                            note: "each contender's lookup every 2 ms during the import", target: .aboveRaw(points: 1)))
             rows.append(BenchmarkReport.Row(workload: "\(label) lookup median", unit: "µs", values: queryTimes.mapValues(Measure.median),
                                             note: "one main-actor lookup during the import"))
             rows.append(BenchmarkReport.Row(workload: "\(label) max stall", unit: "ms", values: stalls.mapValues(Measure.median)))
@@ -439,7 +481,7 @@ public struct BenchmarkSuite: Sendable {
             return (batched, Double(peak - base) / 1_048_576)
         }
         return BenchmarkReport.Row(workload: "W5 read \(count) peak RSS growth", unit: "MB", values: ["ObjectGraph": batched],
-                                   note: String(format: "batched 1,000; unbatched: %.0f MB", unbatched))
+                                   note: String(format: "batched 1,000; unbatched: %.0f MB", unbatched), target: .atMost(40))
     }
 
     // MARK: W6 scaling
@@ -452,21 +494,25 @@ public struct BenchmarkSuite: Sendable {
         let sizes = options.scalingSizes
         var fixtures: [Int: FetchFixture] = [:]
         for size in sizes { fixtures[size] = try FetchFixture(suite: self, count: size, name: "w6-\(size)") }
-        var inserts: [Int: [String: [Double]]] = [:]
-        var fetches: [Int: [String: [Double]]] = [:]
+        var inserts: [Int: Samples] = [:]
+        var fetches: [Int: Samples] = [:]
         for _ in 0..<options.repetitions {
             for size in sizes {
                 let times = min(5, max(1, 100_000 / size))
-                inserts[size, default: [:]].merge(try await insertSamples(count: size, contenders: contenders, repetitions: times), uniquingKeysWith: +)
-                fetches[size, default: [:]].merge(try await fetchSamples(fixtures[size]!, contenders: contenders, repetitions: times), uniquingKeysWith: +)
+                inserts[size] = (inserts[size] ?? Samples()) + (try await insertSamples(count: size, contenders: contenders, repetitions: times))
+                fetches[size] = (fetches[size] ?? Samples()) + (try await fetchSamples(fixtures[size]!, contenders: contenders, repetitions: times))
             }
         }
-        func perObject(_ samples: [String: [Double]]?, _ size: Int) -> [String: Double] {
-            (samples ?? [:]).mapValues { Measure.median($0) / Double(size) * 1e9 }
+        func perObject(_ samples: Samples?, _ size: Int) -> [String: Double] {
+            (samples?.wall ?? [:]).mapValues { $0 / Double(size) * 1e9 }
         }
+        // The largest size is judged against the smallest: the cost per object stays flat.
+        let smallest = sizes.min() ?? 0
         return sizes.flatMap { size in [
-            BenchmarkReport.Row(workload: "W6 insert \(size)", unit: "ns/object", values: perObject(inserts[size], size)),
-            BenchmarkReport.Row(workload: "W6 fetch \(size)", unit: "ns/object", values: perObject(fetches[size], size)),
+            BenchmarkReport.Row(workload: "W6 insert \(size)", unit: "ns/object", values: perObject(inserts[size], size),
+                                target: size == sizes.max() && size != smallest ? .flat(reference: "W6 insert \(smallest)", factor: 1.5) : nil),
+            BenchmarkReport.Row(workload: "W6 fetch \(size)", unit: "ns/object", values: perObject(fetches[size], size),
+                                target: size == sizes.max() && size != smallest ? .flat(reference: "W6 fetch \(smallest)", factor: 1.5) : nil),
         ] }
     }
 }
@@ -511,8 +557,8 @@ final class MainActorLookup {
     let contender: String
     private enum Query {
         case raw(connection: RawSQLite, statement: OpaquePointer)
-        case grdbRows(DatabaseQueue)
-        case grdbRecords(DatabaseQueue)
+        case grdbRows(DatabasePool)
+        case grdbRecords(DatabasePool)
         case objectGraph
         case closed
     }
@@ -522,12 +568,12 @@ final class MainActorLookup {
         self.contender = contender
         switch contender {
         case "raw":
-            let connection = try RawSQLite(path: path)
+            let connection = try RawSQLite(path: path, fair: true)
             query = .raw(connection: connection, statement: try connection.prepare("SELECT * FROM \"Item\" WHERE a0 = ? LIMIT 1"))
         case "GRDB rows":
-            query = .grdbRows(try DatabaseQueue(path: path))
+            query = .grdbRows(try DatabasePool(path: path))
         case "GRDB records":
-            query = .grdbRecords(try DatabaseQueue(path: path))
+            query = .grdbRecords(try DatabasePool(path: path))
         case "ObjectGraph":
             query = .objectGraph
         default:
@@ -555,13 +601,13 @@ final class MainActorLookup {
 }
 
 /// Synchronous GRDB calls, kept out of async functions where GRDB's async overloads would be chosen.
-func createPlainSchema(_ queue: DatabaseQueue) throws {
-    try queue.write { try $0.execute(sql: plainSchema) }
+func createPlainSchema(_ writer: some DatabaseWriter) throws {
+    try writer.write { try $0.execute(sql: plainSchema) }
 }
 
 func grdbLookups(path: String, keys: [Int64]) throws -> (rows: [Double], records: [Double]) {
-    let queue = try DatabaseQueue(path: path)
-    return try queue.read { db in
+    let pool = try DatabasePool(path: path)
+    return try pool.read { db in
         var rows: [Double] = []
         var records: [Double] = []
         for key in keys {
@@ -574,10 +620,10 @@ func grdbLookups(path: String, keys: [Int64]) throws -> (rows: [Double], records
     }
 }
 
-func grdbLookupRow(_ queue: DatabaseQueue) throws -> Row? {
+func grdbLookupRow(_ queue: DatabasePool) throws -> Row? {
     try queue.read { db in try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM \"Item\" WHERE a0 = ? LIMIT 1"), arguments: [Int64(10)]) }
 }
 
-func grdbLookupRecord(_ queue: DatabaseQueue) throws -> ItemRecord? {
+func grdbLookupRecord(_ queue: DatabasePool) throws -> ItemRecord? {
     try queue.read { db in try ItemRecord.filter(Column("a0") == Int64(10)).fetchOne(db) }
 }

@@ -14,6 +14,28 @@ enum Measure {
         return (ContinuousClock.now - start).seconds
     }
 
+    /// The CPU time the whole process has used so far (user and system, every thread), in seconds.
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+
+    /// The wall time and the process's CPU time `body` took.
+    static func timed(_ body: () throws -> Void) rethrows -> Sample {
+        let cpu = cpuSeconds()
+        let wall = try seconds(body)
+        return Sample(wall: wall, cpu: cpuSeconds() - cpu)
+    }
+
+    /// The wall time and the process's CPU time `body` took.
+    static func timed(_ body: () async throws -> Void) async rethrows -> Sample {
+        let cpu = cpuSeconds()
+        let wall = try await seconds(body)
+        return Sample(wall: wall, cpu: cpuSeconds() - cpu)
+    }
+
     static func median(_ values: [Double]) -> Double {
         let sorted = values.sorted()
         guard !sorted.isEmpty else { return 0 }
@@ -32,6 +54,28 @@ enum Measure {
         let fields = text.split(separator: " ")
         guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+}
+
+/// One timed run: wall time, and the CPU time of the whole process meanwhile (every thread, user and system).
+struct Sample: Sendable {
+    var wall: Double
+    var cpu: Double
+}
+
+/// Each contender's samples of one measure.
+struct Samples: Sendable {
+    var byContender: [String: [Sample]] = [:]
+
+    mutating func add(_ sample: Sample, for contender: String) { byContender[contender, default: []].append(sample) }
+
+    /// Each contender's median wall time.
+    var wall: [String: Double] { byContender.mapValues { Measure.median($0.map(\.wall)) } }
+    /// Each contender's median CPU time.
+    var cpu: [String: Double] { byContender.mapValues { Measure.median($0.map(\.cpu)) } }
+
+    static func + (a: Samples, b: Samples) -> Samples {
+        Samples(byContender: a.byContender.merging(b.byContender, uniquingKeysWith: +))
     }
 }
 

@@ -1,7 +1,8 @@
 import GRDBSQLite
 import Foundation
 
-/// The limit: SQLite's C API with prepared statements, nothing in between.
+/// The limit: SQLite's C API with prepared statements, nothing in between, opened as the store's own connections
+/// are (`fair`) wherever it is measured.
 struct RawSQLite {
     let handle: OpaquePointer
 
@@ -32,16 +33,42 @@ struct RawSQLite {
         return statement
     }
 
-    /// W1: one transaction, one prepared statement.
-    func insert(rows: Int, table: String) throws {
-        try execute("BEGIN")
-        let statement = try prepare("INSERT INTO \(table) (a0, a1, a2, a3, a4, a5, a6, a7, a8, a9) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-        for row in 0..<rows {
-            for column in 0..<10 { sqlite3_bind_int64(statement, Int32(column + 1), Int64(row * 10 + column)) }
-            guard sqlite3_step(statement) == SQLITE_DONE else { throw BenchmarkError("insert failed") }
-            sqlite3_reset(statement)
+    /// W1's rows (`row * 10 + column` in column `column`) in one transaction, 64 rows per prepared INSERT as the store
+    /// writes them. Into a store's own table (`storeTable`), each row also gets its key, entity and version as the
+    /// store writes them, and the store's key sequence moves past them.
+    func insertRows(_ rows: Int, table: String, storeTable: Bool = false) throws {
+        let chunk = 64
+        let row = storeTable ? "(?, 'Item', 1" + String(repeating: ", ?", count: 10) + ")" : "(?" + String(repeating: ", ?", count: 9) + ")"
+        let columns = (storeTable ? "\"row.id\", \"row.entity\", \"row.version\", " : "") + "a0, a1, a2, a3, a4, a5, a6, a7, a8, a9"
+        let head = "INSERT INTO \"\(table)\" (\(columns)) VALUES "
+        let many = try prepare(head + Array(repeating: row, count: chunk).joined(separator: ","))
+        let one = try prepare(head + row)
+        defer {
+            sqlite3_finalize(many)
+            sqlite3_finalize(one)
         }
-        sqlite3_finalize(statement)
+        try execute("BEGIN")
+        var next = 0
+        while next < rows {
+            let statement = rows - next >= chunk ? many : one
+            let take = statement == many ? chunk : 1
+            var index: Int32 = 1
+            for offset in 0..<take {
+                let key = next + offset
+                if storeTable {
+                    sqlite3_bind_int64(statement, index, Int64(key + 1))
+                    index += 1
+                }
+                for column in 0..<10 {
+                    sqlite3_bind_int64(statement, index, Int64(key * 10 + column))
+                    index += 1
+                }
+            }
+            guard sqlite3_step(statement) == SQLITE_DONE else { throw BenchmarkError("insert failed: \(String(cString: sqlite3_errmsg(handle)))") }
+            sqlite3_reset(statement)
+            next += take
+        }
+        if storeTable { try execute("UPDATE \"objectgraph.sequence\" SET max_key = \(rows) WHERE entity = '\(table)'") }
         try execute("COMMIT")
     }
 

@@ -14,6 +14,11 @@ import Testing
         for prefix in ["W1", "W2", "W3 lookup median", "W3 lookup p99", "W4 nested", "W4 siblings", "W5", "W6 insert 100", "W6 fetch 1000", "W8 live results main busy", "W8 save to diff", "W8 one-object diff in 1000"] {
             #expect(workloads.contains { $0.hasPrefix(prefix) }, "\(prefix) is missing from \(workloads)")
         }
+        // Wall and CPU time for W1 and W2, and a verdict wherever a target has what it needs.
+        #expect(workloads.contains("W1 insert 500 CPU") && workloads.contains("W2 fetch 1000 CPU"))
+        for row in report.rows where row.target != nil {
+            #expect(report.met(row) != nil, "\(row.workload) has a target but no verdict")
+        }
         let w1 = try #require(report.rows.first { $0.workload.hasPrefix("W1") })
         #expect(Set(w1.values.keys) == Set(BenchmarkReport.contenders))
         #expect(report.table().contains("| W1 insert 500 | s |"))
@@ -26,5 +31,28 @@ import Testing
             #expect(Set(lookup.values.keys) == Set(BenchmarkReport.contenders))
             #expect(lookup.values.values.allSatisfy { $0 > 0 })
         }
+    }
+
+    /// The verdicts the report prints are computed from the values: each kind of target at its boundary.
+    @Test func targetsAreJudgedFromTheRunsValues() {
+        func row(_ name: String, raw: Double?, graph: Double, _ target: BenchmarkTarget) -> BenchmarkReport.Row {
+            var values = ["ObjectGraph": graph]
+            values["raw"] = raw
+            return BenchmarkReport.Row(workload: name, unit: "s", values: values, target: target)
+        }
+        var report = BenchmarkReport()
+        report.rows = [
+            row("ratio met", raw: 2, graph: 5, .ratio(2.5)),
+            row("ratio missed", raw: 2, graph: 5.1, .ratio(2.5)),
+            row("ratio without raw", raw: nil, graph: 1, .ratio(2.5)),
+            row("busy met", raw: 1.5, graph: 2.5, .aboveRaw(points: 1)),
+            row("busy missed", raw: 1.5, graph: 2.6, .aboveRaw(points: 1)),
+            row("memory", raw: nil, graph: 41, .atMost(40)),
+            row("small", raw: nil, graph: 100, .atMost(1_000)),
+            row("large", raw: nil, graph: 150, .flat(reference: "small", factor: 1.5)),
+            row("larger", raw: nil, graph: 151, .flat(reference: "small", factor: 1.5)),
+        ]
+        #expect(report.rows.map(report.met) == [true, false, nil, true, false, false, true, true, false])
+        #expect(report.table().contains("| ratio missed | s | 2.00 |  |  | 5.10 | 2.55x | ≤ 2.50x raw | **no** |"))
     }
 }
