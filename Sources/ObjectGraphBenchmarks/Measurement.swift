@@ -22,6 +22,13 @@ enum Measure {
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
+    /// The CPU time the calling thread has used so far, in seconds.
+    static func threadCPUSeconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
     /// The wall time and the process's CPU time `body` took.
     static func timed(_ body: () throws -> Void) rethrows -> Sample {
         let cpu = cpuSeconds()

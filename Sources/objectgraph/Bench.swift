@@ -12,9 +12,22 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Run only these workloads (W1 … W10), e.g. --only W2 --only W3; for profiling one alone.") var only: [String] = []
     @Option(help: "Contenders to run (raw, GRDB rows, GRDB records, ObjectGraph); all when not given.") var contender: [String] = []
 
+    @Flag(help: .hidden) var memoryChild = false
+    @Argument(help: .hidden) var childArguments: [String] = []
+
     @MainActor
     mutating func run() async throws {
+        if memoryChild {
+            // W5 in a fresh process: the parent reads the two numbers printed.
+            guard childArguments.count == 2, let count = Int(childArguments[0]) else { throw ValidationError("--memory-child COUNT FOLDER") }
+            var options = BenchmarkSuite.Options()
+            options.folder = URL(fileURLWithPath: childArguments[1])
+            let growth = try await BenchmarkSuite(options: options, log: { _ in }).memoryGrowth(count: count)
+            print(growth.batched, growth.unbatched)
+            return
+        }
         var options = tiny ? BenchmarkSuite.Options.tiny : BenchmarkSuite.Options()
+        options.freshProcessCommand = [CommandLine.arguments[0], "bench", "--memory-child"]
         if let repetitions { options.repetitions = repetitions }
         options.workloads = Set(only.map { $0.uppercased() })
         if !contender.isEmpty { options.contenders = Set(contender) }

@@ -24,7 +24,7 @@ import Testing
         #expect(report.table().contains("| W1 insert 500 | s |"))
         // W4's main-actor lookups: every contender's, each a share of the import's time, and what one costs.
         for layout in ["nested", "siblings"] {
-            let busy = try #require(report.rows.first { $0.workload == "W4 \(layout) main busy" })
+            let busy = try #require(report.rows.first { $0.workload == "W4 \(layout) main occupied" })
             #expect(Set(busy.values.keys) == Set(BenchmarkReport.contenders))
             #expect(busy.values.values.allSatisfy { $0 >= 0 && $0 <= 100 })
             let lookup = try #require(report.rows.first { $0.workload == "W4 \(layout) lookup median" })
