@@ -23,9 +23,13 @@ public struct BenchmarkSuite: Sendable {
         public var observationResultSizes = [10_000, 100_000]
         /// W9's batch insert and update.
         public var batchCount = 1_000_000
+        /// W11-W13's books, their authors, and how many books W12 changes and W13 deletes.
+        public var graphBooks = 200_000
+        public var graphAuthors = 20_000
+        public var graphChanges = 50_000
         public var repetitions = 5
         public var folder = FileManager.default.temporaryDirectory.appendingPathComponent("objectgraph-bench")
-        /// The workloads to run ("W1" … "W10"); all of them when empty. Running one alone is how to profile it.
+        /// The workloads to run ("W1" … "W13"); all of them when empty. Running one alone is how to profile it.
         public var workloads: Set<String> = []
         /// The contenders W1, W2, W3 and W6 run, and whose lookups W4 runs on the main actor (all of
         /// ``BenchmarkReport/contenders`` by default).
@@ -50,6 +54,9 @@ public struct BenchmarkSuite: Sendable {
             options.observationBatch = 500
             options.observationResultSizes = [100, 1_000]
             options.batchCount = 2_000
+            options.graphBooks = 1_000
+            options.graphAuthors = 100
+            options.graphChanges = 250
             options.repetitions = 1
             return options
         }
@@ -117,6 +124,10 @@ public struct BenchmarkSuite: Sendable {
         if selected("W10") {
             log("W10 W1 with history…")
             report.rows.append(try await historyCost())
+        }
+        if selected("W11") || selected("W12") || selected("W13") {
+            log("W11-W13 relationships, updates and deletes over \(options.graphBooks) books…")
+            report.rows += try await graph()
         }
         return report
     }

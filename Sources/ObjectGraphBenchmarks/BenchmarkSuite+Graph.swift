@@ -1,0 +1,283 @@
+import Foundation
+import GRDBSQLite
+import ObjectGraph
+
+/// W11-W13: relationships, updates and deletes over a store of ``BenchmarkSuite/Options/graphBooks`` books by
+/// ``BenchmarkSuite/Options/graphAuthors`` authors, each book with two of 100 tags and a chapter, against raw SQLite
+/// doing the same work on the same file (opened as the store's connections are, foreign keys on).
+///
+/// - W11 reads every book's title with its author's name (authors prefetched), with its tags' labels (tags
+///   prefetched), and with its author's name again, faulting each author in one by one (raw SQLite: one prepared
+///   lookup per author not seen yet).
+/// - W12 changes one attribute of ``BenchmarkSuite/Options/graphChanges`` fetched books and saves (raw SQLite: reads
+///   them, then one version-checked UPDATE per row).
+/// - W13 deletes that many books, their chapters by cascade, and saves (raw SQLite: reads them, then deletes each
+///   book's chapters and the book; the join table's rows go by their foreign keys).
+///
+/// Each contender's result is checked: sums of what was read, and the rows left after a write.
+extension BenchmarkSuite {
+    static let graphModel: Model = try! Model([Author.self, Book.self, Tag.self, Chapter.self])
+
+    func graph() async throws -> [BenchmarkReport.Row] {
+        let template = try await graphTemplate()
+        var reads: [String: Samples] = [:]
+        var update = Samples()
+        var delete = Samples()
+        let expected = try graphSums(template)
+        for repetition in 0...options.repetitions {
+            let coordinator = try PersistentStoreCoordinator(model: Self.graphModel, storeURL: URL(fileURLWithPath: template))
+            let context = ObjectContext(coordinator: coordinator, name: "bench")
+            var taken: [String: Samples] = [:]
+            for (name, prefetch) in [("authors prefetched", ["author"]), ("tags prefetched", ["tags"]), ("authors faulted", [])] {
+                var sum: Int64 = 0
+                taken[name, default: Samples()].add(try await Measure.timed {
+                    sum = try await context.perform { ctx in
+                        var request = Book.fetchRequest()
+                        request.relationshipKeyPathsForPrefetching = prefetch
+                        var total: Int64 = 0
+                        for book in try ctx.fetch(request, as: Book.self) {
+                            total &+= Int64(book.title.utf8.count)
+                            if name == "tags prefetched" {
+                                for tag in book.tags { total &+= 1 + Int64(tag.label.utf8.count) }
+                            } else {
+                                total &+= Int64(book.author?.name.utf8.count ?? 0)
+                            }
+                        }
+                        ctx.reset()
+                        return total
+                    }
+                }, for: "ObjectGraph")
+                try check(sum, name == "tags prefetched" ? expected.tags : expected.authors, "ObjectGraph (\(name))")
+                let raw = try RawSQLite(path: template, fair: true)
+                taken[name, default: Samples()].add(try Measure.timed { sum = try raw.walk(name) }, for: "raw")
+                raw.close()
+                try check(sum, name == "tags prefetched" ? expected.tags : expected.authors, "raw (\(name))")
+            }
+
+            let changes = options.graphChanges
+            let graphCopy = try copyOf(template, "w12-graph")
+            let updateContext = ObjectContext(coordinator: try PersistentStoreCoordinator(model: Self.graphModel, storeURL: URL(fileURLWithPath: graphCopy)))
+            let updated = try await Measure.timed {
+                try await updateContext.perform { ctx in
+                    for book in try ctx.fetch(try FetchRequest(entityName: "Book", format: "serial < %d", changes), as: Book.self) { book.pages += 1 }
+                    try ctx.save()
+                    ctx.reset()
+                }
+            }
+            try checkPages(graphCopy, expected: expected.pages + Int64(changes), who: "ObjectGraph")
+            let rawCopy = try copyOf(template, "w12-raw")
+            let rawUpdate = try RawSQLite(path: rawCopy, fair: true)
+            let rawUpdated = try Measure.timed { try rawUpdate.updatePages(below: changes) }
+            rawUpdate.close()
+            try checkPages(rawCopy, expected: expected.pages + Int64(changes), who: "raw")
+
+            let deleteCopy = try copyOf(template, "w13-graph")
+            let deleteContext = ObjectContext(coordinator: try PersistentStoreCoordinator(model: Self.graphModel, storeURL: URL(fileURLWithPath: deleteCopy)))
+            let deleted = try await Measure.timed {
+                try await deleteContext.perform { ctx in
+                    for book in try ctx.fetch(try FetchRequest(entityName: "Book", format: "serial < %d", changes), as: Book.self) { try ctx.delete(book) }
+                    try ctx.save()
+                    ctx.reset()
+                }
+            }
+            try checkRemaining(deleteCopy, books: options.graphBooks - changes, who: "ObjectGraph")
+            let rawDeleteCopy = try copyOf(template, "w13-raw")
+            let rawDelete = try RawSQLite(path: rawDeleteCopy, fair: true)
+            let rawDeleted = try Measure.timed { try rawDelete.deleteBooks(below: changes) }
+            rawDelete.close()
+            try checkRemaining(rawDeleteCopy, books: options.graphBooks - changes, who: "raw")
+
+            guard repetition > 0 else { continue }
+            for (name, samples) in taken { reads[name] = (reads[name] ?? Samples()) + samples }
+            update.add(updated, for: "ObjectGraph")
+            update.add(rawUpdated, for: "raw")
+            delete.add(deleted, for: "ObjectGraph")
+            delete.add(rawDeleted, for: "raw")
+        }
+        let books = options.graphBooks
+        var rows: [BenchmarkReport.Row] = []
+        for name in ["authors prefetched", "tags prefetched", "authors faulted"] {
+            rows.append(BenchmarkReport.Row(workload: "W11 \(books) books, \(name)", unit: "s", values: reads[name]!.wall, target: .ratio(2.5)))
+            rows.append(BenchmarkReport.Row(workload: "W11 \(books) books, \(name) CPU", unit: "s", values: reads[name]!.cpu, target: .ratio(2.5)))
+        }
+        rows.append(BenchmarkReport.Row(workload: "W12 update \(options.graphChanges)", unit: "s", values: update.wall,
+                                        note: "fetch, change pages, save", target: .ratio(2.5)))
+        rows.append(BenchmarkReport.Row(workload: "W13 delete \(options.graphChanges)", unit: "s", values: delete.wall,
+                                        note: "fetch, delete (chapters cascade, authors nullify), save", target: .ratio(3)))
+        return rows
+    }
+
+    /// A store of the graph model, written once through a context.
+    private func graphTemplate() async throws -> String {
+        let path = try freshPath("w11-template")
+        let coordinator = try PersistentStoreCoordinator(model: Self.graphModel, storeURL: URL(fileURLWithPath: path))
+        let (books, authorCount) = (options.graphBooks, options.graphAuthors)
+        try await ObjectContext(coordinator: coordinator).perform { ctx in
+            let tags = try (0..<100).map { index in
+                let tag = try ctx.insert(Tag.self)
+                tag.label = "tag \(index)"
+                return tag
+            }
+            let authors = try (0..<authorCount).map { index in
+                let author = try ctx.insert(Author.self)
+                author.name = "Author \(index)"
+                return author
+            }
+            for index in 0..<books {
+                let book = try ctx.insert(Book.self)
+                book.serial = Int64(index)
+                book.title = "Book \(index)"
+                book.pages = Int64(index % 500)
+                book.author = authors[index % authorCount]
+                book.tags = [tags[index % 100], tags[(index / 100 + index + 1) % 100]]
+                let chapter = try ctx.insert(Chapter.self)
+                chapter.heading = "Chapter \(index)"
+                chapter.book = book
+            }
+            try ctx.save()
+        }
+        return path
+    }
+
+    /// What each walk must read, computed by SQL over the template: titles and author names; titles, tag links and
+    /// labels; and the sum of pages.
+    private func graphSums(_ path: String) throws -> (authors: Int64, tags: Int64, pages: Int64) {
+        let raw = try RawSQLite(path: path)
+        defer { raw.close() }
+        let join = try raw.joinTable()
+        return (
+            try raw.integer("SELECT sum(length(CAST(b.title AS BLOB))) + sum(length(CAST(a.name AS BLOB))) FROM \"Book\" b JOIN \"Author\" a ON a.\"row.id\" = b.\"author\""),
+            try raw.integer("SELECT sum(length(CAST(title AS BLOB))) FROM \"Book\"")
+                + raw.integer("SELECT count(*) + sum(length(CAST(t.label AS BLOB))) FROM \(join) j JOIN \"Tag\" t ON t.\"row.id\" = j.target"),
+            try raw.integer("SELECT sum(pages) FROM \"Book\"")
+        )
+    }
+
+    private func copyOf(_ template: String, _ name: String) throws -> String {
+        let copy = try freshPath(name)
+        try FileManager.default.copyItem(atPath: template, toPath: copy)
+        return copy
+    }
+
+    private func checkPages(_ path: String, expected: Int64, who: String) throws {
+        let raw = try RawSQLite(path: path)
+        defer { raw.close() }
+        let found = try raw.integer("SELECT sum(pages) FROM \"Book\"")
+        guard found == expected else { throw BenchmarkError("W12 \(who): pages sum to \(found), expected \(expected)") }
+    }
+
+    private func checkRemaining(_ path: String, books: Int, who: String) throws {
+        let raw = try RawSQLite(path: path)
+        defer { raw.close() }
+        let join = try raw.joinTable()
+        let found = [
+            try raw.integer("SELECT count(*) FROM \"Book\""), try raw.integer("SELECT count(*) FROM \"Chapter\""),
+            try raw.integer("SELECT count(*) FROM \(join)"), try raw.integer("SELECT count(*) FROM \"Chapter\" WHERE book IS NULL"),
+        ]
+        let expected = [Int64(books), Int64(books), 2 * Int64(books) - (try raw.integer("SELECT count(*) FROM \"Book\" WHERE (serial / 100 + serial + 1) % 100 = serial % 100")), 0]
+        guard found == expected else { throw BenchmarkError("W13 \(who): books, chapters, tag links, orphans \(found), expected \(expected)") }
+    }
+}
+
+extension RawSQLite {
+    /// The quoted name of the table keeping Book.tags, read from the store's schema table.
+    func joinTable() throws -> String {
+        let name = try text("SELECT \"table\" FROM \"objectgraph.schema\" WHERE entity = 'Book' AND property = 'tags'")
+        return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    func integer(_ sql: String) throws -> Int64 {
+        let statement = try prepare(sql)
+        defer { sqlite3_finalize(statement) }
+        guard sqlite3_step(statement) == SQLITE_ROW else { throw BenchmarkError("\(sql) returned no row") }
+        return sqlite3_column_int64(statement, 0)
+    }
+
+    func text(_ sql: String) throws -> String {
+        let statement = try prepare(sql)
+        defer { sqlite3_finalize(statement) }
+        guard sqlite3_step(statement) == SQLITE_ROW, let text = sqlite3_column_text(statement, 0) else { throw BenchmarkError("\(sql) returned no text") }
+        return String(cString: text)
+    }
+
+    /// W11's walks as SQL reads: the same bytes summed as ObjectGraph's walks sum.
+    func walk(_ name: String) throws -> Int64 {
+        var total: Int64 = 0
+        func each(_ sql: String, _ body: (OpaquePointer) -> Void) throws {
+            let statement = try prepare(sql)
+            defer { sqlite3_finalize(statement) }
+            while sqlite3_step(statement) == SQLITE_ROW { body(statement) }
+        }
+        switch name {
+        case "authors prefetched":
+            try each("SELECT b.title, a.name FROM \"Book\" b LEFT JOIN \"Author\" a ON a.\"row.id\" = b.\"author\"") { row in
+                total &+= Int64(sqlite3_column_bytes(row, 0)) &+ Int64(sqlite3_column_bytes(row, 1))
+            }
+        case "tags prefetched":
+            try each("SELECT title FROM \"Book\"") { total &+= Int64(sqlite3_column_bytes($0, 0)) }
+            try each("SELECT t.label FROM \(try joinTable()) j JOIN \"Tag\" t ON t.\"row.id\" = j.target") { total &+= 1 + Int64(sqlite3_column_bytes($0, 0)) }
+        default:
+            let lookup = try prepare("SELECT name FROM \"Author\" WHERE \"row.id\" = ?")
+            defer { sqlite3_finalize(lookup) }
+            var names: [Int64: Int64] = [:]
+            try each("SELECT title, \"author\" FROM \"Book\"") { row in
+                let author = sqlite3_column_int64(row, 1)
+                if names[author] == nil {
+                    sqlite3_bind_int64(lookup, 1, author)
+                    names[author] = sqlite3_step(lookup) == SQLITE_ROW ? Int64(sqlite3_column_bytes(lookup, 0)) : 0
+                    sqlite3_reset(lookup)
+                }
+                total &+= Int64(sqlite3_column_bytes(row, 0)) &+ names[author]!
+            }
+        }
+        return total
+    }
+
+    /// W12: the books below `serial` read, then each one's pages written back plus one, version-checked.
+    func updatePages(below serial: Int) throws {
+        let select = try prepare("SELECT \"row.id\", \"row.version\", pages FROM \"Book\" WHERE serial < ?")
+        defer { sqlite3_finalize(select) }
+        sqlite3_bind_int64(select, 1, Int64(serial))
+        var rows: [(Int64, Int64, Int64)] = []
+        while sqlite3_step(select) == SQLITE_ROW {
+            rows.append((sqlite3_column_int64(select, 0), sqlite3_column_int64(select, 1), sqlite3_column_int64(select, 2)))
+        }
+        let update = try prepare("UPDATE \"Book\" SET pages = ?, \"row.version\" = \"row.version\" + 1 WHERE \"row.id\" = ? AND \"row.version\" = ?")
+        defer { sqlite3_finalize(update) }
+        try execute("BEGIN IMMEDIATE")
+        for (id, version, pages) in rows {
+            sqlite3_bind_int64(update, 1, pages + 1)
+            sqlite3_bind_int64(update, 2, id)
+            sqlite3_bind_int64(update, 3, version)
+            guard sqlite3_step(update) == SQLITE_DONE, sqlite3_changes(handle) == 1 else { throw BenchmarkError("W12 raw: update of \(id) failed") }
+            sqlite3_reset(update)
+        }
+        try execute("COMMIT")
+    }
+
+    /// W13: the books below `serial` read, then each one's chapters and the book deleted (the join table's rows go
+    /// by their foreign keys).
+    func deleteBooks(below serial: Int) throws {
+        try execute("PRAGMA foreign_keys = ON")
+        let select = try prepare("SELECT \"row.id\" FROM \"Book\" WHERE serial < ?")
+        defer { sqlite3_finalize(select) }
+        sqlite3_bind_int64(select, 1, Int64(serial))
+        var ids: [Int64] = []
+        while sqlite3_step(select) == SQLITE_ROW { ids.append(sqlite3_column_int64(select, 0)) }
+        let chapters = try prepare("DELETE FROM \"Chapter\" WHERE book = ?")
+        let book = try prepare("DELETE FROM \"Book\" WHERE \"row.id\" = ?")
+        defer {
+            sqlite3_finalize(chapters)
+            sqlite3_finalize(book)
+        }
+        try execute("BEGIN IMMEDIATE")
+        for id in ids {
+            for statement in [chapters, book] {
+                sqlite3_bind_int64(statement, 1, id)
+                guard sqlite3_step(statement) == SQLITE_DONE else { throw BenchmarkError("W13 raw: delete of \(id) failed: \(String(cString: sqlite3_errmsg(handle)))") }
+                sqlite3_reset(statement)
+            }
+        }
+        try execute("COMMIT")
+    }
+}
