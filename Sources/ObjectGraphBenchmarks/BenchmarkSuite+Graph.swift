@@ -18,7 +18,9 @@ import ObjectGraph
 extension BenchmarkSuite {
     static let graphModel: Model = try! Model([Author.self, Book.self, Tag.self, Chapter.self])
 
-    func graph() async throws -> [BenchmarkReport.Row] {
+    /// The selected of W11, W12 and W13 (all three when `workloads` is empty).
+    func graph(_ workloads: Set<String>) async throws -> [BenchmarkReport.Row] {
+        func selected(_ name: String) -> Bool { workloads.isEmpty || workloads.contains(name) }
         let template = try await graphTemplate()
         var reads: [String: Samples] = [:]
         var update = Samples()
@@ -28,7 +30,7 @@ extension BenchmarkSuite {
             let coordinator = try PersistentStoreCoordinator(model: Self.graphModel, storeURL: URL(fileURLWithPath: template))
             let context = ObjectContext(coordinator: coordinator, name: "bench")
             var taken: [String: Samples] = [:]
-            for (name, prefetch) in [("authors prefetched", ["author"]), ("tags prefetched", ["tags"]), ("authors faulted", [])] {
+            for (name, prefetch) in [("authors prefetched", ["author"]), ("tags prefetched", ["tags"]), ("authors faulted", [])] where selected("W11") {
                 var sum: Int64 = 0
                 taken[name, default: Samples()].add(try await Measure.timed {
                     sum = try await context.perform { ctx in
@@ -55,6 +57,8 @@ extension BenchmarkSuite {
             }
 
             let changes = options.graphChanges
+            if repetition > 0 { for (name, samples) in taken { reads[name] = (reads[name] ?? Samples()) + samples } }
+            if selected("W12") {
             let graphCopy = try copyOf(template, "w12-graph")
             let updateContext = ObjectContext(coordinator: try PersistentStoreCoordinator(model: Self.graphModel, storeURL: URL(fileURLWithPath: graphCopy)))
             let updated = try await Measure.timed {
@@ -70,6 +74,12 @@ extension BenchmarkSuite {
             let rawUpdated = try Measure.timed { try rawUpdate.updatePages(below: changes) }
             rawUpdate.close()
             try checkPages(rawCopy, expected: expected.pages + Int64(changes), who: "raw")
+            if repetition > 0 {
+                update.add(updated, for: "ObjectGraph")
+                update.add(rawUpdated, for: "raw")
+            }
+            }
+            guard selected("W13") else { continue }
 
             let deleteCopy = try copyOf(template, "w13-graph")
             let deleteContext = ObjectContext(coordinator: try PersistentStoreCoordinator(model: Self.graphModel, storeURL: URL(fileURLWithPath: deleteCopy)))
@@ -88,22 +98,23 @@ extension BenchmarkSuite {
             try checkRemaining(rawDeleteCopy, books: options.graphBooks - changes, who: "raw")
 
             guard repetition > 0 else { continue }
-            for (name, samples) in taken { reads[name] = (reads[name] ?? Samples()) + samples }
-            update.add(updated, for: "ObjectGraph")
-            update.add(rawUpdated, for: "raw")
             delete.add(deleted, for: "ObjectGraph")
             delete.add(rawDeleted, for: "raw")
         }
         let books = options.graphBooks
         var rows: [BenchmarkReport.Row] = []
-        for name in ["authors prefetched", "tags prefetched", "authors faulted"] {
+        for name in ["authors prefetched", "tags prefetched", "authors faulted"] where selected("W11") {
             rows.append(BenchmarkReport.Row(workload: "W11 \(books) books, \(name)", unit: "s", values: reads[name]!.wall, target: .ratio(2.5)))
             rows.append(BenchmarkReport.Row(workload: "W11 \(books) books, \(name) CPU", unit: "s", values: reads[name]!.cpu, target: .ratio(2.5)))
         }
-        rows.append(BenchmarkReport.Row(workload: "W12 update \(options.graphChanges)", unit: "s", values: update.wall,
-                                        note: "fetch, change pages, save", target: .ratio(2.5)))
-        rows.append(BenchmarkReport.Row(workload: "W13 delete \(options.graphChanges)", unit: "s", values: delete.wall,
-                                        note: "fetch, delete (chapters cascade, authors nullify), save", target: .ratio(3)))
+        if selected("W12") {
+            rows.append(BenchmarkReport.Row(workload: "W12 update \(options.graphChanges)", unit: "s", values: update.wall,
+                                            note: "fetch, change pages, save", target: .ratio(2.5)))
+        }
+        if selected("W13") {
+            rows.append(BenchmarkReport.Row(workload: "W13 delete \(options.graphChanges)", unit: "s", values: delete.wall,
+                                            note: "fetch, delete (chapters cascade, authors nullify), save", target: .ratio(3)))
+        }
         return rows
     }
 

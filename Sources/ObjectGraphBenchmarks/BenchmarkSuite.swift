@@ -127,7 +127,7 @@ public struct BenchmarkSuite: Sendable {
         }
         if selected("W11") || selected("W12") || selected("W13") {
             log("W11-W13 relationships, updates and deletes over \(options.graphBooks) books…")
-            report.rows += try await graph()
+            report.rows += try await graph(options.workloads.intersection(["W11", "W12", "W13"]))
         }
         return report
     }

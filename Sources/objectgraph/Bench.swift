@@ -12,6 +12,7 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Run only these workloads (W1 … W13), e.g. --only W2 --only W3; for profiling one alone.") var only: [String] = []
     @Option(help: "Contenders to run (raw, GRDB rows, GRDB records, ObjectGraph); all when not given.") var contender: [String] = []
 
+    @Option(help: "W11-W13's books (W12 changes and W13 deletes a quarter of them).") var graphBooks: Int?
     @Flag(help: .hidden) var memoryChild = false
     @Argument(help: .hidden) var childArguments: [String] = []
 
@@ -31,6 +32,11 @@ struct Bench: AsyncParsableCommand {
         if let repetitions { options.repetitions = repetitions }
         options.workloads = Set(only.map { $0.uppercased() })
         if !contender.isEmpty { options.contenders = Set(contender) }
+        if let graphBooks {
+            options.graphBooks = graphBooks
+            options.graphAuthors = max(1, graphBooks / 10)
+            options.graphChanges = graphBooks / 4
+        }
         if let largest { options.scalingSizes = options.scalingSizes.filter { $0 < largest } + [largest] }
         let started = Date()
         let report = try await BenchmarkSuite(options: options).run()

@@ -266,7 +266,9 @@ extension SQLiteStore {
         let destination = try model.entity(named: relationship.destinationEntityName)
         let root = sqlQuoted(destination.tableName)
         let byKey = Dictionary(owners.map { ($0.rawKey, $0) }) { first, _ in first }
-        return try readStore { db in
+        // One statement needs no read transaction (SQLite reads it from one snapshot): faulting in one object's
+        // relationship, which deleting many objects does once per object, takes a statement reader.
+        return try readStore(singleStatement: owners.count <= 500) { db in
             var result: [ObjectID: [ObjectID]] = [:]
             for start in stride(from: 0, to: owners.count, by: 500) {
                 let chunk = owners[start..<min(start + 500, owners.count)]
@@ -282,7 +284,11 @@ extension SQLiteStore {
                     let (mine, theirs) = isSourceSide ? ("source", "target") : ("target", "source")
                     sql = "SELECT j.\(mine), d.\(RowColumn.id), d.\(RowColumn.entity) FROM \(sqlQuoted(table)) AS j JOIN \(root) AS d ON d.\(RowColumn.id) = j.\(theirs) WHERE j.\(mine) IN (\(marks)) ORDER BY j.\(mine), j.position, d.\(RowColumn.id)"
                 }
-                let cursor = try rows(db, sql, chunk.map(\.rawKey.databaseValue))
+                // A relationship's statement for one owner, or a full chunk, has the same text every time: kept
+                // prepared, since preparing it cost more than running it.
+                statementCount.add(1, ordering: .relaxed)
+                let statement = chunk.count == 1 || chunk.count == 500 ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
+                let cursor = try Row.fetchCursor(statement, arguments: StatementArguments(chunk.map(\.rawKey.databaseValue)))
                 while let row = try cursor.next() {
                     guard let owner = byKey[row[0]] else { continue }
                     result[owner, default: []].append(ObjectID(entityName: row[2], rawKey: row[1]))
