@@ -99,17 +99,22 @@ struct ObjectRegistry {
         return found ? index : nil
     }
 
-    /// Where `id`'s entry is, or else the empty slot that ends its probe sequence (there is always one: the table is
-    /// at most 5/8 full, tombstones included), with the key's tag.
+    /// Where `id`'s entry is, or else where a new entry for it goes: the first tombstone on its probe sequence, or
+    /// the empty slot that ends the sequence (there is always one: the table is at most 5/8 full, tombstones
+    /// included), with the key's tag. Reusing tombstones matters: objects of a few keys made and freed over and over
+    /// (a to-many's members on each of many owners) would otherwise lengthen one run of slots with every round.
     @inline(__always)
     private func probe(_ id: ObjectID) -> (index: Int, found: Bool, tag: UInt64) {
         let mask = slots.count - 1
         let tag = tag(of: id)
         var index = home(tag)
+        var firstTombstone: Int?
         while true {
             let slot = slots[index]
-            if slot.isEmpty { return (index, false, tag) }
-            if slot.tag == tag, let object = slot.object, object.storedKey == id.rawKey, object.entity.name == id.entityName {
+            if slot.isEmpty { return (firstTombstone ?? index, false, tag) }
+            if slot.address == Slot.tombstone {
+                if firstTombstone == nil { firstTombstone = index }
+            } else if slot.tag == tag, let object = slot.object, object.storedKey == id.rawKey, object.entity.name == id.entityName {
                 return (index, true, tag)
             }
             index = (index + 1) & mask
@@ -147,13 +152,13 @@ struct ObjectRegistry {
         let object = make()
         // `make` runs no registry code; should the table have changed meanwhile all the same, the slot found is not
         // trusted and the general insert is taken.
-        guard slots.indices.contains(index), slots[index].isEmpty else {
+        guard slots.indices.contains(index), slots[index].address <= Slot.tombstone else {
             insert(object, for: id)
             return (object, true)
         }
+        if slots[index].isEmpty { used += 1 }
         slots[index] = Slot(tag: tag, object: object)
         count += 1
-        used += 1
         return (object, true)
     }
 
@@ -231,13 +236,10 @@ struct ObjectRegistry {
             // nothing; it doubles only when the live entries need it.
             resize(to: Swift.max(Self.capacity(for: count + 1), slots.count))
         }
-        let mask = slots.count - 1
-        let tag = tag(of: id)
-        var index = home(tag)
-        while !slots[index].isEmpty { index = (index + 1) & mask }
+        let (index, _, tag) = probe(id)
+        if slots[index].isEmpty { used += 1 }
         slots[index] = Slot(tag: tag, object: object)
         count += 1
-        used += 1
     }
 
     /// Rebuilds the table at `capacity` slots (dropping tombstones), from the slots alone. At the same size the

@@ -77,7 +77,8 @@ extension SQLiteStore {
         let groups = Dictionary(grouping: ids.filter { !$0.isTemporaryID }) { id in
             model.entityIfPresent(id.entityName)?.rootName ?? id.entityName
         }
-        return try readStore { db in
+        // A fault fired one object at a time reads one statement: no read transaction, and a statement kept prepared.
+        return try readStore(singleStatement: groups.count == 1 && ids.count <= 500) { db in
             var result: [Snapshot] = []
             result.reserveCapacity(ids.count)
             for (root, group) in groups {
@@ -88,7 +89,7 @@ extension SQLiteStore {
                     let chunk = group[start..<min(start + 500, group.count)]
                     let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
                     let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(sqlQuoted(table.name)) AS t0 WHERE t0.\(RowColumn.id) IN (\(marks))"
-                    try step(db, sql, chunk.map(\.rawKey.databaseValue), cached: false) { row in
+                    try step(db, sql, chunk.map(\.rawKey.databaseValue), cached: chunk.count == 1) { row in
                         let snapshot = try reader.snapshot(row)
                         // The key may hold a row of another entity of the tree than the one asked for.
                         if let asked = requested[snapshot.objectID.rawKey].flatMap(model.entityIfPresent),
