@@ -52,13 +52,10 @@ extension BenchmarkSuite {
     private func checkBatch(_ path: String, count: Int) throws {
         let raw = try RawSQLite(path: path)
         defer { raw.close() }
-        let statement = try raw.prepare("SELECT count(*), sum(a0), sum(a1), min(\"row.version\"), max(\"row.version\") FROM \"Item\"")
-        defer { sqlite3_finalize(statement) }
-        guard sqlite3_step(statement) == SQLITE_ROW else { throw BenchmarkError("reading \(path) failed") }
+        let found = try raw.integers("SELECT count(*), sum(a0), sum(a1), min(\"row.version\"), max(\"row.version\") FROM \"Item\"")
         let rows = Int64(count)
         let sumA0 = 10 * rows * (rows - 1) / 2
         let expected: [Int64] = [rows, sumA0, sumA0 + 2 * rows, 2, 2]
-        let found = (0..<5).map { sqlite3_column_int64(statement, Int32($0)) }
         guard found == expected else { throw BenchmarkError("\(path) holds \(found), expected \(expected)") }
     }
 

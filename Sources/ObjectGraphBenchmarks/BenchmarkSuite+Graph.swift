@@ -197,11 +197,14 @@ extension RawSQLite {
         return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
-    func integer(_ sql: String) throws -> Int64 {
+    func integer(_ sql: String) throws -> Int64 { try integers(sql)[0] }
+
+    /// The first row of `sql`, every column read as an integer.
+    func integers(_ sql: String) throws -> [Int64] {
         let statement = try prepare(sql)
         defer { sqlite3_finalize(statement) }
         guard sqlite3_step(statement) == SQLITE_ROW else { throw BenchmarkError("\(sql) returned no row") }
-        return sqlite3_column_int64(statement, 0)
+        return (0..<sqlite3_column_count(statement)).map { sqlite3_column_int64(statement, $0) }
     }
 
     func text(_ sql: String) throws -> String {

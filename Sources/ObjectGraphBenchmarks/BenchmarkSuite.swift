@@ -214,12 +214,9 @@ public struct BenchmarkSuite: Sendable {
     func checkStored(_ path: String, count: Int, table: String, who: String) throws {
         let raw = try RawSQLite(path: path)
         defer { raw.close() }
-        let statement = try raw.prepare("SELECT count(*), sum(a0), sum(a9) FROM \"\(table)\"")
-        defer { sqlite3_finalize(statement) }
-        guard sqlite3_step(statement) == SQLITE_ROW else { throw BenchmarkError("\(who): reading \(path) failed") }
+        let found = try raw.integers("SELECT count(*), sum(a0), sum(a9) FROM \"\(table)\"")
         let rows = Int64(count)
         let expected = [rows, 10 * rows * (rows - 1) / 2, 10 * rows * (rows - 1) / 2 + 9 * rows]
-        let found = (0..<3).map { sqlite3_column_int64(statement, Int32($0)) }
         guard found == expected else { throw BenchmarkError("\(who) stored \(found) (rows, sums), expected \(expected)") }
     }
 
