@@ -70,6 +70,23 @@ import Testing
         }
     }
 
+    /// Expects `body` to throw ``ObjectGraphError/invalidBatchRequest(entity:reason:)`` with a message containing
+    /// `expected`.
+    static func expectRefusal(_ expected: String, _ body: () throws -> Void) {
+        do {
+            try body()
+            Issue.record("\(expected): the request went through")
+        } catch let error as ObjectGraphError {
+            guard case .invalidBatchRequest = error else {
+                Issue.record("\(expected): \(error)")
+                return
+            }
+            #expect(error.message.contains(expected), "\(error.message)")
+        } catch {
+            Issue.record("\(expected): \(error)")
+        }
+    }
+
     // MARK: Insert
 
     @Test(arguments: StoreKind.allCases)
@@ -122,15 +139,7 @@ import Testing
             (BatchInsertRequest(entityName: "Book", objects: [["title": .string("A"), "pages": .int(3_000_000_000)]]), "'pages' takes a value of type int32"),
             (BatchInsertRequest(entityName: "Media", objects: [["title": .string("A")]]), "abstract"),
         ]
-        for (request, expected) in cases {
-            do {
-                try coordinator.execute(request)
-                Issue.record("\(expected): the request went through")
-            } catch let error as ObjectGraphError {
-                guard case .invalidBatchRequest = error else { Issue.record("\(error)"); continue }
-                #expect(error.message.contains(expected), "\(error.message)")
-            }
-        }
+        for (request, expected) in cases { Self.expectRefusal(expected) { try coordinator.execute(request) } }
         #expect(try await Self.titles(coordinator).isEmpty)
     }
 
@@ -221,14 +230,7 @@ import Testing
             (BatchUpdateRequest(entityName: "Book", values: ["author": .null]), "is a relationship"),
             (try BatchUpdateRequest(entityName: "Book", format: "TRUEPREDICATE", set: ["title": "author.name"]), "across a to-one relationship"),
         ]
-        for (request, expected) in cases {
-            do {
-                try coordinator.execute(request)
-                Issue.record("\(expected): the request went through")
-            } catch let error as ObjectGraphError {
-                #expect(error.message.contains(expected), "\(error.message)")
-            }
-        }
+        for (request, expected) in cases { Self.expectRefusal(expected) { try coordinator.execute(request) } }
         #expect(try Self.dump(coordinator) == before)
     }
 

@@ -30,7 +30,7 @@ extension ContextState {
     /// ``republishView()``); the view stays up until the save has been applied here.
     private func write(_ changes: inout ChangeSet) throws -> SaveResult {
         try publishWrite(&changes)
-        changes.source = TransactionSource(author: transactionAuthor, contextName: name)
+        changes.source = transactionSource
         return try coordinator.save(changes)
     }
 

@@ -23,23 +23,26 @@ extension ObjectContext {
     /// objects do not change: merge the result's changes to see them.
     @discardableResult
     public func execute(_ request: BatchInsertRequest) throws -> BatchResult {
-        try coordinator.execute(request, source: TransactionSource(author: transactionAuthor, contextName: name))
+        try coordinator.execute(request, source: state.transactionSource)
     }
 
     /// Runs a batch update, recorded in history with this context's name and ``transactionAuthor``.
     @discardableResult
     public func execute(_ request: BatchUpdateRequest) throws -> BatchResult {
-        try coordinator.execute(request, source: TransactionSource(author: transactionAuthor, contextName: name))
+        try coordinator.execute(request, source: state.transactionSource)
     }
 
     /// Runs a batch delete, recorded in history with this context's name and ``transactionAuthor``.
     @discardableResult
     public func execute(_ request: BatchDeleteRequest) throws -> BatchResult {
-        try coordinator.execute(request, source: TransactionSource(author: transactionAuthor, contextName: name))
+        try coordinator.execute(request, source: state.transactionSource)
     }
 }
 
 extension ContextState {
+    /// Who this context's writes are from, as history records them.
+    var transactionSource: TransactionSource { TransactionSource(author: transactionAuthor, contextName: name) }
+
     /// Merges `changes` as a notification whose rows are the store's current ones: the rows of objects registered
     /// here, and with results controllers or observers, of every object inserted or updated (they may enter a result).
     func mergeStoreChanges(_ changes: StoreChanges) throws {

@@ -62,20 +62,21 @@ extension InMemoryStore {
         let toOneCount = entity.toOneSlot.compactMap { $0 }.count
         let given = request.keys.map { entity.attributeIndex[$0]! }
         try columns.forEachRow(of: request) { _, values in
-            var holder: ObjectID?
-            for (position, (kind, keys)) in constraints.enumerated() where entity.isKind(of: kind) {
+            // The row's values under each constraint that applies to it, nil where one is missing (no match then).
+            let tuples = constraints.map { kind, keys -> [AttributeValue]? in
+                guard entity.isKind(of: kind) else { return nil }
                 let tuple = keys.map { values[entity.attributeIndex[$0]!] }
-                if !tuple.contains(.null), let found = holders[position][tuple] { holder = found; break }
+                return tuple.contains(.null) ? nil : tuple
             }
+            let holder = tuples.indices.lazy.compactMap { position in tuples[position].flatMap { holders[position][$0] } }.first
             guard let holder else {
                 let id = ObjectID.temporary(entity.name)
                 inserted[id] = plan.changes.inserted.count
                 plan.changes.inserted.append(ChangeSet.Row(
                     objectID: id, version: 0, values: AttributeValues(values), toOne: Array(repeating: nil, count: toOneCount),
                     changedAttributes: [], changedToOne: []))
-                for (position, (kind, keys)) in constraints.enumerated() where entity.isKind(of: kind) {
-                    let tuple = keys.map { values[entity.attributeIndex[$0]!] }
-                    if !tuple.contains(.null) { holders[position][tuple] = id }
+                for (position, tuple) in tuples.enumerated() {
+                    if let tuple { holders[position][tuple] = id }
                 }
                 plan.matched.append(id)
                 return
@@ -101,17 +102,9 @@ extension InMemoryStore {
     /// The objects the predicate selects, each with its new values computed by the evaluator.
     private func updatePlan(_ request: BatchUpdateRequest, in state: Contents) throws -> Plan {
         let entity = try model.entity(named: request.entityName)
-        guard !request.propertiesToUpdate.isEmpty else {
-            throw ObjectGraphError.invalidBatchRequest(entity: entity.name, reason: "it names no attribute to update")
-        }
-        let assignments = try request.propertiesToUpdate.keys.sorted().map { key in
-            (index: try BatchInsertColumns.settableAttribute(key, of: entity, verb: "update"), expression: request.propertiesToUpdate[key]!)
-        }
-        var constants: [Int: AttributeValue] = [:]
-        for (index, expression) in assignments {
-            if case .constant(let value) = expression {
-                constants[index] = try BatchInsertColumns.checked(AttributeValue(value), attribute: index, of: entity, row: nil)
-            } else if case .keyPath(let path) = expression, path.count > 1 || entity.relationship(named: path[0]) != nil {
+        let assignments = try request.assignments(of: entity)
+        for assignment in assignments {
+            if case .keyPath(let path) = assignment.expression, path.count > 1 || entity.relationship(named: path[0]) != nil {
                 throw ObjectGraphError.invalidBatchRequest(
                     entity: entity.name, reason: "a new value reads across a to-one relationship, which a batch update cannot; compute it through a context")
             }
@@ -125,15 +118,16 @@ extension InMemoryStore {
             var values = snapshot.values
             let source = MemoryRowSource(store: self, contents: state, id: snapshot.objectID)
             var changed: [Int] = []
-            for (index, expression) in assignments {
+            for assignment in assignments {
+                let index = assignment.index
                 let name = entity.attributes[index].name
                 let position = kind.attributeIndex[name]!
-                if let constant = constants[index] {
+                if let constant = assignment.constant {
                     values[position] = constant
                 } else {
                     let result: EvaluatedValue
                     do {
-                        result = try expression.evaluate(with: source)
+                        result = try assignment.expression.evaluate(with: source)
                     } catch {
                         throw ObjectGraphError.invalidPredicate(entity: entity.name, error: error)
                     }

@@ -1,3 +1,5 @@
+import PredicateFormat
+
 /// A batch insert's keys resolved against its entity, and the check every row passes before a store writes it:
 /// every key an attribute that is stored and settable, every value of its attribute's type (or convertible to it
 /// without loss), every non-optional attribute given a value or a default.
@@ -169,3 +171,30 @@ extension BatchInsertColumns {
         }
     }
 }
+
+/// One attribute a batch update sets: its position, and its new value as a checked constant, or as an expression
+/// each store computes per row.
+struct BatchAssignment {
+    let index: Int
+    let expression: FormatExpression
+    /// The value, checked against the attribute, when the expression is a constant.
+    let constant: AttributeValue?
+}
+
+extension BatchUpdateRequest {
+    /// The request's attributes of `entity`, in name order, each settable, with constants checked: what both stores
+    /// refuse alike before touching a row.
+    func assignments(of entity: ModelEntity) throws -> [BatchAssignment] {
+        guard !propertiesToUpdate.isEmpty else {
+            throw ObjectGraphError.invalidBatchRequest(entity: entity.name, reason: "it names no attribute to update")
+        }
+        return try propertiesToUpdate.keys.sorted().map { key in
+            let index = try BatchInsertColumns.settableAttribute(key, of: entity, verb: "update")
+            let expression = propertiesToUpdate[key]!
+            guard case .constant(let value) = expression else { return BatchAssignment(index: index, expression: expression, constant: nil) }
+            return BatchAssignment(
+                index: index, expression: expression, constant: try BatchInsertColumns.checked(AttributeValue(value), attribute: index, of: entity, row: nil))
+        }
+    }
+}
+

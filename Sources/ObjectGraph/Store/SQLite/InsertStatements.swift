@@ -25,6 +25,22 @@ struct InsertStatements {
     /// The most rows one statement writes (see the type's comment for why 64).
     static let maximumChunkRows = 64
 
+    /// Calls `body` with the statement for each stretch of `rows`: ``chunk`` for each whole chunk, then ``single`` for
+    /// each row left.
+    func forEachStatement(over rows: Range<Int>, _ body: (Statement, Range<Int>) throws -> Void) rethrows {
+        var position = rows.lowerBound
+        if let chunk {
+            while rows.upperBound - position >= chunkRows {
+                try body(chunk, position..<position + chunkRows)
+                position += chunkRows
+            }
+        }
+        while position < rows.upperBound {
+            try body(single, position..<position + 1)
+            position += 1
+        }
+    }
+
     /// Prepares both statements for `entityName`'s rows in `table`, whose writable columns are `columns`.
     /// `suffix` follows the rows (an upsert's `ON CONFLICT` clause, a `RETURNING` list).
     init(entityName: String, table: String, columns: [String], storedAttributes: [Int]?, suffix: String = "", in db: Database) throws {

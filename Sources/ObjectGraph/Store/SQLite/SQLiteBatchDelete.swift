@@ -172,11 +172,7 @@ struct SQLiteBatchDelete {
                 SELECT t0.\(RowColumn.id), \(columns) FROM \(sqlQuoted(entity.tableName)) AS t0
                 WHERE t0.\(RowColumn.id) IN (SELECT key FROM \(table) WHERE entity = ?)
                 """, arguments: [entity.name]) {
-                var values: [String: AttributeValue] = [:]
-                for (offset, index) in preserved.enumerated() {
-                    values[entity.attributes[index].name] = SQLiteValueCoding.decode(row[offset + 1], as: entity.attributes[index].type)
-                }
-                result[row[0]] = values
+                result[row[0]] = SQLiteStore.tombstone(row, from: 1, entity: entity, attributes: preserved)
             }
         }
         return result

@@ -48,9 +48,14 @@ extension SQLiteStore {
         let columns = attributes.map { "t0." + sqlQuoted(entity.attributeColumns[$0]) }.joined(separator: ", ")
         guard let row = try Row.fetchOne(
             db, sql: "SELECT \(columns) FROM \(sqlQuoted(entity.tableName)) AS t0 WHERE t0.\(RowColumn.id) = ?", arguments: [id.rawKey]) else { return [:] }
+        return Self.tombstone(row, from: 0, entity: entity, attributes: attributes)
+    }
+
+    /// The values of `attributes` (positions in `entity`) that `row` holds in its columns from `offset` on, by name.
+    static func tombstone(_ row: Row, from offset: Int, entity: ModelEntity, attributes: [Int]) -> [String: AttributeValue] {
         var values: [String: AttributeValue] = [:]
-        for (offset, index) in attributes.enumerated() {
-            values[entity.attributes[index].name] = SQLiteValueCoding.decode(row[offset], as: entity.attributes[index].type)
+        for (column, index) in attributes.enumerated() {
+            values[entity.attributes[index].name] = SQLiteValueCoding.decode(row[offset + column], as: entity.attributes[index].type)
         }
         return values
     }

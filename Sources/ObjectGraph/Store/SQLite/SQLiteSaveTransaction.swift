@@ -152,16 +152,8 @@ struct SQLiteSaveTransaction {
             let statements = try insertStatements(rows[start].objectID.entityName)
             var end = start + 1
             while end < rows.count && rows[end].objectID.entityName == statements.entityName { end += 1 }
-            var position = start
-            if let chunk = statements.chunk {
-                while end - position >= statements.chunkRows {
-                    try run(chunk, rows: position..<position + statements.chunkRows, of: rows, keys: keys, stored: statements.storedAttributes)
-                    position += statements.chunkRows
-                }
-            }
-            while position < end {
-                try run(statements.single, rows: position..<position + 1, of: rows, keys: keys, stored: statements.storedAttributes)
-                position += 1
+            try statements.forEachStatement(over: start..<end) { statement, positions in
+                try run(statement, rows: positions, of: rows, keys: keys, stored: statements.storedAttributes)
             }
             start = end
         }

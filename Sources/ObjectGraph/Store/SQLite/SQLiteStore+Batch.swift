@@ -103,17 +103,7 @@ extension SQLiteStore {
         func flush() throws {
             guard blockRows > 0 else { return }
             let keys = try allocate(db, root: entity.rootName, count: blockRows)
-            var position = 0
-            if let chunk = statements.chunk {
-                while blockRows - position >= statements.chunkRows {
-                    try write(chunk, position..<position + statements.chunkRows, keys: keys[position..<position + statements.chunkRows])
-                    position += statements.chunkRows
-                }
-            }
-            while position < blockRows {
-                try write(statements.single, position..<position + 1, keys: keys[position..<position + 1])
-                position += 1
-            }
+            try statements.forEachStatement(over: 0..<blockRows) { statement, rows in try write(statement, rows, keys: keys[rows]) }
             if !upserting && recording { inserted += keys.map { ObjectID(entityName: entity.name, rawKey: $0) } }
             block.removeAll(keepingCapacity: true)
             blockRows = 0
@@ -140,21 +130,10 @@ extension SQLiteStore {
     /// expressions, checked by ``BatchValueCheck``; every changed row's version moves on.
     private func batchUpdate(_ request: BatchUpdateRequest, db: Database, history: inout HistoryRecord) throws -> BatchResult {
         let (entity, table) = try layout(for: request.entityName)
-        guard !request.propertiesToUpdate.isEmpty else {
-            throw ObjectGraphError.invalidBatchRequest(entity: entity.name, reason: "it names no attribute to update")
-        }
-        let keys = request.propertiesToUpdate.keys.sorted()
-        var constants: [(column: String, value: AttributeValue)] = []
-        var computed: [(index: Int, expression: FormatExpression)] = []
-        for key in keys {
-            let index = try BatchInsertColumns.settableAttribute(key, of: entity, verb: "update")
-            let expression = request.propertiesToUpdate[key]!
-            if case .constant(let value) = expression {
-                constants.append((entity.attributeColumns[index], try BatchInsertColumns.checked(AttributeValue(value), attribute: index, of: entity, row: nil)))
-            } else {
-                computed.append((index, expression))
-            }
-        }
+        let assignmentList = try request.assignments(of: entity)
+        let keys = assignmentList.map { entity.attributes[$0.index].name }
+        let constants = assignmentList.compactMap { assignment in assignment.constant.map { (column: entity.attributeColumns[assignment.index], value: $0) } }
+        let computed = assignmentList.filter { $0.constant == nil }.map { (index: $0.index, expression: $0.expression) }
         var (conditions, arguments) = entityFilter(entity, includesSubentities: request.includesSubentities)
         let expressions = computed.map(\.expression)
         let compiled: CompiledPredicate
