@@ -10,6 +10,8 @@ let package = Package(
         .library(name: "PredicateFormat", targets: ["PredicateFormat"]),
         .executable(name: "objectgraph", targets: ["objectgraph"]),
         .library(name: "ObjectGraphBenchmarks", targets: ["ObjectGraphBenchmarks"]),
+        // A product of its own, so that users of the SQLite store do not build SwiftNIO.
+        .library(name: "ObjectGraphPostgres", targets: ["ObjectGraphPostgres"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -18,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // `swift package generate-documentation` (scripts/docs.sh): the DocC catalogs of ObjectGraph and PredicateFormat.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // The PostgreSQL store (ObjectGraphPostgres only).
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .target(name: "PredicateFormat", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
@@ -40,6 +44,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            name: "ObjectGraphPostgres",
+            dependencies: [
+                "ObjectGraph",
+                "PredicateFormat",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "ObjectGraphPostgresTests", dependencies: ["ObjectGraphPostgres", "ObjectGraph", "PredicateFormat"]),
         .target(
             name: "ObjectGraphBenchmarks",
             dependencies: ["ObjectGraph", .product(name: "GRDBSQLite", package: "GRDB.swift"), .product(name: "GRDB", package: "GRDB.swift")]

@@ -352,6 +352,9 @@ final class ContextState {
     func setToOne(_ object: ManagedObject, _ index: Int, to target: ManagedObject?) throws {
         let relationship = object.entity.relationships[index]
         if let target { try checkDestination(object, index, target) }
+        // The other end of a to-many change may still be a fault (a member reached through the relationship):
+        // its row holds the old destination, which the inverse bookkeeping below reads.
+        try fulfill(object)
         let slot = object.entity.toOneSlot[index]!
         let oldID = object.toOne[slot]
         guard oldID != target?.objectID else { return }

@@ -181,7 +181,7 @@ public struct SaveConflict: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Describes a conflict of an update row against the row now stored.
-    static func make(_ row: ChangeSet.Row?, id: ObjectID, expected: Int64, stored: Snapshot?, entity: ModelEntity?) -> SaveConflict {
+    package static func make(_ row: ChangeSet.Row?, id: ObjectID, expected: Int64, stored: Snapshot?, entity: ModelEntity?) -> SaveConflict {
         var conflict = SaveConflict(objectID: id, expectedVersion: expected, storedVersion: stored?.version, stored: stored)
         guard let row, let stored, let entity else { return conflict }
         var indexes = Set(row.changedAttributes)

@@ -24,7 +24,7 @@ public final class ModelEntity: Sendable {
     /// The uniqueness constraints of the entity and its ancestors.
     public let uniquenessConstraints: [[String]]
 
-    let attributeIndex: [String: Int]
+    package let attributeIndex: [String: Int]
     /// Each attribute's name and type, by position: what per-value paths (typed accessors, setters) read, without
     /// copying a whole ``AttributeDescription`` (and retaining its strings) for every value.
     let attributeNames: [String]
@@ -49,7 +49,7 @@ public final class ModelEntity: Sendable {
     /// Whether any relationship has a rule to check at save (required, counts).
     let hasRelationshipRules: Bool
     /// The attributes a store keeps (all but the transient ones), by position.
-    let storedAttributes: [Int]
+    package let storedAttributes: [Int]
     /// The transient attributes, by position: kept in memory only.
     let transientAttributes: [Int]
     /// The fetched properties of the entity and its ancestors.
@@ -58,7 +58,7 @@ public final class ModelEntity: Sendable {
     /// The key paths Swift's Observation tracks each property by: attributes, then relationships.
     let observationKeyPaths: [KeyPath<ManagedObject, Int> & Sendable]
     /// The derived attributes, by position, with what the store computes them from.
-    let derivedAttributes: [(index: Int, derivation: Derivation)]
+    package let derivedAttributes: [(index: Int, derivation: Derivation)]
     /// The entity's name alone, and with its descendants', as sets (what every fetch filters rows by).
     private let nameSet: Set<String>
     private let selfAndDescendantNameSet: Set<String>

@@ -15,13 +15,13 @@
 /// so the two never meet. SQLite compares names ignoring case: when two names of one table (two properties, such as
 /// `name` and `Name`, or two sibling sub-entities' `size`) or two tables would be equal ignoring case, the later one
 /// in declaration order is suffixed `.2` (then `.3`, …).
-struct StorageNames: Sendable {
-    static let rowID = "row.id"
-    static let rowEntity = "row.entity"
-    static let rowVersion = "row.version"
-    static let metadataTable = "objectgraph.metadata"
-    static let sequenceTable = "objectgraph.sequence"
-    static let schemaTable = "objectgraph.schema"
+package struct StorageNames: Sendable {
+    package static let rowID = "row.id"
+    package static let rowEntity = "row.entity"
+    package static let rowVersion = "row.version"
+    package static let metadataTable = "objectgraph.metadata"
+    package static let sequenceTable = "objectgraph.sequence"
+    package static let schemaTable = "objectgraph.schema"
 
     /// Root entity name → table.
     private(set) var tables: [String: String] = [:]

@@ -20,7 +20,7 @@ public struct ObjectID: Sendable, Hashable, Codable, CustomStringConvertible, Co
 
     private static let temporaryCounter = Atomic<Int64>(0)
 
-    init(entityName: String, rawKey: Int64) {
+    package init(entityName: String, rawKey: Int64) {
         self.entityName = entityName
         self.rawKey = rawKey
     }

@@ -57,6 +57,8 @@ public struct ChangeSet: Sendable {
 
 /// What a store reports after writing a change set.
 public struct SaveResult: Sendable {
+    package init() {}
+
     /// The permanent ID each temporary ID became.
     public var permanentIDs: PermanentIDMap = [:]
     /// The new version of every updated row, by ID. Inserted rows are at version 1 and not listed (a large save

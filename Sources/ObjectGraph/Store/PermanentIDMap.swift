@@ -132,10 +132,12 @@ public struct PermanentIDMap: Sendable, Sequence, ExpressibleByDictionaryLiteral
 
     /// Collects entries in the order they come and makes the map: an entry that continues the last run (the same
     /// entities, the next temporary key down and the next permanent key up) extends it.
-    struct Builder {
+    package struct Builder {
         private var runs: [Run] = []
 
-        mutating func add(_ temporary: ObjectID, _ permanent: ObjectID) {
+        package init() {}
+
+        package mutating func add(_ temporary: ObjectID, _ permanent: ObjectID) {
             if let last = runs.last, last.entityName == temporary.entityName, last.permanentEntityName == permanent.entityName,
                temporary.rawKey == last.temporaryKey - last.count, permanent.rawKey == last.permanentKey + last.count {
                 runs[runs.count - 1].count += 1
@@ -148,10 +150,10 @@ public struct PermanentIDMap: Sendable, Sequence, ExpressibleByDictionaryLiteral
 
         /// Adds every entry of `mapping`, whose keys are temporary IDs: in the order temporary keys are handed out
         /// (down from zero), so consecutive ones extend runs whatever order the dictionary lists them in.
-        mutating func add(_ mapping: [ObjectID: ObjectID]) {
+        package mutating func add(_ mapping: [ObjectID: ObjectID]) {
             for (temporary, permanent) in mapping.sorted(by: { $0.key.rawKey > $1.key.rawKey }) { add(temporary, permanent) }
         }
 
-        func build() -> PermanentIDMap { PermanentIDMap(runs: runs) }
+        package func build() -> PermanentIDMap { PermanentIDMap(runs: runs) }
     }
 }

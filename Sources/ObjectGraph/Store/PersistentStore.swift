@@ -38,7 +38,7 @@ public struct SortKey: Sendable, Hashable {
         self.comparison = comparison
     }
 
-    var foldOptions: PredicateFormat.Comparison.Options {
+    package var foldOptions: PredicateFormat.Comparison.Options {
         switch comparison {
         case .standard: []
         case .caseInsensitive: [.caseInsensitive]
@@ -46,7 +46,7 @@ public struct SortKey: Sendable, Hashable {
         }
     }
 
-    var keyPathText: String { keyPath.joined(separator: ".") }
+    package var keyPathText: String { keyPath.joined(separator: ".") }
 }
 
 /// A fetch as a store sees it: which entities' rows, which of them, in which order, which slice.

@@ -20,7 +20,7 @@ public final class PersistentStoreCoordinator: Sendable {
 
     /// Other processes' transactions, for whoever listens (see ``addRemoteChangeObserver(_:)``).
     let remoteChanges = CallbackList<RemoteChangeNotification>()
-    private let monitor: RemoteChangeMonitor?
+    private let monitor: (any RemoteChangeWatch)?
 
     /// Uses an existing store.
     public init(model: Model, store: any PersistentStore) {
@@ -43,6 +43,17 @@ public final class PersistentStoreCoordinator: Sendable {
             }
         }
     }
+
+    /// Uses a store that hears other coordinators' transactions by itself (the PostgreSQL store's LISTEN), handing
+    /// them to auto-merging contexts and to ``remoteChangeNotifications()`` when `watchesRemoteChanges` is set.
+    public init(model: Model, store: any RemoteChangeSource, watchesRemoteChanges: Bool) throws {
+        self.model = model
+        self.store = store
+        let hub = remoteChanges
+        monitor = watchesRemoteChanges ? try store.watchRemoteChanges { hub.post(RemoteChangeNotification(transactions: $0)) } : nil
+    }
+
+    deinit { monitor?.stop() }
 
     /// Opens (or creates) an SQLite store file at `storeURL` with `options`: history, watching other processes,
     /// a busy timeout.

@@ -15,7 +15,7 @@ extension Scope {
     func collectionRows(_ expression: FormatExpression) throws(FormatPredicateError) -> CollectionRows? {
         switch expression {
         case .aggregate(let items):
-            guard !items.isEmpty else { return CollectionRows(select: "SELECT NULL AS v WHERE 0", family: nil) }
+            guard !items.isEmpty else { return CollectionRows(select: "SELECT NULL AS v WHERE \(dialect.truth(false))", family: nil) }
             var terms: [SQLTerm] = []
             for item in items { terms.append(try term(item)) }
             var family: PredicateValue.Family?
@@ -43,7 +43,7 @@ extension Scope {
                 guard case .column(let column, let kind) = try sub.resolve(rest, fromAlias: sub.alias, entity: destination, prefix: []) else {
                     throw .unsupported("\(expression) goes on through another relationship after the to-many '\(key)' of \(owner); use SUBQUERY")
                 }
-                value = SQLTerm(sql: kind == .decimal ? "CAST(\(column) AS REAL)" : column, family: kind.family)
+                value = SQLTerm(sql: kind == .decimal ? dialect.real(column) : column, family: kind.family)
             }
             let fromClause = ([from] + sub.joins).joined(separator: " ")
             return CollectionRows(
@@ -97,7 +97,7 @@ extension Scope {
             let rows = try aggregateRows(function, arguments[0], expression)
             let alias = compilation.newAlias()
             let value = function == .count ? SQLTerm(sql: "COUNT(*)", family: .number)
-                : try Self.reduction(function, of: SQLTerm(sql: "\(alias).v", family: rows.family ?? .number), in: "\(expression)")
+                : try reduction(function, of: SQLTerm(sql: "\(alias).v", family: rows.family ?? .number), in: "\(expression)")
             return SQLTerm(sql: "(SELECT \(value.sql) FROM (\(rows.select)) AS \(alias))", family: value.family)
         }
         if function == .cast {
@@ -125,17 +125,27 @@ extension Scope {
         case .divide:
             try require(.number, 0)
             try require(.number, 1)
-            return SQLTerm(sql: "(CAST(\(terms[0].sql) AS REAL) / \(terms[1].sql))", family: .number)
+            // SQLite divides by zero into NULL; PostgreSQL would fail the whole query.
+            let divisor = dialect == .postgres ? "NULLIF(\(terms[1].sql), 0)" : terms[1].sql
+            return SQLTerm(sql: "(\(dialect.real(terms[0].sql)) / \(divisor))", family: .number)
         case .now, .random, .randomBelow:
             if function == .randomBelow { try require(.number, 0) }
+            if dialect == .postgres {
+                // Dates are seconds since 2001, as the store keeps them.
+                switch function {
+                case .now: return SQLTerm(sql: "(EXTRACT(EPOCH FROM clock_timestamp())::DOUBLE PRECISION - 978307200)", family: .date)
+                case .random: return SQLTerm(sql: "random()", family: .number)
+                default: return SQLTerm(sql: "floor(random() * \(terms[0].sql))", family: .number)
+                }
+            }
             return SQLTerm(sql: "og_volatile(\(([compilation.bind(.string(function.rawValue))] + terms.map(\.sql)).joined(separator: ", ")))",
                            family: function == .now ? .date : .number)
         case .uppercase, .lowercase:
             try require(.string, 0)
-            return callTerm(function, terms, family: .string)
+            return try callTerm(function, terms, family: .string)
         default:
             for index in terms.indices { try require(.number, index) }
-            return callTerm(function, terms, family: .number)
+            return try callTerm(function, terms, family: .number)
         }
     }
 
@@ -149,21 +159,24 @@ extension Scope {
         // Every row counts, nil or not, as count: counts a collection's elements; the argument stays in the text.
         case .count: return SQLTerm(sql: "COUNT(COALESCE(\(value.sql), 1))", family: .number)
         case .mode: throw .unsupported("\(expression) over the rows of a dictionary result yields several values; group by its argument instead")
-        default: return try Self.reduction(function, of: value, in: "\(expression)")
+        default: return try reduction(function, of: value, in: "\(expression)")
         }
     }
 
     /// The SQL aggregate reducing `operand` as ``Aggregation`` reduces values (`og_sum` exact on integers until they
     /// overflow, `og_median`, `og_stddev` by the evaluator's code), with the family of its result. Not for `count:`,
     /// which each caller counts its own way, nor `mode:`, which yields several values.
-    static func reduction(_ function: ExpressionFunction, of operand: SQLTerm, in expression: String) throws(FormatPredicateError) -> SQLTerm {
+    func reduction(_ function: ExpressionFunction, of operand: SQLTerm, in expression: String) throws(FormatPredicateError) -> SQLTerm {
         if [.sum, .average, .median, .stddev].contains(function), let family = operand.family, family != .number {
             throw .typeMismatch(expression: expression, expected: "numbers", found: family.rawValue)
         }
         switch function {
+        case .sum where dialect == .postgres: return SQLTerm(sql: "SUM(\(operand.sql))", family: .number)
         case .sum: return SQLTerm(sql: "og_sum(\(operand.sql))", family: .number)
         case .average: return SQLTerm(sql: "AVG(\(operand.sql))", family: .number)
+        case .median where dialect == .postgres: return SQLTerm(sql: "percentile_cont(0.5) WITHIN GROUP (ORDER BY \(operand.sql))", family: .number)
         case .median: return SQLTerm(sql: "og_median(\(operand.sql))", family: .number)
+        case .stddev where dialect == .postgres: return SQLTerm(sql: "stddev_pop(\(operand.sql))", family: .number)
         case .stddev: return SQLTerm(sql: "og_stddev(\(operand.sql))", family: .number)
         case .min: return SQLTerm(sql: "MIN(\(operand.sql))", family: operand.family)
         case .max: return SQLTerm(sql: "MAX(\(operand.sql))", family: operand.family)
@@ -171,7 +184,19 @@ extension Scope {
         }
     }
 
-    private func callTerm(_ function: ExpressionFunction, _ terms: [SQLTerm], family: PredicateValue.Family) -> SQLTerm {
+    private func callTerm(_ function: ExpressionFunction, _ terms: [SQLTerm], family: PredicateValue.Family) throws(FormatPredicateError) -> SQLTerm {
+        if dialect == .postgres {
+            // PostgreSQL's own functions where they compute what the evaluator does; the others have no SQL of theirs.
+            let native: [ExpressionFunction: String] = [
+                .uppercase: "upper", .lowercase: "lower", .abs: "abs", .floor: "floor", .ceiling: "ceiling", .trunc: "trunc",
+                .sqrt: "sqrt", .ln: "ln", .exp: "exp",
+            ]
+            guard let name = native[function] else {
+                throw .unsupported("the function \(function.rawValue) has no PostgreSQL equivalent the store uses; filter on its result in memory")
+            }
+            let arguments = terms.map { family == .number ? dialect.real($0.sql) : $0.sql }
+            return SQLTerm(sql: "\(name)(\(arguments.joined(separator: ", ")))", family: family)
+        }
         let name = compilation.bind(.string(function.rawValue))
         return SQLTerm(sql: "og_function(\(([name] + terms.map(\.sql)).joined(separator: ", ")))", family: family)
     }
@@ -200,14 +225,15 @@ extension Scope {
             .typeMismatch(expression: "\(expression)", expected: "a value that converts to \(type)", found: found.rawValue)
         }
         // Bound only when used: a placeholder the text does not hold would leave SQLite a value too many.
-        func converted() -> String {
-            "og_function(\(compilation.bind(.string(ExpressionFunction.cast.rawValue))), \(value.sql), \(compilation.bind(.string(type))))"
+        func converted() throws(FormatPredicateError) -> String {
+            if dialect == .postgres { throw .unsupported("CAST of \(value.family?.rawValue ?? "a value") to \(type) in PostgreSQL") }
+            return "og_function(\(compilation.bind(.string(ExpressionFunction.cast.rawValue))), \(value.sql), \(compilation.bind(.string(type))))"
         }
         switch (type, value.family) {
         case ("NSNumber", .number?), ("NSNumber", .date?), ("NSNumber", nil): return SQLTerm(sql: value.sql, family: .number)
-        case ("NSNumber", .string?): return SQLTerm(sql: converted(), family: .number)
+        case ("NSNumber", .string?): return SQLTerm(sql: try converted(), family: .number)
         case ("NSString", .string?), ("NSString", .uuid?), ("NSString", .url?), ("NSString", nil): return SQLTerm(sql: value.sql, family: .string)
-        case ("NSString", .number?): return SQLTerm(sql: converted(), family: .string)
+        case ("NSString", .number?): return SQLTerm(sql: try converted(), family: .string)
         case ("NSDate", .number?), ("NSDate", .date?), ("NSDate", nil): return SQLTerm(sql: value.sql, family: .date)
         case (_, let found?): throw refuse(found)
         default: throw .unsupported("CAST to \"\(type)\"")
@@ -236,7 +262,7 @@ extension Scope {
                     family = family ?? itemTerm.family
                     cases.append("WHEN \(offset) THEN \(itemTerm.sql)")
                 }
-                return SQLTerm(sql: cases.isEmpty ? "(\(index.sql) AND NULL)" : "(CASE \(index.sql) \(cases.joined(separator: " ")) END)", family: family)
+                return SQLTerm(sql: cases.isEmpty ? "(CASE WHEN \(index.sql) IS NULL THEN NULL END)" : "(CASE \(index.sql) \(cases.joined(separator: " ")) END)", family: family)
             }
         }
         if case .constant(.null) = base { return try term(.constant(.null)) }

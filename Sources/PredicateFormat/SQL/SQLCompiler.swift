@@ -34,9 +34,13 @@ public struct CompiledPredicate: Sendable {
 /// ```
 public struct SQLCompiler {
     let schema: any SQLSchema
+    let dialect: SQLDialect
 
-    /// Creates a compiler over a store's schema.
-    public init(schema: any SQLSchema) { self.schema = schema }
+    /// Creates a compiler over a store's schema, writing `dialect`.
+    public init(schema: any SQLSchema, dialect: SQLDialect = .sqlite) {
+        self.schema = schema
+        self.dialect = dialect
+    }
 
     /// Compiles `predicate`, whose key paths start at `entity`, for a query whose root table is aliased `alias`;
     /// placeholders start at `firstArgumentIndex` (pass one more than the number of `?` before the predicate).
@@ -51,13 +55,13 @@ public struct SQLCompiler {
         _ predicate: FormatPredicate?, entity: String, alias: String = "t0", terms: [[String]] = [], expressions: [FormatExpression] = [],
         aggregatingRows: Bool = false, firstArgumentIndex: Int = 1
     ) throws(FormatPredicateError) -> CompiledPredicate {
-        let compilation = Compilation(schema: schema, firstIndex: firstArgumentIndex)
+        let compilation = Compilation(schema: schema, dialect: dialect, firstIndex: firstArgumentIndex)
         let scope = Scope(alias: alias, entity: entity, compilation: compilation)
-        let condition = try predicate.map { p throws(FormatPredicateError) in try scope.predicate(p) } ?? "1"
+        let condition = try predicate.map { p throws(FormatPredicateError) in try scope.predicate(p) } ?? dialect.truth(true)
         var sqlTerms: [String] = []
         for path in terms {
             switch try scope.resolve(path, fromAlias: alias, entity: entity, prefix: []) {
-            case .column(let sql, let kind): sqlTerms.append(kind == .decimal ? "CAST(\(sql) AS REAL)" : sql)
+            case .column(let sql, let kind): sqlTerms.append(kind == .decimal ? dialect.real(sql) : sql)
             case .toOneKey(let sql, _, _): sqlTerms.append(sql)
             case .toMany(_, let owner, let key, _, _, _):
                 throw .unsupported("the key path \(path.joined(separator: ".")) crosses the to-many relationship '\(key)' of \(owner)")
@@ -88,12 +92,14 @@ package func sqlQuoted(_ identifier: String) -> String {
 /// State shared by every SELECT level of one compilation.
 final class Compilation {
     let schema: any SQLSchema
+    let dialect: SQLDialect
     let firstIndex: Int
     var aliasCounter = 0
     var arguments: [DatabaseValue] = []
 
-    init(schema: any SQLSchema, firstIndex: Int) {
+    init(schema: any SQLSchema, dialect: SQLDialect, firstIndex: Int) {
         self.schema = schema
+        self.dialect = dialect
         self.firstIndex = firstIndex
     }
 
@@ -108,7 +114,7 @@ final class Compilation {
     func bind(_ value: PredicateValue) -> String {
         if textWithNUL == nil, case .string(let text) = value, text.utf8.contains(0) { textWithNUL = text }
         arguments.append(PredicateSQLValues.databaseValue(value))
-        return "?\(firstIndex + arguments.count - 1)"
+        return dialect.placeholder(firstIndex + arguments.count - 1)
     }
 }
 
@@ -169,13 +175,14 @@ final class Scope {
     }
 
     var schema: any SQLSchema { compilation.schema }
+    var dialect: SQLDialect { compilation.dialect }
 
     // MARK: Predicates
 
     func predicate(_ predicate: FormatPredicate) throws(FormatPredicateError) -> String {
         switch predicate {
-        case .constant(let value): return value ? "1" : "0"
-        case .not(let inner): return "(NOT IFNULL(\(try self.predicate(inner)), 0))"
+        case .constant(let value): return dialect.truth(value)
+        case .not(let inner): return "(NOT \(dialect.known(try self.predicate(inner))))"
         case .and(let parts):
             var terms: [String] = []
             for part in parts { terms.append(try self.predicate(part)) }
@@ -212,7 +219,7 @@ final class Scope {
             let left = try term(comparison.left)
             return try exists(ownerAlias: ownerAlias, owner: owner, key: key, destination: destination, link: link, quantifier: .any) { sub throws(FormatPredicateError) in
                 let right = try sub.term(.keyPath(rest))
-                return Self.equality(left.sql, right.sql, comparison.options)
+                return equality(left.sql, right.sql, comparison.options)
             }
         }
         return try scalarComparison(comparison, rightScope: self)
@@ -225,14 +232,14 @@ final class Scope {
     ) throws(FormatPredicateError) -> String {
         let (from, linkCondition, sub) = try relationshipRows(ownerAlias: ownerAlias, owner: owner, destination: destination, link: link)
         let inner = try condition(sub)
-        return Self.quantified(quantifier, from: ([from] + sub.joins).joined(separator: " "), link: linkCondition, condition: inner)
+        return quantified(quantifier, from: ([from] + sub.joins).joined(separator: " "), link: linkCondition, condition: inner)
     }
 
     /// Whether any, all or none of the rows `from` selects (those `link` keeps) meet `condition`.
-    static func quantified(_ quantifier: Comparison.Modifier, from: String, link: String?, condition: String) -> String {
+    func quantified(_ quantifier: Comparison.Modifier, from: String, link: String?, condition: String) -> String {
         let linked = link.map { "\($0) AND " } ?? ""
         switch quantifier {
-        case .all: return "(NOT EXISTS (SELECT 1 FROM \(from) WHERE \(linked)NOT IFNULL(\(condition), 0)))"
+        case .all: return "(NOT EXISTS (SELECT 1 FROM \(from) WHERE \(linked)NOT \(dialect.known(condition))))"
         case .none: return "(NOT EXISTS (SELECT 1 FROM \(from) WHERE \(linked)\(condition)))"
         default: return "(EXISTS (SELECT 1 FROM \(from) WHERE \(linked)\(condition)))"
         }
@@ -280,8 +287,15 @@ final class Scope {
         options.isEmpty ? sql : "og_fold(\(sql), \(options.rawValue))"
     }
 
-    static func equality(_ left: String, _ right: String, _ options: Comparison.Options) -> String {
-        "(\(fold(left, options)) IS \(fold(right, options)))"
+    func equality(_ left: String, _ right: String, _ options: Comparison.Options) -> String {
+        "(\(dialect.same(Self.fold(left, options), Self.fold(right, options))))"
+    }
+
+    /// An order comparison (`<`, `>=`…), strings by code point in every dialect.
+    func ordered(_ left: SQLTerm, _ op: String, _ right: SQLTerm, _ options: Comparison.Options) -> String {
+        let isString = left.family == .string || right.family == .string
+        let (a, b) = (Self.fold(left.sql, options), Self.fold(right.sql, options))
+        return isString ? "(\(dialect.codePointOrdered(a)) \(op) \(dialect.codePointOrdered(b)))" : "(\(a) \(op) \(b))"
     }
 
     /// Values of two families never compare (a date is not its seconds, a UUID not its text); SQLite would
@@ -293,9 +307,9 @@ final class Scope {
     }
 
     /// Equality, decided here where either side is a NaN constant (which SQLite holds as NULL): never equal.
-    static func equalityTerm(_ left: SQLTerm, _ right: SQLTerm, _ options: Comparison.Options) -> String {
+    func equalityTerm(_ left: SQLTerm, _ right: SQLTerm, _ options: Comparison.Options) -> String {
         // Both sides stay in the text even when the answer is known: their placeholders are bound.
-        if left.isNaN || right.isNaN { return "(\(left.sql) IS \(right.sql) AND 0)" }
+        if left.isNaN || right.isNaN { return "(\(dialect.same(left.sql, right.sql)) AND \(dialect.truth(false)))" }
         return equality(left.sql, right.sql, options)
     }
 
@@ -313,25 +327,25 @@ final class Scope {
             switch comparison.right {
             case .aggregate(let items):
                 // The left side stays in the text even when nothing can match: its placeholders are bound.
-                guard !items.isEmpty else { return "(\(left.sql) IS NULL AND 0)" }
+                guard !items.isEmpty else { return dialect.never(keeping: left.sql) }
                 var terms: [String] = []
                 for item in items {
                     let right = try rightScope.term(item)
                     try Self.checkFamilies(left, right, comparison)
-                    terms.append(Self.equalityTerm(left, right, options))
+                    terms.append(equalityTerm(left, right, options))
                 }
                 return "(" + terms.joined(separator: " OR ") + ")"
             case .constant(.string):
                 let right = try rightScope.term(comparison.right)
                 return "og_contains(\(right.sql), \(left.sql), \(options.rawValue))"
             case .constant(.null):
-                return "(\(left.sql) IS NULL AND 0)"
+                return dialect.never(keeping: left.sql)
             default:
                 if let rows = try rightScope.collectionRows(comparison.right) {
                     let alias = compilation.newAlias()
                     let member = SQLTerm(sql: "\(alias).v", family: rows.family)
                     try Self.checkFamilies(left, member, comparison)
-                    return Self.quantified(.any, from: "(\(rows.select)) AS \(alias)", link: nil, condition: Self.equalityTerm(left, member, options))
+                    return quantified(.any, from: "(\(rows.select)) AS \(alias)", link: nil, condition: equalityTerm(left, member, options))
                 }
                 throw .unsupported("IN needs a collection, a string or a to-many key path on its right side, not \(comparison.right)")
             }
@@ -342,8 +356,7 @@ final class Scope {
             let low = try rightScope.term(bounds[0]), high = try rightScope.term(bounds[1])
             try Self.checkFamilies(left, low, comparison)
             try Self.checkFamilies(left, high, comparison)
-            let value = Self.fold(left.sql, options)
-            return "(\(value) >= \(Self.fold(low.sql, options)) AND \(value) <= \(Self.fold(high.sql, options)))"
+            return "(\(ordered(left, ">=", low, options)) AND \(ordered(left, "<=", high, options)))"
         default:
             break
         }
@@ -356,16 +369,16 @@ final class Scope {
         default: break
         }
         switch comparison.op {
-        case .equal: return Self.equalityTerm(left, right, options)
-        case .notEqual: return "(NOT \(Self.equalityTerm(left, right, options)))"
+        case .equal: return equalityTerm(left, right, options)
+        case .notEqual: return "(NOT \(equalityTerm(left, right, options)))"
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
-            return "(\(Self.fold(left.sql, options)) \(comparison.op.rawValue) \(Self.fold(right.sql, options)))"
+            return ordered(left, comparison.op.rawValue, right, options)
         case .beginsWith: return "og_beginswith(\(left.sql), \(right.sql), \(options.rawValue))"
         case .endsWith: return "og_endswith(\(left.sql), \(right.sql), \(options.rawValue))"
         case .contains: return "og_contains(\(left.sql), \(right.sql), \(options.rawValue))"
         case .like: return "og_like(\(left.sql), \(right.sql), \(options.rawValue))"
         case .matches: return "og_matches(\(left.sql), \(right.sql), \(options.rawValue))"
-        case .in, .between: return "0"
+        case .in, .between: return dialect.truth(false)
         }
     }
 
@@ -382,7 +395,7 @@ final class Scope {
         inner.modifier = .direct
         if comparison.op == .contains && comparison.modifier == .direct { inner.op = .equal }
         let condition = try scalarComparison(inner, rightScope: rightScope)
-        return Self.quantified(comparison.modifier, from: "(\(rows.select)) AS \(alias)", link: nil, condition: condition)
+        return quantified(comparison.modifier, from: "(\(rows.select)) AS \(alias)", link: nil, condition: condition)
     }
 
     /// A to-one relationship compares with nil, or with a primary key (an integer).
@@ -392,8 +405,8 @@ final class Scope {
             throw .unsupported("\(described) can only be compared with nil or an object's key, not \(comparison.right)")
         }
         switch (comparison.op, value) {
-        case (.equal, .null), (.equal, .int): return "(\(sql) IS \(compilation.bind(value)))"
-        case (.notEqual, .null), (.notEqual, .int): return "(\(sql) IS NOT \(compilation.bind(value)))"
+        case (.equal, .null), (.equal, .int): return "(\(dialect.same(sql, compilation.bind(value))))"
+        case (.notEqual, .null), (.notEqual, .int): return "(\(dialect.notSame(sql, compilation.bind(value))))"
         default:
             throw .unsupported("\(described) cannot be compared with a \(value.kindName) using \(comparison.op.rawValue)")
         }
@@ -458,7 +471,7 @@ final class Scope {
             }
             switch try pathOf(expression)! {
             case .column(let sql, let kind):
-                return SQLTerm(sql: kind == .decimal ? "CAST(\(sql) AS REAL)" : sql, family: kind.family)
+                return SQLTerm(sql: kind == .decimal ? dialect.real(sql) : sql, family: kind.family)
             case .toOneKey(let sql, let owner, let key):
                 return SQLTerm(sql: sql, relationship: (owner, key))
             case .toMany(_, let owner, let key, _, _, _):
@@ -500,7 +513,7 @@ final class Scope {
         case .ternary(let condition, let then, let otherwise):
             let test = try predicate(condition)
             let a = try term(then), b = try term(otherwise)
-            return SQLTerm(sql: "(CASE WHEN IFNULL(\(test), 0) THEN \(a.sql) ELSE \(b.sql) END)",
+            return SQLTerm(sql: "(CASE WHEN \(dialect.known(test)) THEN \(a.sql) ELSE \(b.sql) END)",
                            family: try Self.commonFamily(a, b, in: expression))
         }
     }
@@ -533,8 +546,8 @@ final class Scope {
             guard case .column(let column, let kind) = try sub.resolve(key, fromAlias: sub.alias, entity: destination, prefix: []) else {
                 throw .unsupported("@\(op.rawValue).\(key.joined(separator: ".")) must name an attribute")
             }
-            let operand = SQLTerm(sql: kind == .decimal ? "CAST(\(column) AS REAL)" : column, family: kind.family)
-            let reduced = try Self.reduction(Aggregation.function(for: op)!, of: operand, in: "@\(op.rawValue).\(key.joined(separator: "."))")
+            let operand = SQLTerm(sql: kind == .decimal ? dialect.real(column) : column, family: kind.family)
+            let reduced = try reduction(Aggregation.function(for: op)!, of: operand, in: "@\(op.rawValue).\(key.joined(separator: "."))")
             (value, family) = (reduced.sql, reduced.family ?? .number)
         }
         let fromClause = ([from] + sub.joins).joined(separator: " ")

@@ -1,17 +1,25 @@
 /// A run of one transaction's changes as a store keeps them: consecutive keys of one entity changed the same way
 /// (an import of a million rows is one run), or one deletion with its tombstone.
-struct HistoryRun: Sendable, Equatable {
-    var entityName: String
-    var firstKey: Int64
-    var count: Int64
-    var kind: PersistentHistoryChange.ChangeType
+package struct HistoryRun: Sendable, Equatable {
+    package var entityName: String
+    package var firstKey: Int64
+    package var count: Int64
+    package var kind: PersistentHistoryChange.ChangeType
     /// For updates, the properties changed, sorted.
-    var properties: [String] = []
+    package var properties: [String] = []
     /// For a deletion, the preserved values.
-    var tombstone: [String: AttributeValue] = [:]
+    package var tombstone: [String: AttributeValue] = [:]
+
+    package init(
+        entityName: String, firstKey: Int64, count: Int64, kind: PersistentHistoryChange.ChangeType, properties: [String] = [],
+        tombstone: [String: AttributeValue] = [:]
+    ) {
+        (self.entityName, self.firstKey, self.count, self.kind) = (entityName, firstKey, count, kind)
+        (self.properties, self.tombstone) = (properties, tombstone)
+    }
 
     /// The changes of the run, one per key.
-    func changes() -> [PersistentHistoryChange] {
+    package func changes() -> [PersistentHistoryChange] {
         (firstKey..<firstKey + count).map { key in
             PersistentHistoryChange(
                 changedObjectID: ObjectID(entityName: entityName, rawKey: key), changeType: kind,
@@ -21,13 +29,13 @@ struct HistoryRun: Sendable, Equatable {
 }
 
 /// What one transaction records in persistent history, gathered as the store writes it.
-struct HistoryRecord: Sendable {
-    var source: TransactionSource
-    private(set) var runs: [HistoryRun] = []
+package struct HistoryRecord: Sendable {
+    package var source: TransactionSource
+    package private(set) var runs: [HistoryRun] = []
 
     init(source: TransactionSource) { self.source = source }
 
-    var isEmpty: Bool { runs.isEmpty }
+    package var isEmpty: Bool { runs.isEmpty }
 
     /// Records one object's change, extending the last run when it continues it.
     mutating func add(_ id: ObjectID, _ kind: PersistentHistoryChange.ChangeType, properties: [String] = [], tombstone: [String: AttributeValue] = [:]) {
@@ -49,7 +57,7 @@ struct HistoryRecord: Sendable {
     ///
     /// `insertedKeys`, the keys the store gave the inserts in order, spares looking each one up in the result's map
     /// (a large import's history then costs a comparison per row).
-    static func of(
+    package static func of(
         _ changes: ChangeSet, result: SaveResult, model: Model, source: TransactionSource, tombstones: [ObjectID: [String: AttributeValue]],
         insertedKeys: [Int64]? = nil
     ) -> HistoryRecord {
@@ -84,7 +92,7 @@ struct HistoryRecord: Sendable {
 
 extension ModelEntity {
     /// The attributes whose last value history keeps when an object is deleted, by position.
-    var preservedAttributes: [Int] {
+    package var preservedAttributes: [Int] {
         attributes.indices.filter { attributes[$0].preservesValueInHistoryOnDeletion && !attributes[$0].isTransient }
     }
 }

@@ -77,6 +77,12 @@ public struct PersistentHistoryTransaction: Sendable {
     /// transactions when it merges others', having merged its own as it saved them.
     let origin: String
 
+    package init(
+        token: PersistentHistoryToken, timestamp: Date, author: String?, contextName: String?, changes: [PersistentHistoryChange], origin: String
+    ) {
+        (self.token, self.timestamp, self.author, self.contextName, self.changes, self.origin) = (token, timestamp, author, contextName, changes, origin)
+    }
+
     /// The IDs inserted, updated and deleted, each in the order of ``changes``.
     public var insertedObjectIDs: [ObjectID] { changes.filter { $0.changeType == .insert }.map(\.changedObjectID) }
     /// The IDs updated.

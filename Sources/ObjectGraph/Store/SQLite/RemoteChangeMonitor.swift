@@ -8,7 +8,7 @@ import GRDBSQLite
 /// no lock and no file read. Only then is the history read, after the last transaction heard, without the
 /// transactions this coordinator wrote (it merged them as it saved them). No busy loop: a store nobody writes costs
 /// one pragma per interval.
-final class RemoteChangeMonitor: Sendable {
+final class RemoteChangeMonitor: RemoteChangeWatch {
     private let stopped = AtomicFlag(false)
 
     /// Starts watching `store` from its last transaction now; `deliver` gets each batch of other processes'

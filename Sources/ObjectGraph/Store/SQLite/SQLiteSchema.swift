@@ -17,25 +17,25 @@ enum RowColumn {
 ///
 /// A class, immutable: every fetch takes its table's layout, and a struct of arrays, a dictionary and strings cost
 /// a retain and a release of each.
-final class TableLayout: Sendable {
-    struct Column: Sendable {
-        var name: String
-        var sqlType: String
+package final class TableLayout: Sendable {
+    package struct Column: Sendable {
+        package var name: String
+        package var sqlType: String
         /// For a foreign key: the referenced table.
-        var references: String?
+        package var references: String?
     }
 
     /// Where one entity's values sit in a `SELECT` of ``selectList``. A class, immutable: every row read takes its
     /// entity's columns, and a struct of six arrays cost six retains and releases per row.
-    final class EntityColumns: Sendable {
-        let attributes: [Int]
-        let attributeTypes: [AttributeType]
-        let toOne: [Int]
+    package final class EntityColumns: Sendable {
+        package let attributes: [Int]
+        package let attributeTypes: [AttributeType]
+        package let toOne: [Int]
         /// For to-one relationships into trees with sub-entities: the position of the destination's `_entity`.
-        let toOneEntity: [Int?]
-        let toOneDestination: [String]
+        package let toOneEntity: [Int?]
+        package let toOneDestination: [String]
         /// The writable columns for an insert, in order: attributes, then to-one keys.
-        let insertColumns: [String]
+        package let insertColumns: [String]
         /// How many attributes' values never fit a word (strings, data…): rows with none share blocks of storage
         /// (`AttributeValues.RowAllocator`), others make room for that many values aside.
         let wordlessCount: Int
@@ -44,11 +44,11 @@ final class TableLayout: Sendable {
         let reads: [ColumnRead]
 
         /// The attributes the table keeps, by position (transient ones are in memory only).
-        let storedAttributes: [Int]
+        package let storedAttributes: [Int]
         /// Whether any attribute is transient: its rows are read by the slower path that leaves those to defaults.
         let hasTransient: Bool
         /// Each attribute's value in a row just read: its default for a transient attribute.
-        let defaults: AttributeValues
+        package let defaults: AttributeValues
 
         struct ColumnRead {
             enum Kind: UInt8 { case integer, real, other, transient }
@@ -81,17 +81,17 @@ final class TableLayout: Sendable {
         }
     }
 
-    let name: String
+    package let name: String
     /// The root entity of the tree the table holds (the key of its sequence of primary keys).
-    let rootEntity: String
-    let columns: [Column]
+    package let rootEntity: String
+    package let columns: [Column]
     /// `row.id, row.entity (NULL for a table of one entity), row.version, <columns...>, <destination-entity lookups...>`
-    let selectList: [String]
-    let entities: [String: EntityColumns]
+    package let selectList: [String]
+    package let entities: [String: EntityColumns]
     /// The only entity, when the tree has one: its rows need no `_entity` lookup.
-    let single: (name: String, columns: EntityColumns)?
+    package let single: (name: String, columns: EntityColumns)?
 
-    init(root: ModelEntity, model: Model) {
+    package init(root: ModelEntity, model: Model) {
         name = root.tableName
         rootEntity = root.name
         var columns: [Column] = []
@@ -186,15 +186,15 @@ final class TableLayout: Sendable {
     }
 
     /// An index of the table: its name, the statement that creates it, and for a uniqueness constraint, whose.
-    struct Index {
-        var name: String
-        var sql: String
+    package struct Index {
+        package var name: String
+        package var sql: String
         var constraint: (entity: String, keys: [String])?
     }
 
     /// The table's indexes: for its foreign keys, and the entities' indexed attributes, fetch indexes and uniqueness
     /// constraints.
-    func indexes(model: Model) -> [Index] {
+    package func indexes(model: Model) -> [Index] {
         var indexes: [Index] = []
         var seen: Set<String> = []
         // A column starting with '-' is indexed in descending order (and named so: `Book(-published)`).

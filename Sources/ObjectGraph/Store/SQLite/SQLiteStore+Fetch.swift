@@ -459,17 +459,22 @@ struct FetchSQLKey: Sendable {
 }
 
 /// The columns of a grouped result, for compiling a having condition over them.
-struct ResultSchema: SQLSchema {
+package struct ResultSchema: SQLSchema {
     let properties: [FetchProperty]
     let types: [String: AttributeType?]
 
-    func table(forEntity entity: String) throws(FormatPredicateError) -> SQLTable { SQLTable(name: "result") }
+    package init(properties: [FetchProperty], types: [String: AttributeType?]) {
+        self.properties = properties
+        self.types = types
+    }
 
-    func property(_ key: String, ofEntity entity: String) throws(FormatPredicateError) -> SQLProperty {
+    package func table(forEntity entity: String) throws(FormatPredicateError) -> SQLTable { SQLTable(name: "result") }
+
+    package func property(_ key: String, ofEntity entity: String) throws(FormatPredicateError) -> SQLProperty {
         guard let type = types[key] else {
             throw .evaluation("the result has no key '\(key)'; having can use \(properties.map(\.name).joined(separator: ", "))")
         }
-        return .attribute(column: key, kind: type.map(SQLiteStore.valueKind) ?? .real)
+        return .attribute(column: key, kind: type.map(ModelSQLSchema.valueKind) ?? .real)
     }
 }
 
@@ -487,7 +492,7 @@ extension Model {
     }
 
     /// The destination of the to-one relationship a key path ends at, walking to-one relationships from `entity`.
-    func toOneDestination(at keyPath: [String], from entity: ModelEntity) -> ModelEntity? {
+    package func toOneDestination(at keyPath: [String], from entity: ModelEntity) -> ModelEntity? {
         var current = entity
         for key in keyPath {
             guard let relationship = current.relationship(named: key), !relationship.isToMany,
@@ -498,7 +503,7 @@ extension Model {
     }
 
     /// The attribute a key path ends at, walking to-one relationships from `entity`.
-    func attribute(at keyPath: [String], from entity: ModelEntity) -> AttributeDescription? {
+    package func attribute(at keyPath: [String], from entity: ModelEntity) -> AttributeDescription? {
         var current = entity
         for (index, key) in keyPath.enumerated() {
             if index == keyPath.count - 1 { return current.attribute(named: key) }

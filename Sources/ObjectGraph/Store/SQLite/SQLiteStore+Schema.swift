@@ -1,9 +1,26 @@
 import PredicateFormat
 
-/// The store describes its tables to the predicate compiler: a table per inheritance tree, `row.entity` to tell
-/// sub-entities apart, columns and foreign keys by property (see `StorageNames`).
+/// The store describes its tables to the predicate compiler (see ``ModelSQLSchema``).
 extension SQLiteStore: SQLSchema {
     public func table(forEntity entityName: String) throws(FormatPredicateError) -> SQLTable {
+        try ModelSQLSchema(model: model).table(forEntity: entityName)
+    }
+
+    public func property(_ key: String, ofEntity entityName: String) throws(FormatPredicateError) -> SQLProperty {
+        try ModelSQLSchema(model: model).property(key, ofEntity: entityName)
+    }
+
+    static func valueKind(_ type: AttributeType) -> SQLValueKind { ModelSQLSchema.valueKind(type) }
+}
+
+/// A model's tables as every SQL store lays them out, for the predicate compiler: a table per inheritance tree,
+/// `row.entity` to tell sub-entities apart, columns and foreign keys by property (see `StorageNames`).
+package struct ModelSQLSchema: SQLSchema {
+    package let model: Model
+
+    package init(model: Model) { self.model = model }
+
+    package func table(forEntity entityName: String) throws(FormatPredicateError) -> SQLTable {
         guard let entity = model.entityIfPresent(entityName) else { throw .evaluation("unknown entity '\(entityName)'") }
         let treeSize = model.entityIfPresent(entity.rootName)?.selfAndDescendantNames.count ?? 1
         if entity.selfAndDescendantNames.count == treeSize {
@@ -13,7 +30,7 @@ extension SQLiteStore: SQLSchema {
             name: entity.tableName, primaryKey: StorageNames.rowID, entityColumn: StorageNames.rowEntity, entityNames: entity.selfAndDescendantNames)
     }
 
-    public func property(_ key: String, ofEntity entityName: String) throws(FormatPredicateError) -> SQLProperty {
+    package func property(_ key: String, ofEntity entityName: String) throws(FormatPredicateError) -> SQLProperty {
         guard let entity = model.entityIfPresent(entityName) else { throw .evaluation("unknown entity '\(entityName)'") }
         if let index = entity.attributeIndex[key] {
             if entity.attributes[index].isTransient {
@@ -36,7 +53,7 @@ extension SQLiteStore: SQLSchema {
         }
     }
 
-    static func valueKind(_ type: AttributeType) -> SQLValueKind {
+    package static func valueKind(_ type: AttributeType) -> SQLValueKind {
         switch type {
         case .string: .text
         case .bool: .bool

@@ -276,7 +276,7 @@ public final class SQLiteStore: PersistentStore {
     }
 
     /// The join tables of `model`, each once, with the tables its columns refer to.
-    static func joinTables(_ model: Model) -> [(name: String, sourceTable: String, targetTable: String)] {
+    package static func joinTables(_ model: Model) -> [(name: String, sourceTable: String, targetTable: String)] {
         var result: [(String, String, String)] = []
         for entity in model.entities {
             for relationship in entity.description.relationships {

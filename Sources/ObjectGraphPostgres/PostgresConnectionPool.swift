@@ -1,0 +1,156 @@
+import Dispatch
+import Foundation
+import Logging
+import ObjectGraph
+import PostgresNIO
+import Synchronization
+
+/// A few connections to one server, handed to one caller at a time, on an event loop of the store's own.
+///
+/// The store's calls are synchronous (a context's `perform` runs a fetch to its end), and postgres-nio's are not:
+/// a caller's thread waits for the event loop's answer on a semaphore, up to the query timeout. The wait happens on
+/// the caller's thread (a context's queue, or the main thread), never on the event loop nor on a thread of Swift's
+/// cooperative pool that the answer would need, so it cannot deadlock; and it always ends: when the timeout passes
+/// first, the connection is closed (its statement may still be running on the server, and the connection is then
+/// in an unknown state) and the caller gets an error naming the host, the database and the statement.
+final class PostgresConnectionPool: Sendable {
+    let configuration: PostgresStoreConfiguration
+    private let connectionConfiguration: PostgresConnection.Configuration
+    private let group: MultiThreadedEventLoopGroup
+    private let idle = Mutex<[PostgresConnection]>([])
+    /// Free places: one per connection the pool may still open or hand out.
+    private let places: DispatchSemaphore
+    private let nextID = Atomic<Int>(0)
+    private let logger = Logger(label: "ObjectGraph.PostgresStore")
+
+    init(configuration: PostgresStoreConfiguration) throws {
+        self.configuration = configuration
+        connectionConfiguration = try configuration.connectionConfiguration()
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        places = DispatchSemaphore(value: max(1, configuration.maximumConnections))
+    }
+
+    deinit {
+        for connection in idle.withLock({ $0 }) { connection.closeSoon() }
+        group.shutdownGracefully { _ in }
+    }
+
+    var location: String { configuration.location }
+
+    /// Runs `body` with a connection of its own; a connection that failed or timed out is closed, not kept.
+    func withSession<T>(_ body: (PostgresSession) throws -> T) throws -> T {
+        guard places.wait(timeout: .now() + configuration.queryTimeout.seconds) == .success else {
+            throw ObjectGraphError.storeUnavailable(
+                path: location, reason: "no connection to the server came free within \(configuration.queryTimeout)")
+        }
+        defer { places.signal() }
+        let connection = try idle.withLock { $0.popLast() } ?? connect()
+        let session = PostgresSession(connection: connection, pool: self)
+        do {
+            let result = try body(session)
+            if !connection.isClosed { idle.withLock { $0.append(connection) } }
+            return result
+        } catch {
+            if connection.isClosed || session.isBroken.load(ordering: .relaxed) {
+                connection.closeSoon()
+            } else {
+                idle.withLock { $0.append(connection) }
+            }
+            throw error
+        }
+    }
+
+    /// Opens a new connection, or reports why the server cannot be reached.
+    func connect() throws -> PostgresConnection {
+        let future = PostgresConnection.connect(
+            on: group.next(), configuration: connectionConfiguration, id: nextID.add(1, ordering: .relaxed).newValue, logger: logger)
+        do {
+            return try Self.wait(for: future, timeout: configuration.connectTimeout + .seconds(1)) {
+                future.whenSuccess { $0.closeSoon() }
+            }
+        } catch is PostgresTimeout {
+            throw ObjectGraphError.storeUnavailable(path: location, reason: "the server did not answer within \(configuration.connectTimeout)")
+        } catch {
+            throw ObjectGraphError.storeUnavailable(path: location, reason: PostgresErrors.describe(error))
+        }
+    }
+
+    /// The value of `future`, waited for up to `timeout`; past it, `onTimeout` runs and ``PostgresTimeout`` is thrown.
+    static func wait<T: Sendable>(for future: EventLoopFuture<T>, timeout: Duration, onTimeout: () -> Void) throws -> T {
+        precondition(!future.eventLoop.inEventLoop, "a PostgreSQL store call must not wait on its own event loop")
+        let box = ResultBox<T>()
+        let done = DispatchSemaphore(value: 0)
+        future.whenComplete { result in
+            box.result.withLock { $0 = result }
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + timeout.seconds) == .success else {
+            onTimeout()
+            throw PostgresTimeout()
+        }
+        return try box.result.withLock { $0! }.get()
+    }
+}
+
+/// The outcome of a future, handed from the event loop to the waiting thread.
+private final class ResultBox<T: Sendable>: Sendable {
+    let result = Mutex<Result<T, any Error>?>(nil)
+}
+
+/// A wait that ran out of time.
+struct PostgresTimeout: Error {}
+
+extension Duration {
+    /// The duration in seconds, as Dispatch counts them.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+/// One caller's use of one connection: statements run one after another, each waited for.
+final class PostgresSession: Sendable {
+    let connection: PostgresConnection
+    let pool: PostgresConnectionPool
+    /// Set when a statement timed out or the connection failed: the pool closes the connection.
+    let isBroken = Atomic<Bool>(false)
+
+    init(connection: PostgresConnection, pool: PostgresConnectionPool) {
+        self.connection = connection
+        self.pool = pool
+    }
+
+    /// Runs `sql` with `binds` and returns every row. Errors name the server, the database and the statement.
+    @discardableResult
+    func query(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> PostgresQueryResult {
+        let future = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: PostgresStore.sqlLogger)
+        do {
+            return try PostgresConnectionPool.wait(for: future, timeout: pool.configuration.queryTimeout) {
+                isBroken.store(true, ordering: .relaxed)
+                connection.closeSoon()
+            }
+        } catch is PostgresTimeout {
+            throw PostgresErrors.Failure.timedOut(location: pool.location, seconds: pool.configuration.queryTimeout, sql: sql)
+        } catch {
+            if connection.isClosed { isBroken.store(true, ordering: .relaxed) }
+            throw PostgresErrors.Failure.server(location: pool.location, error: error, sql: sql)
+        }
+    }
+
+    /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        try query("BEGIN")
+        do {
+            let result = try body()
+            try query("COMMIT")
+            return result
+        } catch {
+            if !connection.isClosed { _ = try? query("ROLLBACK") }
+            throw error
+        }
+    }
+}
+
+extension PostgresConnection {
+    /// Closes the connection without waiting for it to be closed.
+    func closeSoon() {
+        let _: EventLoopFuture<Void> = close()
+    }
+}

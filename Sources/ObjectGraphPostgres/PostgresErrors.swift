@@ -1,0 +1,73 @@
+import ObjectGraph
+import PostgresNIO
+
+/// What went wrong with a statement, turned into the store's errors at its edge.
+enum PostgresErrors {
+    enum Failure: Error {
+        /// The server did not answer the statement in time; its connection was closed.
+        case timedOut(location: String, seconds: Duration, sql: String)
+        /// The server refused the statement, or the connection failed under it.
+        case server(location: String, error: any Error, sql: String)
+
+        /// The SQLSTATE the server gave, when it gave one (`23505` for a broken uniqueness constraint).
+        var sqlState: String? {
+            guard case .server(_, let error as PSQLError, _) = self else { return nil }
+            return error.serverInfo?[.sqlState]
+        }
+
+        /// The constraint the statement broke, when the server named one.
+        var constraintName: String? {
+            guard case .server(_, let error as PSQLError, _) = self else { return nil }
+            return error.serverInfo?[.constraintName]
+        }
+
+        /// The server's message (and detail) or the client's, without the statement.
+        var message: String {
+            switch self {
+            case .timedOut(_, let seconds, _): "the server did not answer within \(seconds); the connection was closed"
+            case .server(_, let error, _): PostgresErrors.describe(error)
+            }
+        }
+
+        /// The message, and the statement it came from.
+        var reason: String {
+            switch self {
+            case .timedOut(_, _, let sql), .server(_, _, let sql): "\(message) (while running \(sql.prefix(300)))"
+            }
+        }
+    }
+
+    /// A readable account of a postgres-nio error: the server's message, detail and SQLSTATE when it sent them,
+    /// else the client's error code (its `description` withholds everything, lest it leak data into logs).
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? PSQLError else { return "\(error)" }
+        if let info = error.serverInfo, let message = info[.message] {
+            var text = message
+            if let detail = info[.detail] { text += ": \(detail)" }
+            if let state = info[.sqlState] { text += " (SQLSTATE \(state))" }
+            return text
+        }
+        var text = "\(error.code)"
+        if let underlying = error.underlying { text += ": \(underlying)" }
+        return text
+    }
+
+    /// Runs a read, reporting failures as ``ObjectGraphError/storeReadFailed(path:reason:)``.
+    static func reading<T>(_ location: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let failure as Failure {
+            throw ObjectGraphError.storeReadFailed(path: location, reason: failure.reason)
+        }
+    }
+
+    /// Runs a write, reporting failures as ``ObjectGraphError/storeWriteFailed(path:reason:)``: the transaction
+    /// was rolled back (by the store, or by the server when the connection went), so nothing of it was written.
+    static func writing<T>(_ location: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let failure as Failure {
+            throw ObjectGraphError.storeWriteFailed(path: location, reason: failure.reason + "; nothing of it was written")
+        }
+    }
+}

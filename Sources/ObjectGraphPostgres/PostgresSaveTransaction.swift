@@ -1,0 +1,216 @@
+import Foundation
+import ObjectGraph
+import PostgresNIO
+import PredicateFormat
+
+/// One save inside one PostgreSQL transaction: keys for new rows, inserts, updates and deletes checked against
+/// each row's version, to-many rewrites, then the history record and its announcement. Any error rolls all of it
+/// back (``PostgresSession/transaction(_:)``); a connection lost midway is rolled back by the server.
+struct PostgresSaveTransaction {
+    let store: PostgresStore
+    let session: PostgresSession
+    private var result = SaveResult()
+    private var conflicts: [SaveConflict] = []
+    private var tombstones: [ObjectID: [String: AttributeValue]] = [:]
+    private static let id = sqlQuoted(StorageNames.rowID)
+    private static let version = sqlQuoted(StorageNames.rowVersion)
+    /// PostgreSQL takes at most 65,535 bound values per statement; an insert binds whole rows up to this many.
+    private static let bindsPerInsert = 30_000
+
+    init(store: PostgresStore, session: PostgresSession) {
+        self.store = store
+        self.session = session
+    }
+
+    mutating func run(_ changes: ChangeSet) throws -> SaveResult {
+        let keys = try assignKeys(changes.inserted, preset: changes.presetIDs)
+        try insert(changes.inserted, keys: keys)
+        for row in changes.updated { try update(row) }
+        for (id, version) in changes.deleted { try delete(id, version: version) }
+        guard conflicts.isEmpty else { throw ObjectGraphError.conflict(conflicts) }
+        for contents in changes.toMany { try rewrite(contents) }
+        let record = HistoryRecord.of(changes, result: result, model: store.model, source: changes.source, tombstones: tombstones, insertedKeys: keys)
+        try store.writeHistory(record, in: session)
+        return result
+    }
+
+    private func permanent(_ id: ObjectID) -> ObjectID { result.permanentIDs[id] ?? id }
+
+    private func appendKey(_ id: ObjectID?, to binds: inout PostgresBindings) {
+        if let id { binds.append(permanent(id).rawKey) } else { binds.appendNull() }
+    }
+
+    /// The key of every inserted row, in order: preset and permanent IDs keep theirs; temporary ones take the next
+    /// keys of their tree's sequence.
+    private mutating func assignKeys(_ rows: [ChangeSet.Row], preset: [ObjectID: ObjectID]) throws -> [Int64] {
+        var keys = [Int64](repeating: 0, count: rows.count)
+        var groups: [String: [Int]] = [:]
+        var order: [String] = []
+        for (position, row) in rows.enumerated() {
+            let id = row.objectID
+            if let settled = preset[id] {
+                keys[position] = settled.rawKey
+            } else if !id.isTemporaryID {
+                keys[position] = id.rawKey
+            } else {
+                let root = store.model.entityIfPresent(id.entityName)?.rootName ?? id.entityName
+                if groups[root] == nil { order.append(root) }
+                groups[root, default: []].append(position)
+            }
+        }
+        var mapping = PermanentIDMap.Builder()
+        mapping.add(preset)
+        for root in order {
+            let positions = groups[root]!
+            let allocated = try PostgresStore.allocate(session, root: root, count: positions.count)
+            for (position, key) in zip(positions, allocated) {
+                let id = rows[position].objectID
+                keys[position] = key
+                mapping.add(id, ObjectID(entityName: id.entityName, rawKey: key))
+            }
+        }
+        result.permanentIDs = mapping.build()
+        return keys
+    }
+
+    /// Inserts each run of rows of one entity in multi-row statements.
+    private func insert(_ rows: [ChangeSet.Row], keys: [Int64]) throws {
+        var start = 0
+        while start < rows.count {
+            let entityName = rows[start].objectID.entityName
+            let (entity, table) = try store.layout(for: entityName)
+            guard let columns = table.entities[entity.name] else { throw ObjectGraphError.unknownEntity(entity.name) }
+            var end = start + 1
+            while end < rows.count && rows[end].objectID.entityName == entityName { end += 1 }
+            let width = 2 + columns.insertColumns.count
+            let perStatement = max(1, Self.bindsPerInsert / width)
+            let names = ([StorageNames.rowID, StorageNames.rowEntity] + columns.insertColumns).map(sqlQuoted).joined(separator: ", ")
+            for chunkStart in stride(from: start, to: end, by: perStatement) {
+                let chunk = chunkStart..<min(chunkStart + perStatement, end)
+                var binds = PostgresBindings(capacity: chunk.count * width)
+                var tuples: [String] = []
+                tuples.reserveCapacity(chunk.count)
+                for position in chunk {
+                    let first = binds.count
+                    tuples.append("(" + (1...width).map { "$\(first + $0)" }.joined(separator: ", ") + ")")
+                    binds.append(keys[position])
+                    binds.append(entityName)
+                    let values = rows[position].values
+                    for attribute in columns.storedAttributes { PostgresValueCoding.append(values[attribute], to: &binds) }
+                    for destination in rows[position].toOne { appendKey(destination, to: &binds) }
+                }
+                try guardingUniqueness(entity) {
+                    try session.query("INSERT INTO \(sqlQuoted(table.name)) (\(names)) VALUES \(tuples.joined(separator: ", "))", binds)
+                }
+            }
+            start = end
+        }
+    }
+
+    private mutating func update(_ row: ChangeSet.Row) throws {
+        let (entity, table) = try store.layout(for: row.objectID.entityName)
+        guard let columns = table.entities[entity.name] else { throw ObjectGraphError.unknownEntity(entity.name) }
+        var assignments: [String] = []
+        var binds = PostgresBindings()
+        for index in row.changedAttributes where !entity.attributes[index].isTransient {
+            PostgresValueCoding.append(row.values[index], to: &binds)
+            assignments.append("\(sqlQuoted(entity.attributeColumns[index])) = $\(binds.count)")
+        }
+        for slot in row.changedToOne {
+            appendKey(row.toOne[slot], to: &binds)
+            assignments.append("\(sqlQuoted(columns.insertColumns[columns.storedAttributes.count + slot])) = $\(binds.count)")
+        }
+        guard !assignments.isEmpty else { return }
+        assignments.append("\(Self.version) = \(Self.version) + 1")
+        binds.append(row.objectID.rawKey)
+        binds.append(row.version)
+        let sql = """
+            UPDATE \(sqlQuoted(table.name)) SET \(assignments.joined(separator: ", "))
+            WHERE \(Self.id) = $\(binds.count - 1) AND \(Self.version) = $\(binds.count)
+            """
+        let changed = try guardingUniqueness(entity) { try session.query(sql, binds).metadata.rows ?? 0 }
+        guard changed == 1 else {
+            conflicts.append(try conflict(row.objectID, table: table, expected: row.version, row: row, entity: entity))
+            return
+        }
+        result.versions[row.objectID] = row.version + 1
+    }
+
+    private mutating func delete(_ id: ObjectID, version: Int64) throws {
+        let (entity, table) = try store.layout(for: id.entityName)
+        if case let preserved = entity.preservedAttributes, !preserved.isEmpty,
+           let stored = try store.snapshot(of: id, table: table, in: session) {
+            tombstones[id] = Dictionary(uniqueKeysWithValues: preserved.map { (entity.attributes[$0].name, stored.values[$0]) })
+        }
+        var binds = PostgresBindings()
+        binds.append(id.rawKey)
+        binds.append(version)
+        let deleted = try session.query("DELETE FROM \(sqlQuoted(table.name)) WHERE \(Self.id) = $1 AND \(Self.version) = $2", binds).metadata.rows ?? 0
+        guard deleted == 1 else {
+            conflicts.append(try conflict(id, table: table, expected: version, row: nil, entity: entity))
+            return
+        }
+    }
+
+    private func rewrite(_ contents: ChangeSet.ToManyContents) throws {
+        let owner = permanent(contents.objectID)
+        let entity = try store.model.entity(named: owner.entityName)
+        guard let relationship = entity.relationship(named: contents.relationship) else {
+            throw ObjectGraphError.unknownKey(entity: entity.name, key: contents.relationship)
+        }
+        switch relationship.storage {
+        case .joinTable(let table, true):
+            var binds = PostgresBindings()
+            binds.append(owner.rawKey)
+            try session.query("DELETE FROM \(sqlQuoted(table)) WHERE source = $1", binds)
+            guard !contents.destinations.isEmpty else { return }
+            var rows = PostgresBindings()
+            rows.append(owner.rawKey)
+            rows.append(contents.destinations.map { permanent($0).rawKey })
+            // Positions only for an ordered relationship; an unordered one leaves them NULL.
+            let position = relationship.isOrdered ? "position - 1" : "NULL"
+            try session.query("""
+                INSERT INTO \(sqlQuoted(table)) (source, target, position)
+                SELECT $1, target, \(position) FROM unnest($2::BIGINT[]) WITH ORDINALITY AS members(target, position)
+                """, rows)
+        case .inverseForeignKey(_, let orderColumn?):
+            let destination = try store.model.entity(named: relationship.destinationEntityName)
+            var binds = PostgresBindings()
+            binds.append(contents.destinations.map { permanent($0).rawKey })
+            try session.query("""
+                UPDATE \(sqlQuoted(destination.tableName)) AS d SET \(sqlQuoted(orderColumn)) = members.position - 1
+                FROM unnest($1::BIGINT[]) WITH ORDINALITY AS members(key, position) WHERE d.\(Self.id) = members.key
+                """, binds)
+        default:
+            break
+        }
+    }
+
+    private func conflict(_ id: ObjectID, table: TableLayout, expected: Int64, row: ChangeSet.Row?, entity: ModelEntity) throws -> SaveConflict {
+        SaveConflict.make(row, id: id, expected: expected, stored: try store.snapshot(of: id, table: table, in: session), entity: entity)
+    }
+
+    /// Runs a statement, turning a broken uniqueness constraint into the error naming the constraint's keys.
+    private func guardingUniqueness<T>(_ entity: ModelEntity, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let failure as PostgresErrors.Failure where failure.sqlState == "23505" {
+            let constraint = failure.constraintName ?? ""
+            let keys = entity.uniquenessConstraints.first { keys in
+                constraint.hasPrefix("\(entity.tableName)(") && constraint.hasSuffix(" unique")
+                    && keys.allSatisfy { key in constraint.contains(entity.attributeIndex[key].map { entity.attributeColumns[$0] } ?? key) }
+            } ?? []
+            throw ObjectGraphError.uniquenessViolation(entity: entity.name, keys: keys, detail: failure.message)
+        }
+    }
+}
+
+extension PostgresStore {
+    /// The stored row `id`, read inside a save's transaction.
+    func snapshot(of id: ObjectID, table: TableLayout, in session: PostgresSession) throws -> Snapshot? {
+        var binds = PostgresBindings()
+        binds.append(id.rawKey)
+        let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(sqlQuoted(table.name)) AS t0 WHERE t0.\(sqlQuoted(StorageNames.rowID)) = $1"
+        return try session.query(sql, binds).first.map { try PostgresRowReader.snapshot($0, table: table) }
+    }
+}

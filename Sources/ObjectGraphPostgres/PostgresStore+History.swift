@@ -1,0 +1,145 @@
+import Foundation
+import ObjectGraph
+import PostgresNIO
+
+/// Persistent history in PostgreSQL, in the SQLite store's tables and format (`objectgraph.history`, and
+/// `objectgraph.history_changes` holding runs of consecutive keys), always on: hosts learn of each other's changes
+/// from it. A save numbers its transaction under an advisory lock held until it commits, and announces it with
+/// `NOTIFY objectgraph_history` (delivered at commit, never for a rolled-back save).
+extension PostgresStore {
+    /// Writes `record` as a new transaction, inside the save's transaction.
+    func writeHistory(_ record: HistoryRecord, in session: PostgresSession) throws {
+        guard !record.isEmpty else { return }
+        try session.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.historyLock))")
+        var binds = PostgresBindings()
+        binds.append(Date().timeIntervalSince1970)
+        binds.append(record.source.author)
+        binds.append(record.source.contextName)
+        binds.append(historyOrigin)
+        let number = try session.query("""
+            INSERT INTO \(sqlQuoted(PostgresSchema.historyTable)) (timestamp, author, context, origin) VALUES ($1, $2, $3, $4) RETURNING number
+            """, binds).first?.decode(Int64.self) ?? 0
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        // One row per run (an import of a million rows is one), a thousand runs per statement.
+        let runs = record.runs
+        for start in stride(from: 0, to: runs.count, by: 1_000) {
+            var rows = PostgresBindings()
+            var tuples: [String] = []
+            for run in runs[start..<min(start + 1_000, runs.count)] {
+                let first = rows.count
+                tuples.append("(" + (1...7).map { "$\(first + $0)" }.joined(separator: ", ") + ")")
+                rows.append(number)
+                rows.append(run.entityName)
+                rows.append(run.firstKey)
+                rows.append(run.count)
+                rows.append(run.kind.rawValue)
+                rows.append(run.properties.isEmpty ? nil : String(decoding: try encoder.encode(run.properties), as: UTF8.self))
+                rows.append(run.tombstone.isEmpty ? nil : String(decoding: try encoder.encode(run.tombstone), as: UTF8.self))
+            }
+            try session.query("""
+                INSERT INTO \(sqlQuoted(PostgresSchema.historyChangesTable)) ("transaction", entity, first_key, key_count, kind, properties, tombstone)
+                VALUES \(tuples.joined(separator: ", "))
+                """, rows)
+        }
+        var notice = PostgresBindings()
+        notice.append(Self.channel)
+        notice.append(historyOrigin)
+        try session.query("SELECT pg_notify($1, $2)", notice)
+    }
+
+    public func history(after token: PersistentHistoryToken?) throws -> [PersistentHistoryTransaction] {
+        try history(after: token, excludingOrigin: nil).transactions
+    }
+
+    /// The transactions after `token`, without those `excludingOrigin` wrote, and the number of the newest of all.
+    func history(after token: PersistentHistoryToken?, excludingOrigin: String?) throws -> (transactions: [PersistentHistoryTransaction], last: Int64) {
+        if let token { try check(token) }
+        let after = token?.transactionNumber ?? 0
+        return try read { session in
+            try session.transaction {
+                // One snapshot for the three reads: a transaction committed meanwhile is seen whole or not at all.
+                try session.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                if token != nil, let deleted = try session.query(
+                    "SELECT value FROM \(sqlQuoted(PostgresSchema.metadataTable)) WHERE key = 'history_deleted_through'"
+                ).first.flatMap({ Int64(try $0.decode(String.self)) }), after < deleted {
+                    throw ObjectGraphError.historyTokenExpired(
+                        path: location, token: token!.description,
+                        reason: "history through transaction \(deleted) was deleted, so the changes after the token are no longer all kept; refetch instead")
+                }
+                var binds = PostgresBindings()
+                binds.append(after)
+                var runs: [Int64: [HistoryRun]] = [:]
+                let decoder = JSONDecoder()
+                for row in try session.query("""
+                    SELECT "transaction", entity, first_key, key_count, kind, properties, tombstone FROM \(sqlQuoted(PostgresSchema.historyChangesTable))
+                    WHERE "transaction" > $1 ORDER BY "transaction", ctid
+                    """, binds) {
+                    let (number, entity, first, count, kindName, properties, tombstone) = try row.decode(
+                        (Int64, String, Int64, Int64, String, String?, String?).self)
+                    guard let kind = PersistentHistoryChange.ChangeType(rawValue: kindName) else { continue }
+                    runs[number, default: []].append(HistoryRun(
+                        entityName: entity, firstKey: first, count: count, kind: kind,
+                        properties: try properties.map { try decoder.decode([String].self, from: Data($0.utf8)) } ?? [],
+                        tombstone: try tombstone.map { try decoder.decode([String: AttributeValue].self, from: Data($0.utf8)) } ?? [:]))
+                }
+                var transactions: [PersistentHistoryTransaction] = []
+                var last = after
+                for row in try session.query("""
+                    SELECT number, timestamp, author, context, origin FROM \(sqlQuoted(PostgresSchema.historyTable)) WHERE number > $1 ORDER BY number
+                    """, binds) {
+                    let (number, timestamp, author, context, origin) = try row.decode((Int64, Double, String?, String?, String).self)
+                    last = number
+                    if origin == excludingOrigin { continue }
+                    transactions.append(PersistentHistoryTransaction(
+                        token: PersistentHistoryToken(storeIdentifier: identifier, transactionNumber: number),
+                        timestamp: Date(timeIntervalSince1970: timestamp), author: author, contextName: context,
+                        changes: (runs[number] ?? []).flatMap { $0.changes() }, origin: origin))
+                }
+                return (transactions, last)
+            }
+        }
+    }
+
+    public func lastHistoryToken() throws -> PersistentHistoryToken {
+        let number = try read { session in
+            try session.query("SELECT COALESCE(MAX(number), 0) FROM \(sqlQuoted(PostgresSchema.historyTable))").first?.decode(Int64.self) ?? 0
+        }
+        return PersistentHistoryToken(storeIdentifier: identifier, transactionNumber: number)
+    }
+
+    public func deleteHistory(before token: PersistentHistoryToken) throws -> Int {
+        try check(token)
+        return try PostgresErrors.writing(location) {
+            try pool.withSession { session in
+                try session.transaction {
+                    var binds = PostgresBindings()
+                    binds.append(token.transactionNumber)
+                    let removed = try session.query("DELETE FROM \(sqlQuoted(PostgresSchema.historyTable)) WHERE number < $1", binds).metadata.rows ?? 0
+                    var through = PostgresBindings()
+                    through.append("\(token.transactionNumber - 1)")
+                    try session.query("""
+                        INSERT INTO \(sqlQuoted(PostgresSchema.metadataTable)) (key, value) VALUES ('history_deleted_through', $1)
+                        ON CONFLICT (key) DO UPDATE SET value = GREATEST(CAST(\(sqlQuoted(PostgresSchema.metadataTable)).value AS BIGINT), CAST(excluded.value AS BIGINT))::TEXT
+                        """, through)
+                    return removed
+                }
+            }
+        }
+    }
+
+    private func check(_ token: PersistentHistoryToken) throws {
+        guard token.storeIdentifier == identifier else {
+            throw ObjectGraphError.historyTokenExpired(
+                path: location, token: token.description, reason: "it is a token of store \(token.storeIdentifier), and this store is \(identifier)")
+        }
+    }
+
+    // MARK: Other hosts
+
+    /// Listens on a connection of its own; each announcement by another coordinator reads the history after the
+    /// last transaction heard (on a queue of its own, off the event loop) and delivers it.
+    public func watchRemoteChanges(_ deliver: @escaping @Sendable ([PersistentHistoryTransaction]) -> Void) throws -> any RemoteChangeWatch {
+        try PostgresRemoteChangeListener(store: self, deliver: deliver)
+    }
+}

@@ -1,0 +1,286 @@
+import Foundation
+import Logging
+import ObjectGraph
+import PostgresNIO
+import PredicateFormat
+
+/// A store in a PostgreSQL database, shared by every host that opens it: the object graph of the SQLite store,
+/// its tables and names (a table per inheritance tree, `row.id`, `row.entity`, `row.version`, `objectgraph.metadata`
+/// holding the model), its predicates (compiled in PostgreSQL's dialect, values always bound), its optimistic
+/// locking and merge policies, and its persistent history, which every save records and announces with
+/// `NOTIFY`, so that coordinators on other hosts merge it (``PersistentStoreCoordinator/init(model:store:watchesRemoteChanges:)``).
+///
+/// ```swift
+/// let store = try PostgresStore(configuration: PostgresStoreConfiguration(url: "postgres://app@db.local/books"), model: model)
+/// let coordinator = try PersistentStoreCoordinator(model: model, store: store, watchesRemoteChanges: true)
+/// ```
+///
+/// Calls are synchronous, like the SQLite store's: each waits for the server on the caller's thread, never longer
+/// than ``PostgresStoreConfiguration/queryTimeout``.
+public final class PostgresStore: PersistentStore, RemoteChangeSource {
+    public let identifier: String
+    public let location: String
+    let model: Model
+    let pool: PostgresConnectionPool
+    let tables: [String: TableLayout]
+    let schema: ModelSQLSchema
+    /// Names this open store in the history it records, so that its coordinator skips its own transactions.
+    let historyOrigin = UUID().uuidString
+    /// The channel saves announce their transactions on.
+    static let channel = "objectgraph_history"
+    /// Statements, at trace level, when `OBJECTGRAPH_SQL_DEBUG=1`.
+    static let sqlLogger: Logger = {
+        var logger = Logger(label: "ObjectGraph.PostgresStore.SQL")
+        logger.logLevel = ProcessInfo.processInfo.environment["OBJECTGRAPH_SQL_DEBUG"] == "1" ? .debug : .error
+        return logger
+    }()
+
+    /// Opens the store in the database `configuration` names, creating its tables when the database is empty.
+    ///
+    /// - Throws: ``ObjectGraphError/storeUnavailable(path:reason:)`` when the server cannot be reached or refuses
+    ///   the connection, or the database holds other tables; ``ObjectGraphError/modelMismatch(path:storeHash:modelHash:)``
+    ///   when it holds a store of another model. The path names the user, host, port and database.
+    public init(configuration: PostgresStoreConfiguration, model: Model) throws {
+        self.model = model
+        location = configuration.location
+        pool = try PostgresConnectionPool(configuration: configuration)
+        let layouts = model.entities.filter { $0.rootName == $0.name }.map { TableLayout(root: $0, model: model) }
+        tables = Dictionary(uniqueKeysWithValues: layouts.map { ($0.rootEntity, $0) })
+        schema = ModelSQLSchema(model: model)
+        let location = location
+        identifier = try pool.withSession { session in
+            do {
+                return try PostgresSchema.prepare(session, model: model, tables: layouts, location: location)
+            } catch let failure as PostgresErrors.Failure {
+                throw ObjectGraphError.storeUnavailable(path: location, reason: failure.reason)
+            }
+        }
+    }
+
+    /// ``init(configuration:model:)`` from a URL (`postgres://user:password@host:port/database`).
+    public convenience init(url: String, model: Model) throws {
+        try self.init(configuration: try PostgresStoreConfiguration(url: url), model: model)
+    }
+
+    func layout(for entityName: String) throws -> (ModelEntity, TableLayout) {
+        let entity = try model.entity(named: entityName)
+        guard let table = tables[entity.rootName] else { throw ObjectGraphError.unknownEntity(entityName) }
+        return (entity, table)
+    }
+
+    func read<T>(_ body: (PostgresSession) throws -> T) throws -> T {
+        try PostgresErrors.reading(location) { try pool.withSession(body) }
+    }
+
+    // MARK: Reading
+
+    public func snapshots(for ids: [ObjectID]) throws -> [Snapshot] {
+        let groups = Dictionary(grouping: ids.filter { !$0.isTemporaryID }) { model.entityIfPresent($0.entityName)?.rootName ?? $0.entityName }
+        guard !groups.isEmpty else { return [] }
+        return try read { session in
+            var result: [Snapshot] = []
+            for (root, group) in groups {
+                guard let table = tables[root] else { throw ObjectGraphError.unknownEntity(root) }
+                let requested = Dictionary(group.map { ($0.rawKey, $0.entityName) }) { first, _ in first }
+                var binds = PostgresBindings()
+                binds.append(group.map(\.rawKey))
+                let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(sqlQuoted(table.name)) AS t0 WHERE t0.\(sqlQuoted(StorageNames.rowID)) = ANY($1)"
+                for row in try session.query(sql, binds) {
+                    let snapshot = try PostgresRowReader.snapshot(row, table: table)
+                    // The key may hold a row of another entity of the tree than the one asked for.
+                    if let asked = requested[snapshot.objectID.rawKey].flatMap(model.entityIfPresent),
+                       model.entityIfPresent(snapshot.objectID.entityName)?.isKind(of: asked) == true {
+                        result.append(snapshot)
+                    }
+                }
+            }
+            return result
+        }
+    }
+
+    /// The SELECT of a request with `columns`, in its order when `ordered`, sliced by its offset and limit.
+    func selectSQL(
+        _ request: StoreFetchRequest, columns: (TableLayout) -> String, ordered: Bool, sliced: Bool = true, extraTerms: [[String]] = [],
+        expressions: [FormatExpression] = []
+    ) throws -> (sql: String, binds: PostgresBindings, terms: [String], expressions: [(sql: String, family: PredicateValue.Family?)]) {
+        let (entity, table) = try layout(for: request.entityName)
+        var conditions: [String] = []
+        var arguments: [String] = []
+        let names = request.includesSubentities ? entity.selfAndDescendantNames : [entity.name]
+        if names.count < (model.entityIfPresent(entity.rootName)?.selfAndDescendantNames.count ?? 0) {
+            conditions.append("t0.\(sqlQuoted(StorageNames.rowEntity)) IN (\((1...names.count).map { "$\($0)" }.joined(separator: ", ")))")
+            arguments = names
+        }
+        let sortPaths = ordered ? request.sortKeys.map(\.keyPath) : []
+        let compiled: CompiledPredicate
+        do {
+            compiled = try SQLCompiler(schema: schema, dialect: .postgres).compile(
+                request.predicate, entity: entity.name, alias: "t0", terms: sortPaths + extraTerms, expressions: expressions,
+                aggregatingRows: true, firstArgumentIndex: arguments.count + 1)
+        } catch {
+            throw ObjectGraphError.invalidPredicate(entity: entity.name, error: error)
+        }
+        conditions.append(compiled.condition)
+        var binds = PostgresSchema.binds(arguments)
+        for value in compiled.arguments { PostgresValueCoding.append(value, to: &binds) }
+        var sql = "SELECT \(columns(table)) FROM \(sqlQuoted(table.name)) AS t0 \(compiled.joins.joined(separator: " ")) WHERE \(conditions.joined(separator: " AND "))"
+        if ordered {
+            var order: [String] = []
+            for (key, term) in zip(request.sortKeys, compiled.terms) {
+                let isString = model.attribute(at: key.keyPath, from: entity)?.type == .string
+                var value = key.foldOptions.isEmpty ? term : "og_fold(\(term), \(key.foldOptions.rawValue))"
+                if isString { value += " COLLATE \"C\"" }
+                // Nil sorts first ascending, as in SQLite and in memory.
+                order.append("\(value) \(key.ascending ? "ASC NULLS FIRST" : "DESC NULLS LAST")")
+            }
+            order.append("t0.\(sqlQuoted(StorageNames.rowID))")
+            sql += " ORDER BY " + order.joined(separator: ", ")
+        }
+        if sliced && (request.limit != nil || request.offset > 0) {
+            sql += " LIMIT $\(binds.count + 1) OFFSET $\(binds.count + 2)"
+            binds.append(request.limit.map(Int64.init))
+            binds.append(Int64(request.offset))
+        }
+        return (sql, binds, Array(compiled.terms.dropFirst(sortPaths.count)), Array(zip(compiled.expressions, compiled.expressionFamilies)))
+    }
+
+    public func fetch(_ request: StoreFetchRequest) throws -> [Snapshot] {
+        let (_, table) = try layout(for: request.entityName)
+        let (sql, binds, _, _) = try selectSQL(request, columns: { $0.selectList.joined(separator: ", ") }, ordered: true)
+        return try read { session in try session.query(sql, binds).map { try PostgresRowReader.snapshot($0, table: table) } }
+    }
+
+    public func fetchIDs(_ request: StoreFetchRequest) throws -> [ObjectID] {
+        let (sql, binds, _, _) = try selectSQL(
+            request, columns: { _ in "t0.\(sqlQuoted(StorageNames.rowID)), t0.\(sqlQuoted(StorageNames.rowEntity))" }, ordered: true)
+        return try read { session in
+            try session.query(sql, binds).map { row in
+                let (key, name) = try row.decode((Int64, String).self)
+                return ObjectID(entityName: name, rawKey: key)
+            }
+        }
+    }
+
+    public func count(_ request: StoreFetchRequest) throws -> Int {
+        let (sql, binds, _, _) = try selectSQL(request, columns: { _ in "1" }, ordered: false)
+        return try read { session in
+            Int(try session.query("SELECT COUNT(*) FROM (\(sql)) AS selected", binds).first?.decode(Int64.self) ?? 0)
+        }
+    }
+
+    public func relatedIDs(of id: ObjectID, relationship: ModelRelationship) throws -> [ObjectID] {
+        try relatedIDs(of: [id], relationship: relationship)[id] ?? []
+    }
+
+    public func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [ObjectID: [ObjectID]] {
+        let owners = ids.filter { !$0.isTemporaryID }
+        guard !owners.isEmpty else { return [:] }
+        let destination = try model.entity(named: relationship.destinationEntityName)
+        let destinationTable = sqlQuoted(destination.tableName)
+        let id = sqlQuoted(StorageNames.rowID), entityColumn = sqlQuoted(StorageNames.rowEntity)
+        let sql: String
+        switch relationship.storage {
+        case .inverseForeignKey(let column, let orderColumn):
+            let order = orderColumn.map { "d.\(sqlQuoted($0)), " } ?? ""
+            sql = "SELECT d.\(sqlQuoted(column)), d.\(id), d.\(entityColumn) FROM \(destinationTable) AS d WHERE d.\(sqlQuoted(column)) = ANY($1) ORDER BY \(order)d.\(id)"
+        case .joinTable(let table, let isSourceSide):
+            let (owner, target) = isSourceSide ? ("source", "target") : ("target", "source")
+            let order = relationship.isOrdered && isSourceSide ? "j.position, " : ""
+            sql = """
+                SELECT j.\(owner), d.\(id), d.\(entityColumn) FROM \(sqlQuoted(table)) AS j JOIN \(destinationTable) AS d ON d.\(id) = j.\(target)
+                WHERE j.\(owner) = ANY($1) ORDER BY \(order)d.\(id)
+                """
+        case .foreignKey:
+            throw ObjectGraphError.unknownKey(entity: relationship.destinationEntityName, key: relationship.name)
+        }
+        var binds = PostgresBindings()
+        binds.append(owners.map(\.rawKey))
+        let byKey = Dictionary(owners.map { ($0.rawKey, $0) }) { first, _ in first }
+        return try read { session in
+            var result: [ObjectID: [ObjectID]] = Dictionary(uniqueKeysWithValues: owners.map { ($0, []) })
+            for row in try session.query(sql, binds) {
+                let (ownerKey, key, name) = try row.decode((Int64, Int64, String).self)
+                guard let owner = byKey[ownerKey] else { continue }
+                result[owner, default: []].append(ObjectID(entityName: name, rawKey: key))
+            }
+            return result
+        }
+    }
+
+    public func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[String: AttributeValue]] {
+        try PostgresDictionaryQuery(store: self, request: request).run()
+    }
+
+    // MARK: Keys
+
+    public func allocatePrimaryKeys(rootEntity: String, count: Int) throws -> [Int64] {
+        guard count > 0 else { return [] }
+        return try PostgresErrors.writing(location) {
+            try pool.withSession { session in try Self.allocate(session, root: rootEntity, count: count) }
+        }
+    }
+
+    /// Moves the tree's sequence past `count` keys and returns them. The row lock the update takes orders hosts'
+    /// allocations: no key is handed out twice.
+    static func allocate(_ session: PostgresSession, root: String, count: Int) throws -> [Int64] {
+        var binds = PostgresBindings()
+        binds.append(Int64(count))
+        binds.append(root)
+        guard let last = try session.query(
+            "UPDATE \(sqlQuoted(PostgresSchema.sequenceTable)) SET max_key = max_key + $1 WHERE entity = $2 RETURNING max_key", binds)
+            .first?.decode(Int64.self) else {
+            throw ObjectGraphError.unknownEntity(root)
+        }
+        return Array((last - Int64(count) + 1)...last)
+    }
+
+    // MARK: Saving
+
+    public func save(_ changes: ChangeSet) throws -> SaveResult {
+        guard !changes.isEmpty else { return SaveResult() }
+        return try PostgresErrors.writing(location) {
+            try pool.withSession { session in
+                try session.transaction {
+                    var transaction = PostgresSaveTransaction(store: self, session: session)
+                    return try transaction.run(changes)
+                }
+            }
+        }
+    }
+}
+
+/// Rows of a table's ``TableLayout/selectList`` as snapshots.
+enum PostgresRowReader {
+    static func snapshot(_ row: PostgresRow, table: TableLayout) throws -> Snapshot {
+        let cells = row.makeRandomAccess()
+        let key = try cells[0].decode(Int64.self)
+        let entityName: String
+        let columns: TableLayout.EntityColumns
+        if let single = table.single {
+            (entityName, columns) = single
+        } else {
+            entityName = try cells[1].decode(String.self)
+            guard let found = table.entities[entityName] else { throw ObjectGraphError.unknownEntity(entityName) }
+            columns = found
+        }
+        var values: [AttributeValue] = []
+        values.reserveCapacity(columns.attributeTypes.count)
+        for index in columns.attributeTypes.indices {
+            let position = columns.attributes[index]
+            values.append(position < 0 ? columns.defaults[index] : try PostgresValueCoding.decode(cells[position], as: columns.attributeTypes[index]))
+        }
+        var toOne: [ObjectID?] = []
+        for slot in columns.toOne.indices {
+            let cell = cells[columns.toOne[slot]]
+            guard cell.bytes != nil else {
+                toOne.append(nil)
+                continue
+            }
+            let destination = try columns.toOneEntity[slot].map { try cells[$0].decode(String.self) } ?? columns.toOneDestination[slot]
+            toOne.append(ObjectID(entityName: destination, rawKey: try cell.decode(Int64.self)))
+        }
+        return Snapshot(
+            objectID: ObjectID(entityName: entityName, rawKey: key), version: try cells[2].decode(Int64.self),
+            values: AttributeValues(values), toOne: toOne)
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import ObjectGraph
+import PostgresNIO
+
+/// Where a PostgreSQL store lives and how long its calls may take.
+///
+/// ```swift
+/// let configuration = try PostgresStoreConfiguration(url: "postgres://app:secret@db.local:5432/books")
+/// let store = try PostgresStore(configuration: configuration, model: model)
+/// ```
+public struct PostgresStoreConfiguration: Sendable {
+    /// Whether the connection is encrypted.
+    public enum TLS: Sendable, Hashable {
+        /// Plain TCP (a server on loopback or a private network).
+        case disable
+        /// TLS with the system's trusted certificates and the host's name checked; the connection fails without it.
+        case require
+    }
+
+    /// The server's host name or address.
+    public var host: String
+    /// The server's port.
+    public var port: Int
+    /// The role to connect as.
+    public var username: String
+    /// The role's password, when the server asks for one.
+    public var password: String?
+    /// The database holding the store.
+    public var database: String
+    /// Whether to encrypt the connection.
+    public var tls: TLS
+    /// How long connecting may take before the store reports the server unreachable.
+    public var connectTimeout: Duration = .seconds(10)
+    /// How long one statement may take, waiting included, before the store gives up on it, closes its connection and
+    /// throws: a call on the main queue never hangs on a slow or dead server for longer than this.
+    public var queryTimeout: Duration = .seconds(30)
+    /// How many connections the store keeps open at most; a call waits for a free one.
+    public var maximumConnections: Int = 4
+
+    /// Describes a server.
+    public init(host: String, port: Int = 5432, username: String, password: String? = nil, database: String, tls: TLS = .disable) {
+        self.host = host
+        self.port = port
+        self.username = username
+        self.password = password
+        self.database = database
+        self.tls = tls
+    }
+
+    /// Reads a URL of the form `postgres://user:password@host:port/database`, with `?sslmode=require` for TLS.
+    ///
+    /// - Throws: ``ObjectGraphError/storeUnavailable(path:reason:)`` naming what is missing or wrong in the URL.
+    public init(url text: String) throws {
+        guard let url = URLComponents(string: text), ["postgres", "postgresql"].contains(url.scheme ?? "") else {
+            throw ObjectGraphError.storeUnavailable(path: text, reason: "not a PostgreSQL URL; write postgres://user:password@host:port/database")
+        }
+        guard let host = url.host, !host.isEmpty else {
+            throw ObjectGraphError.storeUnavailable(path: text, reason: "the URL names no host")
+        }
+        guard let user = url.user, !user.isEmpty else {
+            throw ObjectGraphError.storeUnavailable(path: text, reason: "the URL names no user (postgres://user@\(host)/database)")
+        }
+        let database = String(url.path.drop { $0 == "/" })
+        guard !database.isEmpty else {
+            throw ObjectGraphError.storeUnavailable(path: text, reason: "the URL names no database (postgres://\(user)@\(host)/database)")
+        }
+        let sslMode = url.queryItems?.first { $0.name == "sslmode" }?.value ?? "disable"
+        guard ["disable", "require"].contains(sslMode) else {
+            throw ObjectGraphError.storeUnavailable(path: text, reason: "sslmode '\(sslMode)' is not supported; use disable or require")
+        }
+        self.init(
+            host: host, port: url.port ?? 5432, username: user.removingPercentEncoding ?? user,
+            password: url.password?.removingPercentEncoding, database: database.removingPercentEncoding ?? database,
+            tls: sslMode == "require" ? .require : .disable)
+    }
+
+    /// The store's location as errors name it: the URL without the password.
+    public var location: String { "postgres://\(username)@\(host):\(port)/\(database)" }
+
+    func connectionConfiguration() throws -> PostgresConnection.Configuration {
+        let tls: PostgresConnection.Configuration.TLS
+        switch self.tls {
+        case .disable: tls = .disable
+        case .require:
+            do {
+                tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            } catch {
+                throw ObjectGraphError.storeUnavailable(path: location, reason: "TLS could not be set up: \(error)")
+            }
+        }
+        var configuration = PostgresConnection.Configuration(
+            host: host, port: port, username: username, password: password, database: database, tls: tls)
+        configuration.options.connectTimeout = .nanoseconds(Int64(connectTimeout.components.seconds) * 1_000_000_000
+            + Int64(connectTimeout.components.attoseconds / 1_000_000_000))
+        return configuration
+    }
+}
