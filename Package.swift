@@ -64,6 +64,7 @@ let package = Package(
             name: "objectgraph",
             dependencies: [
                 "ObjectGraph",
+                "ObjectGraphPostgres",
                 "ObjectGraphBenchmarks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),

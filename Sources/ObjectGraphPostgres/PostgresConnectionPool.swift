@@ -149,8 +149,10 @@ final class PostgresSession: Sendable {
 }
 
 extension PostgresConnection {
-    /// Closes the connection without waiting for it to be closed.
+    /// Closes the connection without waiting for it to be closed. The connection is kept until it is: postgres-nio
+    /// requires a connection to be closed before it is released.
     func closeSoon() {
-        let _: EventLoopFuture<Void> = close()
+        let closed: EventLoopFuture<Void> = close()
+        closed.whenComplete { _ in withExtendedLifetime(self) {} }
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ObjectGraph
+import ObjectGraphPostgres
 
 extension DataStack.Layout: ExpressibleByArgument {}
 
@@ -12,6 +13,8 @@ struct Demo: AsyncParsableCommand {
     @Option(help: "The store file, kept and added to by later runs (default: a fresh objectgraph-demo.sqlite in the temporary folder each run).")
     var store: String?
     @Flag(help: "Use an in-memory store instead of a file.") var inMemory = false
+    @Option(help: "A PostgreSQL database instead of a file (postgres://user:password@host:port/database); other hosts running the demo against it share the books.")
+    var postgres: String?
     @Option(help: "Books per background save.") var batch = 5_000
     @Option(help: "The stack's layout: nested (writer <- main <- workers) or siblings.") var layout: DataStack.Layout = .nested
 
@@ -21,14 +24,24 @@ struct Demo: AsyncParsableCommand {
         let path = store ?? FileManager.default.temporaryDirectory.appendingPathComponent("objectgraph-demo.sqlite").path
         // The default store starts empty each run, so repeated runs measure the same import rather than one into an
         // ever larger store; a store named with --store is the user's, kept and added to.
-        if store == nil && !inMemory {
+        if store == nil && !inMemory && postgres == nil {
             for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
                 try FileManager.default.removeItem(atPath: path + suffix)
             }
         }
-        let stack = inMemory ? DataStack.inMemory(model: model, layout: layout)
-            : try DataStack(databaseFileName: path, model: model, layout: layout)
-        print("store: \(inMemory ? "in memory" : path), layout: \(layout.rawValue)")
+        let stack: DataStack
+        let place: String
+        if let postgres {
+            let store = try PostgresStore(url: postgres, model: model)
+            // Other hosts' imports reach this one's main context through the writer, which merges what it hears.
+            stack = DataStack(coordinator: try PersistentStoreCoordinator(model: model, store: store, watchesRemoteChanges: true), layout: layout)
+            place = store.location
+        } else if inMemory {
+            (stack, place) = (DataStack.inMemory(model: model, layout: layout), "in memory")
+        } else {
+            (stack, place) = (try DataStack(databaseFileName: path, model: model, layout: layout), path)
+        }
+        print("store: \(place), layout: \(layout.rawValue)")
         #if DEBUG
         // A debug build's stalls and rates are the unoptimized code's, not the library's.
         print("note: this is a debug build; its timings are not representative. For release figures:")

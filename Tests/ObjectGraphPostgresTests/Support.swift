@@ -127,3 +127,31 @@ final class TestStore: Sendable {
         if let folder { try? FileManager.default.removeItem(at: folder) }
     }
 }
+
+/// A connection of the test's own to a test database, for holding locks and ending other sessions.
+final class AdminConnection: Sendable {
+    let connection: PostgresConnection
+
+    private init(connection: PostgresConnection) { self.connection = connection }
+
+    static func open(_ configuration: PostgresStoreConfiguration) async throws -> AdminConnection {
+        let connection = try await PostgresConnection.connect(
+            configuration: PostgresConnection.Configuration(
+                host: configuration.host, port: configuration.port, username: configuration.username, password: configuration.password,
+                database: configuration.database, tls: .disable),
+            id: 2, logger: Logger(label: "tests"))
+        return AdminConnection(connection: connection)
+    }
+
+    /// Runs `sql` and returns the first column of each row as text.
+    @discardableResult
+    func query(_ sql: String) async throws -> [String?] {
+        var values: [String?] = []
+        for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "tests")) {
+            values.append(try row.makeRandomAccess()[0].decode(String?.self))
+        }
+        return values
+    }
+
+    func close() async { try? await connection.close() }
+}
