@@ -1,6 +1,11 @@
 // swift-tools-version: 6.1
 import CompilerPluginSupport
+import Foundation
 import PackageDescription
+
+// The ThreadSanitizer pass of scripts/test.sh runs the core's concurrency suites; it sets this to leave the
+// PostgreSQL product out of its build, which would otherwise compile SwiftNIO and BoringSSL a second time.
+let includesPostgres = ProcessInfo.processInfo.environment["OBJECTGRAPH_WITHOUT_POSTGRES"] == nil
 
 let package = Package(
     name: "ObjectGraph",
@@ -10,8 +15,6 @@ let package = Package(
         .library(name: "PredicateFormat", targets: ["PredicateFormat"]),
         .executable(name: "objectgraph", targets: ["objectgraph"]),
         .library(name: "ObjectGraphBenchmarks", targets: ["ObjectGraphBenchmarks"]),
-        // A product of its own, so that users of the SQLite store do not build SwiftNIO.
-        .library(name: "ObjectGraphPostgres", targets: ["ObjectGraphPostgres"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -20,8 +23,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // `swift package generate-documentation` (scripts/docs.sh): the DocC catalogs of ObjectGraph and PredicateFormat.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
-        // The PostgreSQL store (ObjectGraphPostgres only).
-        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .target(name: "PredicateFormat", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
@@ -45,17 +46,6 @@ let package = Package(
             ]
         ),
         .target(
-            name: "ObjectGraphPostgres",
-            dependencies: [
-                "ObjectGraph",
-                "PredicateFormat",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
-        .testTarget(name: "ObjectGraphPostgresTests", dependencies: ["ObjectGraphPostgres", "ObjectGraph", "PredicateFormat"]),
-        .target(
             name: "ObjectGraphBenchmarks",
             dependencies: ["ObjectGraph", .product(name: "GRDBSQLite", package: "GRDB.swift"), .product(name: "GRDB", package: "GRDB.swift")]
         ),
@@ -64,7 +54,6 @@ let package = Package(
             name: "objectgraph",
             dependencies: [
                 "ObjectGraph",
-                "ObjectGraphPostgres",
                 "ObjectGraphBenchmarks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -87,3 +76,24 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+if includesPostgres {
+    // A product of its own, so that users of the SQLite store do not build SwiftNIO.
+    package.products.append(.library(name: "ObjectGraphPostgres", targets: ["ObjectGraphPostgres"]))
+    package.dependencies.append(.package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"))
+    package.targets += [
+        .target(
+            name: "ObjectGraphPostgres",
+            dependencies: [
+                "ObjectGraph",
+                "PredicateFormat",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "ObjectGraphPostgresTests", dependencies: ["ObjectGraphPostgres", "ObjectGraph", "PredicateFormat"]),
+    ]
+    // The demo's --postgres.
+    package.targets.first { $0.name == "objectgraph" }?.dependencies.append("ObjectGraphPostgres")
+}

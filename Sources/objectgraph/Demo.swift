@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import ObjectGraph
+#if canImport(ObjectGraphPostgres)
 import ObjectGraphPostgres
+#endif
 
 extension DataStack.Layout: ExpressibleByArgument {}
 
@@ -32,10 +34,14 @@ struct Demo: AsyncParsableCommand {
         let stack: DataStack
         let place: String
         if let postgres {
+            #if canImport(ObjectGraphPostgres)
             let store = try PostgresStore(url: postgres, model: model)
             // Other hosts' imports reach this one's main context through the writer, which merges what it hears.
             stack = DataStack(coordinator: try PersistentStoreCoordinator(model: model, store: store, watchesRemoteChanges: true), layout: layout)
             place = store.location
+            #else
+            throw ValidationError("this build leaves the PostgreSQL store out (OBJECTGRAPH_WITHOUT_POSTGRES); --postgres \(postgres) cannot be used")
+            #endif
         } else if inMemory {
             (stack, place) = (DataStack.inMemory(model: model, layout: layout), "in memory")
         } else {
