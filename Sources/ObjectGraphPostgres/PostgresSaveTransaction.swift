@@ -207,10 +207,11 @@ struct PostgresSaveTransaction {
 
 extension PostgresStore {
     /// The stored row `id`, read inside a save's transaction.
-    func snapshot(of id: ObjectID, table: TableLayout, in session: PostgresSession) throws -> Snapshot? {
+    func snapshot(of id: ObjectID, table: TableLayout, in session: PostgresSession, locking: Bool = false) throws -> Snapshot? {
         var binds = PostgresBindings()
         binds.append(id.rawKey)
         let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(sqlQuoted(table.name)) AS t0 WHERE t0.\(sqlQuoted(StorageNames.rowID)) = $1"
+            + (locking ? " FOR UPDATE OF t0" : "")
         return try session.query(sql, binds).first.map { try PostgresRowReader.snapshot($0, table: table) }
     }
 }

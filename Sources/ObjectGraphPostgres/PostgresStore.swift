@@ -101,7 +101,7 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
     /// The SELECT of a request with `columns`, in its order when `ordered`, sliced by its offset and limit.
     func selectSQL(
         _ request: StoreFetchRequest, columns: (TableLayout) -> String, ordered: Bool, sliced: Bool = true, extraTerms: [[String]] = [],
-        expressions: [FormatExpression] = []
+        expressions: [FormatExpression] = [], locking: Bool = false
     ) throws -> (sql: String, binds: PostgresBindings, terms: [String], expressions: [(sql: String, family: PredicateValue.Family?)]) {
         let (entity, table) = try layout(for: request.entityName)
         var conditions: [String] = []
@@ -141,6 +141,8 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
             binds.append(request.limit.map(Int64.init))
             binds.append(Int64(request.offset))
         }
+        // A batch request's plan locks the rows it read until its transaction ends, so no other save slips between.
+        if locking { sql += " FOR UPDATE OF t0" }
         return (sql, binds, Array(compiled.terms.dropFirst(sortPaths.count)), Array(zip(compiled.expressions, compiled.expressionFamilies)))
     }
 
@@ -173,6 +175,12 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
     }
 
     public func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [ObjectID: [ObjectID]] {
+        try relatedIDs(of: ids, relationship: relationship, in: nil)
+    }
+
+    /// The destinations of a to-many relationship for many owners, read on `session` when one is given (inside its
+    /// transaction), else on a connection of the pool.
+    func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship, in session: PostgresSession?) throws -> [ObjectID: [ObjectID]] {
         let owners = ids.filter { !$0.isTemporaryID }
         guard !owners.isEmpty else { return [:] }
         let destination = try model.entity(named: relationship.destinationEntityName)
@@ -196,7 +204,7 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
         var binds = PostgresBindings()
         binds.append(owners.map(\.rawKey))
         let byKey = Dictionary(owners.map { ($0.rawKey, $0) }) { first, _ in first }
-        return try read { session in
+        let read = { (session: PostgresSession) throws -> [ObjectID: [ObjectID]] in
             var result: [ObjectID: [ObjectID]] = Dictionary(uniqueKeysWithValues: owners.map { ($0, []) })
             for row in try session.query(sql, binds) {
                 let (ownerKey, key, name) = try row.decode((Int64, Int64, String).self)
@@ -205,6 +213,8 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
             }
             return result
         }
+        if let session { return try read(session) }
+        return try self.read(read)
     }
 
     public func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[String: AttributeValue]] {

@@ -240,6 +240,54 @@ import Testing
     }
 }
 
+extension StoreConformanceTests {
+    @Test(arguments: StoreKind.allCases)
+    func batchInsertsUpsertOnConstraintsAndUpdatesComputeValues(_ kind: StoreKind) async throws {
+        try await withStore(kind) { coordinator in
+            _ = try await seed(coordinator, count: 2)
+            var insert = BatchInsertRequest(entityName: "Book", objects: [
+                ["title": .string("New"), "pages": .int(5), "isbn": .string("N-1")],
+                ["title": .string("Replaced"), "pages": .int(10), "isbn": .string("Émile 0")],
+            ])
+            insert.resultType = .objectIDs
+            let inserted = try coordinator.execute(insert)
+            #expect(inserted.count == 2 && inserted.changes?.insertedObjectIDs.count == 1 && inserted.changes?.updatedObjectIDs.count == 1)
+            let update = try BatchUpdateRequest(entityName: "Book", format: "pages >= 10", set: ["pages": "pages + 1", "title": "uppercase:(title)"])
+            #expect(try coordinator.execute(update).count == 2)
+            let rows = try await ObjectContext(coordinator: coordinator).perform { ctx in
+                try ctx.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("pages")])).map {
+                    [try $0.value(forKey: "title"), try $0.value(forKey: "pages")]
+                }
+            }
+            #expect(rows == [[.string("New"), .int(5)], [.string("REPLACED"), .int(11)], [.string("BOOK 1"), .int(21)]])
+            let bad = BatchInsertRequest(entityName: "Book", objects: [["title": .string("A")], ["title": .string("B"), "pages": .string("many")]])
+            #expect(throws: ObjectGraphError.self) { try coordinator.execute(bad) }
+            #expect(try coordinator.store.count(StoreFetchRequest(entityName: "Book")) == 3)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func batchDeletesCascadeNullifyAndRecordHistory(_ kind: StoreKind) async throws {
+        try await withStore(kind) { coordinator in
+            _ = try await seed(coordinator, count: 3)
+            try await ObjectContext(coordinator: coordinator).perform { ctx in
+                let book = try ctx.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("title")])).first!
+                try ctx.insert("Chapter").setObject(book, forKey: "book")
+                try ctx.save()
+            }
+            let before = try coordinator.lastHistoryToken()
+            var delete = BatchDeleteRequest(entityName: "Author")
+            delete.resultType = .objectIDs
+            let result = try coordinator.execute(delete, source: TransactionSource(author: "cleaner"))
+            #expect(result.count == 1)
+            #expect(try coordinator.store.count(StoreFetchRequest(entityName: "Book")) == 0)
+            #expect(try coordinator.store.count(StoreFetchRequest(entityName: "Chapter")) == 0)
+            let transactions = try coordinator.history(after: before)
+            #expect(transactions.map(\.author) == ["cleaner"] && transactions.first?.deletedObjectIDs.count == 5)
+        }
+    }
+}
+
 extension AttributeValue {
     var stringValue: String? { if case .string(let text) = self { text } else { nil } }
 }

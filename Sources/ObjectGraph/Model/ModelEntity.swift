@@ -31,7 +31,7 @@ public final class ModelEntity: Sendable {
     let attributeTypes: [AttributeType]
     let relationshipIndex: [String: Int]
     /// The position of each to-one relationship in an object's to-one slots (nil for to-many).
-    let toOneSlot: [Int?]
+    package let toOneSlot: [Int?]
     /// The number of to-one slots.
     let toOneCount: Int
     /// The class whose instances represent this entity's objects.

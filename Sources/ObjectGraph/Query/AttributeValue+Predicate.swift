@@ -2,7 +2,7 @@ import PredicateFormat
 
 extension AttributeValue {
     /// The same value in the predicate language.
-    var predicateValue: PredicateValue {
+    package var predicateValue: PredicateValue {
         switch self {
         case .null: .null
         case .bool(let v): .bool(v)

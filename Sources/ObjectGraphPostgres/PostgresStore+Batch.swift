@@ -1,0 +1,71 @@
+import ObjectGraph
+import PostgresNIO
+import PredicateFormat
+
+/// Batch requests on PostgreSQL: each becomes its `BatchPlan` (the change set a context would save), read and
+/// saved in one transaction, with the rows it read locked until it ends; the save records the request in history
+/// with its source and announces it, as any save.
+extension PostgresStore {
+    public func execute(_ request: BatchRequest, source: TransactionSource) throws -> BatchResult {
+        try PostgresErrors.writing(location) {
+            try pool.withSession { session in
+                try session.transaction {
+                    var plan = try BatchPlan.make(request, model: model, reading: PostgresBatchReading(store: self, session: session))
+                    plan.changes.source = source
+                    var transaction = PostgresSaveTransaction(store: self, session: session)
+                    return plan.result(of: request, saved: try transaction.run(plan.changes))
+                }
+            }
+        }
+    }
+}
+
+/// The rows a batch plan reads, inside the request's transaction, each locked for it.
+struct PostgresBatchReading: BatchPlanReading {
+    let store: PostgresStore
+    let session: PostgresSession
+
+    func row(_ id: ObjectID) throws -> Snapshot? {
+        let (entity, table) = try store.layout(for: id.entityName)
+        guard let row = try store.snapshot(of: id, table: table, in: session, locking: true),
+              store.model.entityIfPresent(row.objectID.entityName)?.isKind(of: entity) == true else { return nil }
+        return row
+    }
+
+    func select(_ request: StoreFetchRequest) throws -> [Snapshot] {
+        let (_, table) = try store.layout(for: request.entityName)
+        let (sql, binds, _, _) = try store.selectSQL(
+            request, columns: { $0.selectList.joined(separator: ", ") }, ordered: false, sliced: false, locking: true)
+        return try session.query(sql, binds).map { try PostgresRowReader.snapshot($0, table: table) }
+    }
+
+    func related(_ id: ObjectID, _ relationship: ModelRelationship) throws -> [ObjectID] {
+        guard case .foreignKey = relationship.storage else {
+            return try store.relatedIDs(of: [id], relationship: relationship, in: session)[id] ?? []
+        }
+        let entity = try store.model.entity(named: id.entityName)
+        guard let stored = try row(id), let index = entity.relationships.firstIndex(where: { $0.name == relationship.name }),
+              let slot = entity.toOneSlot[index] else { return [] }
+        return stored.toOne[slot].map { [$0] } ?? []
+    }
+
+    func rows(ofTree root: String) throws -> [Snapshot] {
+        guard let table = store.tables[root] else { throw ObjectGraphError.unknownEntity(root) }
+        return try session.query("SELECT \(table.selectList.joined(separator: ", ")) FROM \(sqlQuoted(table.name)) AS t0")
+            .map { try PostgresRowReader.snapshot($0, table: table) }
+    }
+
+    func source(for row: Snapshot) -> any KeyValueSource { SnapshotSource(model: store.model, row: row) }
+}
+
+/// A row's own attributes as the evaluator reads them (a batch update computes new values from them only).
+struct SnapshotSource: KeyValueSource {
+    let model: Model
+    let row: Snapshot
+
+    func predicateValue(forKey key: String) throws(FormatPredicateError) -> EvaluatedValue {
+        guard let entity = model.entityIfPresent(row.objectID.entityName) else { return .value(.null) }
+        guard let index = entity.attributeIndex[key] else { throw .unknownKey(entity: entity.name, key: key) }
+        return .value(row.values[index].predicateValue)
+    }
+}
