@@ -93,7 +93,17 @@ if includesPostgres {
             ]
         ),
         .testTarget(name: "ObjectGraphPostgresTests", dependencies: ["ObjectGraphPostgres", "ObjectGraph", "PredicateFormat"]),
+        // W1-W3 on PostgreSQL against raw postgres-nio (`objectgraph bench --postgres URL`).
+        .target(
+            name: "ObjectGraphPostgresBenchmarks",
+            dependencies: [
+                "ObjectGraph", "ObjectGraphBenchmarks", "ObjectGraphPostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "ObjectGraphPostgresBenchmarksTests", dependencies: ["ObjectGraphPostgresBenchmarks", "ObjectGraphBenchmarks"]),
     ]
-    // The demo's --postgres.
-    package.targets.first { $0.name == "objectgraph" }?.dependencies.append("ObjectGraphPostgres")
+    // The demo's --postgres, and the PostgreSQL benchmarks.
+    package.targets.first { $0.name == "objectgraph" }?.dependencies += ["ObjectGraphPostgres", "ObjectGraphPostgresBenchmarks"]
 }

@@ -18,7 +18,7 @@ public final class Item: ManagedObject {
 
 extension Item {
     /// The benchmark's values for row `row`: `row * 10 + column` in column `column`.
-    func fill(_ row: Int) {
+    package func fill(_ row: Int) {
         let b = Int64(row * 10)
         a0 = b; a1 = b + 1; a2 = b + 2; a3 = b + 3; a4 = b + 4
         a5 = b + 5; a6 = b + 6; a7 = b + 7; a8 = b + 8; a9 = b + 9

@@ -9,9 +9,15 @@ public struct BenchmarkReport: Sendable {
         public var note: String = ""
         /// What ObjectGraph's value should meet, if anything.
         public var target: BenchmarkTarget?
+
+        package init(workload: String, unit: String, values: [String: Double], note: String = "", target: BenchmarkTarget? = nil) {
+            (self.workload, self.unit, self.values, self.note, self.target) = (workload, unit, values, note, target)
+        }
     }
 
     public var rows: [Row] = []
+
+    package init(rows: [Row] = []) { self.rows = rows }
     public static let contenders = ["raw", "GRDB rows", "GRDB records", "ObjectGraph"]
 
     /// Whether `row` met its target in this run: nil without a target or without the values it needs.

@@ -1,21 +1,21 @@
 import Foundation
 
 /// Wall-clock timing and resident memory, as the report needs them.
-enum Measure {
-    static func seconds(_ body: () throws -> Void) rethrows -> Double {
+package enum Measure {
+    package static func seconds(_ body: () throws -> Void) rethrows -> Double {
         let start = ContinuousClock.now
         try body()
         return (ContinuousClock.now - start).seconds
     }
 
-    static func seconds(_ body: () async throws -> Void) async rethrows -> Double {
+    package static func seconds(_ body: () async throws -> Void) async rethrows -> Double {
         let start = ContinuousClock.now
         try await body()
         return (ContinuousClock.now - start).seconds
     }
 
     /// The CPU time the whole process has used so far (user and system, every thread), in seconds.
-    static func cpuSeconds() -> Double {
+    package static func cpuSeconds() -> Double {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
@@ -23,40 +23,40 @@ enum Measure {
     }
 
     /// The CPU time the calling thread has used so far, in seconds.
-    static func threadCPUSeconds() -> Double {
+    package static func threadCPUSeconds() -> Double {
         var time = timespec()
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
     /// The wall time and the process's CPU time `body` took.
-    static func timed(_ body: () throws -> Void) rethrows -> Sample {
+    package static func timed(_ body: () throws -> Void) rethrows -> Sample {
         let cpu = cpuSeconds()
         let wall = try seconds(body)
         return Sample(wall: wall, cpu: cpuSeconds() - cpu)
     }
 
     /// The wall time and the process's CPU time `body` took.
-    static func timed(_ body: () async throws -> Void) async rethrows -> Sample {
+    package static func timed(_ body: () async throws -> Void) async rethrows -> Sample {
         let cpu = cpuSeconds()
         let wall = try await seconds(body)
         return Sample(wall: wall, cpu: cpuSeconds() - cpu)
     }
 
-    static func median(_ values: [Double]) -> Double {
+    package static func median(_ values: [Double]) -> Double {
         let sorted = values.sorted()
         guard !sorted.isEmpty else { return 0 }
         return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
     }
 
-    static func percentile(_ values: [Double], _ p: Double) -> Double {
+    package static func percentile(_ values: [Double], _ p: Double) -> Double {
         let sorted = values.sorted()
         guard !sorted.isEmpty else { return 0 }
         return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
     }
 
     /// The process's resident memory now, in bytes (Linux: /proc/self/statm).
-    static func residentBytes() -> Int {
+    package static func residentBytes() -> Int {
         guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
         let fields = text.split(separator: " ")
         guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
@@ -65,23 +65,25 @@ enum Measure {
 }
 
 /// One timed run: wall time, and the CPU time of the whole process meanwhile (every thread, user and system).
-struct Sample: Sendable {
-    var wall: Double
-    var cpu: Double
+package struct Sample: Sendable {
+    package var wall: Double
+    package var cpu: Double
 }
 
 /// Each contender's samples of one measure.
-struct Samples: Sendable {
-    var byContender: [String: [Sample]] = [:]
+package struct Samples: Sendable {
+    package var byContender: [String: [Sample]] = [:]
 
-    mutating func add(_ sample: Sample, for contender: String) { byContender[contender, default: []].append(sample) }
+    package init(byContender: [String: [Sample]] = [:]) { self.byContender = byContender }
+
+    package mutating func add(_ sample: Sample, for contender: String) { byContender[contender, default: []].append(sample) }
 
     /// Each contender's median wall time.
-    var wall: [String: Double] { byContender.mapValues { Measure.median($0.map(\.wall)) } }
+    package var wall: [String: Double] { byContender.mapValues { Measure.median($0.map(\.wall)) } }
     /// Each contender's median CPU time.
-    var cpu: [String: Double] { byContender.mapValues { Measure.median($0.map(\.cpu)) } }
+    package var cpu: [String: Double] { byContender.mapValues { Measure.median($0.map(\.cpu)) } }
 
-    static func + (a: Samples, b: Samples) -> Samples {
+    package static func + (a: Samples, b: Samples) -> Samples {
         Samples(byContender: a.byContender.merging(b.byContender, uniquingKeysWith: +))
     }
 }

@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
 import ObjectGraphBenchmarks
+#if canImport(ObjectGraphPostgresBenchmarks)
+import ObjectGraphPostgresBenchmarks
+#endif
 
 /// Runs the benchmark suite and prints its table (run it in release: `swift run -c release objectgraph bench`).
 struct Bench: AsyncParsableCommand {
@@ -12,6 +15,8 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Run only these workloads (W1 … W13), e.g. --only W2 --only W3; for profiling one alone.") var only: [String] = []
     @Option(help: "Contenders to run (raw, GRDB rows, GRDB records, ObjectGraph); all when not given.") var contender: [String] = []
 
+    @Option(help: "Run W1-W3 on this PostgreSQL server instead (postgres://user@host:port/database; its role creates and drops og_bench_* databases).")
+    var postgres: String?
     @Option(help: "W11-W13's books (W12 changes and W13 deletes a quarter of them).") var graphBooks: Int?
     @Flag(help: .hidden) var memoryChild = false
     @Argument(help: .hidden) var childArguments: [String] = []
@@ -26,6 +31,18 @@ struct Bench: AsyncParsableCommand {
             let growth = try await BenchmarkSuite(options: options, log: { _ in }).memoryGrowth(count: count)
             print(growth.batched, growth.unbatched)
             return
+        }
+        if let postgres {
+            #if canImport(ObjectGraphPostgresBenchmarks)
+            var options = tiny ? PostgresBenchmarkSuite.Options.tiny(url: postgres) : PostgresBenchmarkSuite.Options(url: postgres)
+            if let repetitions { options.repetitions = repetitions }
+            let started = Date()
+            print(try await PostgresBenchmarkSuite(options: options).run().table())
+            print(String(format: "\n(%d repetitions, %.0f s in all)", options.repetitions, Date().timeIntervalSince(started)))
+            return
+            #else
+            throw ValidationError("this build leaves the PostgreSQL store out (OBJECTGRAPH_WITHOUT_POSTGRES)")
+            #endif
         }
         var options = tiny ? BenchmarkSuite.Options.tiny : BenchmarkSuite.Options()
         options.freshProcessCommand = [CommandLine.arguments[0], "bench", "--memory-child"]

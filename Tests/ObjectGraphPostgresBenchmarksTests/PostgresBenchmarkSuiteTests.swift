@@ -1,0 +1,20 @@
+import Foundation
+import ObjectGraphBenchmarks
+import ObjectGraphPostgresBenchmarks
+import Testing
+
+/// The PostgreSQL workloads at a tiny size: every one runs, checks what it read, and reports both contenders.
+/// Their timings are the benchmark's business, not this test's.
+@Suite struct PostgresBenchmarkSuiteTests {
+    @Test func everyWorkloadRunsAtATinySizeAndReportsBothContenders() async throws {
+        let url = try #require(ProcessInfo.processInfo.environment["OBJECTGRAPH_POSTGRES_URL"], "run under scripts/with-postgres.sh")
+        let report = try await PostgresBenchmarkSuite(options: .tiny(url: url), log: { _ in }).run()
+        #expect(report.rows.map(\.workload) == [
+            "PG W1 insert 500", "PG W1 insert CPU", "PG W2 fetch 1000", "PG W2 fetch CPU", "PG W3 lookup median", "PG W3 lookup p99",
+        ])
+        for row in report.rows {
+            #expect(row.values.keys.sorted() == ["ObjectGraph", "raw"], "\(row.workload)")
+            #expect(row.values.values.allSatisfy { $0 > 0 }, "\(row.workload)")
+        }
+    }
+}
