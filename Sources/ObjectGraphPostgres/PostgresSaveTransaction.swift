@@ -99,7 +99,7 @@ struct PostgresSaveTransaction {
                     for attribute in columns.storedAttributes { PostgresValueCoding.append(values[attribute], to: &binds) }
                     for destination in rows[position].toOne { appendKey(destination, to: &binds) }
                 }
-                try guardingUniqueness(entity) {
+                _ = try guardingUniqueness(entity) {
                     try session.query("INSERT INTO \(sqlQuoted(table.name)) (\(names)) VALUES \(tuples.joined(separator: ", "))", binds)
                 }
             }

@@ -127,9 +127,12 @@ struct SQLTerm {
     var family: PredicateValue.Family?
     /// Whether the term is a NaN constant: SQLite binds NaN as NULL, so comparisons with one are decided here.
     var isNaN = false
+    /// Whether the term is a bound constant other than nil: equality with it may be written `=`, which PostgreSQL
+    /// searches indexes for (`IS NOT DISTINCT FROM` it cannot).
+    var isValue = false
 
-    init(sql: String, relationship: (entity: String, key: String)? = nil, family: PredicateValue.Family? = nil, isNaN: Bool = false) {
-        (self.sql, self.relationship, self.family, self.isNaN) = (sql, relationship, family, isNaN)
+    init(sql: String, relationship: (entity: String, key: String)? = nil, family: PredicateValue.Family? = nil, isNaN: Bool = false, isValue: Bool = false) {
+        (self.sql, self.relationship, self.family, self.isNaN, self.isValue) = (sql, relationship, family, isNaN, isValue)
     }
 }
 
@@ -313,6 +316,16 @@ final class Scope {
         return equality(left.sql, right.sql, options)
     }
 
+    /// ``equalityTerm(_:_:_:)`` where "unknown" may stand for false (the condition is never negated bare: every
+    /// negation reads it through ``SQLDialect/known(_:)``): with a value on one side, PostgreSQL's `=`, which can
+    /// search an index, answers as `IS NOT DISTINCT FROM` does except for unknown in place of false.
+    func matchTerm(_ left: SQLTerm, _ right: SQLTerm, _ options: Comparison.Options) -> String {
+        guard dialect == .postgres, options.isEmpty, !left.isNaN, !right.isNaN, left.isValue || right.isValue else {
+            return equalityTerm(left, right, options)
+        }
+        return "(\(left.sql) = \(right.sql))"
+    }
+
     func scalarComparison(_ comparison: Comparison, rightScope: Scope) throws(FormatPredicateError) -> String {
         if let rows = try collectionRows(comparison.left) {
             return try rowsComparison(rows, comparison, rightScope: rightScope)
@@ -332,7 +345,7 @@ final class Scope {
                 for item in items {
                     let right = try rightScope.term(item)
                     try Self.checkFamilies(left, right, comparison)
-                    terms.append(equalityTerm(left, right, options))
+                    terms.append(matchTerm(left, right, options))
                 }
                 return "(" + terms.joined(separator: " OR ") + ")"
             case .constant(.string):
@@ -369,7 +382,7 @@ final class Scope {
         default: break
         }
         switch comparison.op {
-        case .equal: return equalityTerm(left, right, options)
+        case .equal: return matchTerm(left, right, options)
         case .notEqual: return "(NOT \(equalityTerm(left, right, options)))"
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
             return ordered(left, comparison.op.rawValue, right, options)
@@ -405,6 +418,7 @@ final class Scope {
             throw .unsupported("\(described) can only be compared with nil or an object's key, not \(comparison.right)")
         }
         switch (comparison.op, value) {
+        case (.equal, .int) where dialect == .postgres: return "(\(sql) = \(compilation.bind(value)))"
         case (.equal, .null), (.equal, .int): return "(\(dialect.same(sql, compilation.bind(value))))"
         case (.notEqual, .null), (.notEqual, .int): return "(\(dialect.notSame(sql, compilation.bind(value))))"
         default:
@@ -464,7 +478,7 @@ final class Scope {
         switch expression {
         case .constant(let value):
             if case .double(let number) = value, number.isNaN { return SQLTerm(sql: compilation.bind(.null), family: .number, isNaN: true) }
-            return SQLTerm(sql: compilation.bind(value), family: value.family)
+            return SQLTerm(sql: compilation.bind(value), family: value.family, isValue: value != .null)
         case .keyPath, .member(.variable, _):
             if case .member(.variable(let name), let path) = expression, let row = rowValues[name] {
                 throw .unsupported("$\(name) stands for a value of \(row.sql); it has no key \(path.joined(separator: "."))")
