@@ -97,6 +97,11 @@ private final class ResultBox<T: Sendable>: Sendable {
     let result = Mutex<Result<T, any Error>?>(nil)
 }
 
+/// Rows read on the event loop, handed to the waiting thread.
+private final class RowBox<T: Sendable>: Sendable {
+    let values = Mutex<[T]>([])
+}
+
 /// A wait that ran out of time.
 struct PostgresTimeout: Error {}
 
@@ -132,6 +137,32 @@ final class PostgresSession: Sendable {
             if connection.isClosed { isBroken.store(true, ordering: .relaxed) }
             throw PostgresErrors.Failure.server(location: pool.location, error: error, sql: sql)
         }
+    }
+
+    /// Runs `sql` and hands each row to `body` on the event loop as it arrives, so that reading the rows overlaps
+    /// with receiving them; returns what `body` kept. Errors as ``query(_:_:)``.
+    func rows<T: Sendable>(_ sql: String, _ binds: PostgresBindings, _ body: @escaping @Sendable (PostgresRow) throws -> T) throws -> [T] {
+        let kept = RowBox<T>()
+        let future = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: PostgresStore.sqlLogger) { row in
+            let value = try body(row)
+            kept.values.withLock { $0.append(value) }
+        }
+        do {
+            _ = try PostgresConnectionPool.wait(for: future, timeout: pool.configuration.queryTimeout) {
+                isBroken.store(true, ordering: .relaxed)
+                connection.closeSoon()
+            }
+        } catch is PostgresTimeout {
+            throw PostgresErrors.Failure.timedOut(location: pool.location, seconds: pool.configuration.queryTimeout, sql: sql)
+        } catch let failure as PostgresErrors.Failure {
+            throw failure
+        } catch let error as ObjectGraphError {
+            throw error
+        } catch {
+            if connection.isClosed { isBroken.store(true, ordering: .relaxed) }
+            throw PostgresErrors.Failure.server(location: pool.location, error: error, sql: sql)
+        }
+        return kept.values.withLock { $0 }
     }
 
     /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.

@@ -149,7 +149,7 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
     public func fetch(_ request: StoreFetchRequest) throws -> [Snapshot] {
         let (_, table) = try layout(for: request.entityName)
         let (sql, binds, _, _) = try selectSQL(request, columns: { $0.selectList.joined(separator: ", ") }, ordered: true)
-        return try read { session in try session.query(sql, binds).map { try PostgresRowReader.snapshot($0, table: table) } }
+        return try read { session in try session.rows(sql, binds) { try PostgresRowReader.snapshot($0, table: table) } }
     }
 
     public func fetchIDs(_ request: StoreFetchRequest) throws -> [ObjectID] {

@@ -17,6 +17,8 @@ public struct PostgresBenchmarkSuite: Sendable {
         public var insertCount = 50_000
         public var fetchCount = 200_000
         public var lookups = 2_000
+        /// Saves whose announcement to another host's coordinator is timed.
+        public var notices = 200
         public var repetitions = 5
 
         public init(url: String) { self.url = url }
@@ -27,6 +29,7 @@ public struct PostgresBenchmarkSuite: Sendable {
             options.insertCount = 500
             options.fetchCount = 1_000
             options.lookups = 20
+            options.notices = 5
             options.repetitions = 1
             return options
         }
@@ -56,6 +59,14 @@ public struct PostgresBenchmarkSuite: Sendable {
         report.rows.append(.init(workload: "PG W2 fetch CPU", unit: "s", values: fetch.cpu, note: "this process only"))
         report.rows.append(.init(workload: "PG W3 lookup median", unit: "µs", values: lookups.mapValues { Measure.median($0) * 1e6 }, target: .ratio(1.5)))
         report.rows.append(.init(workload: "PG W3 lookup p99", unit: "µs", values: lookups.mapValues { Measure.percentile($0, 0.99) * 1e6 }))
+        log("PostgreSQL: another host's saves heard, \(options.notices) times")
+        let heard = try await noticeLatencies(count: options.notices)
+        report.rows.append(.init(
+            workload: "PG another host's save heard, median", unit: "ms", values: ["ObjectGraph": Measure.median(heard) * 1e3],
+            note: "from the save's return to the watching coordinator's notification", target: .atMost(100)))
+        report.rows.append(.init(
+            workload: "PG another host's save heard, p99", unit: "ms", values: ["ObjectGraph": Measure.percentile(heard, 0.99) * 1e3],
+            target: .atMost(100)))
         return report
     }
 
@@ -168,6 +179,33 @@ public struct PostgresBenchmarkSuite: Sendable {
         }
         ctx.reset()
         return total
+    }
+
+    // MARK: Other hosts
+
+    /// For each of `count` saves on one coordinator, the time from the save's return until a second coordinator on
+    /// the same database (another host, as far as the server can tell: a pool and a listening connection of its own)
+    /// hands the transaction to its observers.
+    func noticeLatencies(count: Int) async throws -> [Double] {
+        try await freshDatabase("og_bench_notify")
+        let configuration = try configuration("og_bench_notify")
+        let writer = PersistentStoreCoordinator(model: Self.model, store: try PostgresStore(configuration: configuration, model: Self.model))
+        let listener = try PersistentStoreCoordinator(
+            model: Self.model, store: try PostgresStore(configuration: configuration, model: Self.model), watchesRemoteChanges: true)
+        var heard = listener.remoteChangeNotifications().makeAsyncIterator()
+        let context = ObjectContext(coordinator: writer, name: "writer")
+        var latencies: [Double] = []
+        for index in 0...count {
+            let saved = try await context.perform { ctx in
+                try ctx.insert(Item.self).fill(index)
+                try ctx.save()
+                return ContinuousClock.now
+            }
+            guard await heard.next() != nil else { throw BenchmarkError("PostgreSQL: the listening coordinator stopped hearing") }
+            // The first save warms both up.
+            if index > 0 { latencies.append((ContinuousClock.now - saved).seconds) }
+        }
+        return latencies
     }
 
     // MARK: W2 and W3
