@@ -102,6 +102,58 @@ private final class RowBox<T: Sendable>: Sendable {
     let values = Mutex<[T]>([])
 }
 
+/// Rows decoded on the event loop, taken in batches by the waiting thread.
+private final class RowStream<T: Sendable>: Sendable {
+    private struct State {
+        var values: [T] = []
+        var outcome: Result<Void, any Error>?
+        var waiting = false
+    }
+
+    private let state = Mutex(State())
+    /// Signalled when values or the outcome arrive while the reader waits.
+    private let ready = DispatchSemaphore(value: 0)
+
+    /// How many values wake the reader: fewer wakes cost less than the overlap gains.
+    private static var batch: Int { 1_024 }
+
+    func append(_ value: T) {
+        let wake = state.withLock { state in
+            state.values.append(value)
+            guard state.waiting && state.values.count >= Self.batch else { return false }
+            state.waiting = false
+            return true
+        }
+        if wake { ready.signal() }
+    }
+
+    func finish(_ outcome: Result<Void, any Error>) {
+        let wake = state.withLock { state in
+            state.outcome = outcome
+            defer { state.waiting = false }
+            return state.waiting
+        }
+        if wake { ready.signal() }
+    }
+
+    /// The values that arrived since the last call, and the outcome once the query ended; waits for either until
+    /// `deadline`, then throws ``PostgresTimeout``.
+    func take(until deadline: DispatchTime) throws -> ([T], Result<Void, any Error>?) {
+        while true {
+            let taken: ([T], Result<Void, any Error>?)? = state.withLock { state in
+                guard state.values.count < Self.batch && state.outcome == nil else {
+                    defer { state.values.removeAll(keepingCapacity: true) }
+                    return (state.values, state.values.isEmpty ? state.outcome : nil)
+                }
+                state.waiting = true
+                return nil
+            }
+            if let taken { return taken }
+            guard ready.wait(timeout: deadline) == .success else { throw PostgresTimeout() }
+        }
+    }
+}
+
 /// A wait that ran out of time.
 struct PostgresTimeout: Error {}
 
@@ -163,6 +215,47 @@ final class PostgresSession: Sendable {
             throw PostgresErrors.Failure.server(location: pool.location, error: error, sql: sql)
         }
         return kept.values.withLock { $0 }
+    }
+
+    /// Runs `sql`, decoding each row with `decode` on the event loop as it arrives and handing the decoded values to
+    /// `each` on the caller's thread meanwhile: receiving, decoding and what the caller does with the rows (a
+    /// context making objects) overlap. Waits at most the query timeout in all; when `each` throws, the connection
+    /// is closed (the server may still be sending) and the error rethrown.
+    func stream<T: Sendable>(
+        _ sql: String, _ binds: PostgresBindings, decode: @escaping @Sendable (PostgresRow) throws -> T, each: (T) throws -> Void
+    ) throws {
+        let buffer = RowStream<T>()
+        let future = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: PostgresStore.sqlLogger) { row in
+            buffer.append(try decode(row))
+        }
+        future.whenComplete { result in buffer.finish(result.map { _ in () }) }
+        let deadline = DispatchTime.now() + pool.configuration.queryTimeout.seconds
+        while true {
+            let values: [T], outcome: Result<Void, any Error>?
+            do {
+                (values, outcome) = try buffer.take(until: deadline)
+            } catch {
+                isBroken.store(true, ordering: .relaxed)
+                connection.closeSoon()
+                throw PostgresErrors.Failure.timedOut(location: pool.location, seconds: pool.configuration.queryTimeout, sql: sql)
+            }
+            do {
+                for value in values { try each(value) }
+            } catch {
+                isBroken.store(true, ordering: .relaxed)
+                connection.closeSoon()
+                throw error
+            }
+            guard let outcome else { continue }
+            switch outcome {
+            case .success: return
+            case .failure(let error as PostgresErrors.Failure): throw error
+            case .failure(let error as ObjectGraphError): throw error
+            case .failure(let error):
+                if connection.isClosed { isBroken.store(true, ordering: .relaxed) }
+                throw PostgresErrors.Failure.server(location: pool.location, error: error, sql: sql)
+            }
+        }
     }
 
     /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.

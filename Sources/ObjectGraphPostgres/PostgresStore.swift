@@ -152,6 +152,13 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
         return try read { session in try session.rows(sql, binds) { try PostgresRowReader.snapshot($0, table: table) } }
     }
 
+    /// The rows, each handed to `body` while later ones are still arriving and being decoded.
+    public func fetch(_ request: StoreFetchRequest, each body: (Snapshot) throws -> Void) throws {
+        let (_, table) = try layout(for: request.entityName)
+        let (sql, binds, _, _) = try selectSQL(request, columns: { $0.selectList.joined(separator: ", ") }, ordered: true)
+        try read { session in try session.stream(sql, binds, decode: { try PostgresRowReader.snapshot($0, table: table) }, each: body) }
+    }
+
     public func fetchIDs(_ request: StoreFetchRequest) throws -> [ObjectID] {
         let (sql, binds, _, _) = try selectSQL(
             request, columns: { _ in "t0.\(sqlQuoted(StorageNames.rowID)), t0.\(sqlQuoted(StorageNames.rowEntity))" }, ordered: true)

@@ -288,6 +288,27 @@ extension StoreConformanceTests {
     }
 }
 
+extension StoreConformanceTests {
+    /// More rows than a store hands over at once: every row arrives, once, in order.
+    @Test(arguments: StoreKind.allCases)
+    func aLargeFetchComesWholeAndInOrder(_ kind: StoreKind) async throws {
+        try await withStore(kind) { coordinator in
+            try await ObjectContext(coordinator: coordinator).perform { ctx in
+                for index in 0..<2_500 {
+                    let book = try ctx.insert("Book")
+                    try book.setValue("Book \(index)", forKey: "title")
+                    try book.setValue((index * 7_919) % 2_500, forKey: "pages")
+                }
+                try ctx.save()
+            }
+            let pages = try await ObjectContext(coordinator: coordinator).perform { ctx in
+                try ctx.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("-pages")])).map { try $0.value(forKey: "pages") }
+            }
+            #expect(pages == (0..<2_500).reversed().map { AttributeValue.int(Int64($0)) })
+        }
+    }
+}
+
 extension AttributeValue {
     var stringValue: String? { if case .string(let text) = self { text } else { nil } }
 }
