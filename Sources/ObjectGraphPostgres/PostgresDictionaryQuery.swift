@@ -18,54 +18,11 @@ struct PostgresDictionaryQuery {
         let (baseSQL, baseBinds, terms, expressionTerms) = try store.selectSQL(
             inner, columns: { _ in "__COLUMNS__" }, ordered: false, sliced: false, extraTerms: valuePaths + groupPaths,
             expressions: request.properties.compactMap(\.expression))
-        var items: [String] = []
-        var types: [AttributeType?] = []
-        var resultTypes: [String: AttributeType?] = [:]
-        var references: [(property: Int, entityColumn: Int?, destination: String)] = []
-        var entityColumns: [String] = []
-        var termIndex = 0, expressionIndex = 0
-        for (index, property) in request.properties.enumerated() {
-            var term = "NULL"
-            var attributeType: AttributeType?
-            if !property.keyPath.isEmpty {
-                term = terms[termIndex]
-                termIndex += 1
-                attributeType = model.attribute(at: property.keyPath, from: entity)?.type
-                if property.function == nil, let destination = model.toOneDestination(at: property.keyPath, from: entity) {
-                    var entityColumn: Int?
-                    if destination.selfAndDescendantNames.count > 1 {
-                        entityColumn = request.properties.count + entityColumns.count
-                        entityColumns.append("""
-                            (SELECT d.\(sqlQuoted(StorageNames.rowEntity)) FROM \(sqlQuoted(destination.tableName)) AS d
-                            WHERE d.\(sqlQuoted(StorageNames.rowID)) = \(term))
-                            """)
-                    }
-                    references.append((index, entityColumn, destination.name))
-                }
-            }
-            let expression: String
-            let type: AttributeType?
-            switch property.function {
-            case nil where property.expression != nil:
-                let computed = expressionTerms[expressionIndex]
-                expressionIndex += 1
-                (expression, type) = (computed.sql, computed.family == .date ? .date : computed.family == .string ? .string : nil)
-            case nil: (expression, type) = (term, attributeType)
-            case .count?: (expression, type) = (property.keyPath.isEmpty ? "COUNT(*)" : "COUNT(\(term))", .int64)
-            case .sum?:
-                let isInteger = attributeType.map { [.int16, .int32, .int64].contains($0) } ?? false
-                // PostgreSQL sums integers exactly into a numeric; the result is an integer again when it fits.
-                (expression, type) = (isInteger ? "CAST(SUM(\(term)) AS BIGINT)" : "SUM(\(term))", attributeType.map { _ in isInteger ? .int64 : .double })
-            case .avg?: (expression, type) = ("AVG(\(term))::DOUBLE PRECISION", .double)
-            case .min?: (expression, type) = ("MIN(\(term))", attributeType)
-            case .max?: (expression, type) = ("MAX(\(term))", attributeType)
-            }
-            items.append("\(expression) AS \(sqlQuoted(property.name))")
-            types.append(type)
-            resultTypes[property.name] = type
-        }
-        let groupTerms = Array(terms[termIndex...])
-        items += entityColumns.enumerated().map { "\($1) AS \(sqlQuoted("entity of reference \($0)"))" }
+        // PostgreSQL sums integers exactly into a numeric: the result is an integer again when it fits.
+        let columns = DictionaryColumns(
+            request, entity: entity, model: model, terms: terms, expressions: expressionTerms,
+            sum: { term, isInteger in isInteger ? "CAST(SUM(\(term)) AS BIGINT)" : "SUM(\(term))" }, average: { "AVG(\($0))::DOUBLE PRECISION" })
+        let (items, types, groupTerms, resultTypes, references) = (columns.items, columns.types, columns.groupTerms, columns.resultTypes, columns.references)
         var sql = baseSQL.replacingOccurrences(of: "__COLUMNS__", with: (request.distinct ? "DISTINCT " : "") + items.joined(separator: ", "))
         if !groupTerms.isEmpty { sql += " GROUP BY " + groupTerms.joined(separator: ", ") }
         var binds = baseBinds

@@ -310,52 +310,13 @@ extension SQLiteStore {
         let computed = request.properties.compactMap(\.expression)
         let (baseSQL, baseArguments, terms, expressionTerms) = try selectSQL(
             innerRequest, columns: { _ in "__COLUMNS__" }, ordered: false, sliced: false, extraTerms: valuePaths + groupPaths, expressions: computed)
-        var expressionIndex = 0
-        var resultTypes: [String: AttributeType?] = [:]
-        var termIndex = 0
-        var items: [String] = []
-        var kinds: [(name: String, decode: (DatabaseValue) -> AttributeValue)] = []
-        // A to-one relationship's value is its destination's ID: the foreign key, and the destination row's
-        // entity when its tree has several, read by a column after the named ones.
-        var references: [(property: Int, entityColumn: Int?, destination: String)] = []
-        var entityColumns: [String] = []
-        for (index, property) in request.properties.enumerated() {
-            var term = "NULL"
-            var attributeType: AttributeType?
-            if !property.keyPath.isEmpty {
-                term = terms[termIndex]
-                termIndex += 1
-                attributeType = model.attribute(at: property.keyPath, from: entity)?.type
-                if property.function == nil, let destination = model.toOneDestination(at: property.keyPath, from: entity) {
-                    var entityColumn: Int?
-                    if destination.selfAndDescendantNames.count > 1 {
-                        entityColumn = request.properties.count + entityColumns.count
-                        entityColumns.append("(SELECT d.\(RowColumn.entity) FROM \(sqlQuoted(destination.tableName)) AS d WHERE d.\(RowColumn.id) = \(term))")
-                    }
-                    references.append((index, entityColumn, destination.name))
-                }
-            }
-            let expression: String
-            let type: AttributeType?
-            switch property.function {
-            case nil where property.expression != nil:
-                let computed = expressionTerms[expressionIndex]
-                expressionIndex += 1
-                // Dates are stored as seconds and strings as text: decoded as such; numbers as SQLite returns them.
-                (expression, type) = (computed.sql, computed.family == .date ? .date : computed.family == .string ? .string : nil)
-            case nil: (expression, type) = (term, attributeType)
-            case .count?: (expression, type) = (property.keyPath.isEmpty ? "COUNT(*)" : "COUNT(\(term))", .int64)
-            case .sum?: (expression, type) = ("SUM(\(term))", attributeType.map { [.int16, .int32, .int64].contains($0) ? .int64 : .double })
-            case .avg?: (expression, type) = ("AVG(\(term))", .double)
-            case .min?: (expression, type) = ("MIN(\(term))", attributeType)
-            case .max?: (expression, type) = ("MAX(\(term))", attributeType)
-            }
-            items.append("\(expression) AS \(sqlQuoted(property.name))")
-            resultTypes[property.name] = type
-            kinds.append((property.name, { value in type.map { SQLiteValueCoding.decode(value, as: $0) } ?? SQLiteValueCoding.decodeUntyped(value) }))
+        let columns = DictionaryColumns(
+            request, entity: entity, model: model, terms: terms, expressions: expressionTerms,
+            sum: { term, _ in "SUM(\(term))" }, average: { "AVG(\($0))" })
+        let (items, groupTerms, resultTypes, references) = (columns.items, columns.groupTerms, columns.resultTypes, columns.references)
+        let kinds: [(name: String, decode: (DatabaseValue) -> AttributeValue)] = zip(request.properties, columns.types).map { property, type in
+            (property.name, { value in type.map { SQLiteValueCoding.decode(value, as: $0) } ?? SQLiteValueCoding.decodeUntyped(value) })
         }
-        let groupTerms = Array(terms[termIndex...])
-        items += entityColumns.enumerated().map { "\($1) AS \(sqlQuoted("entity of reference \($0)"))" }
         var sql = baseSQL.replacingOccurrences(of: "__COLUMNS__", with: (request.distinct ? "DISTINCT " : "") + items.joined(separator: ", "))
         if !groupTerms.isEmpty { sql += " GROUP BY " + groupTerms.joined(separator: ", ") }
         var arguments = baseArguments
