@@ -52,7 +52,7 @@ enum PostgresErrors {
         return text
     }
 
-    /// Runs a read, reporting failures as ``ObjectGraphError/storeReadFailed(path:reason:)``.
+    /// Runs a read, reporting failures as `ObjectGraphError.storeReadFailed(path:reason:)`.
     static func reading<T>(_ location: String, _ body: () throws -> T) throws -> T {
         do {
             return try body()
@@ -61,7 +61,7 @@ enum PostgresErrors {
         }
     }
 
-    /// Runs a write, reporting failures as ``ObjectGraphError/storeWriteFailed(path:reason:)``: the transaction
+    /// Runs a write, reporting failures as `ObjectGraphError.storeWriteFailed(path:reason:)`: the transaction
     /// was rolled back (by the store, or by the server when the connection went), so nothing of it was written.
     static func writing<T>(_ location: String, _ body: () throws -> T) throws -> T {
         do {

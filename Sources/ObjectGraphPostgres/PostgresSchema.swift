@@ -3,7 +3,7 @@ import ObjectGraph
 import PostgresNIO
 import PredicateFormat
 
-/// The store's tables in PostgreSQL: the same names and layout as the SQLite store's (see ``TableLayout``), so a
+/// The store's tables in PostgreSQL: the same names and layout as the SQLite store's (see `TableLayout`), so a
 /// reader who knows one knows the other, with PostgreSQL's types, and the SQL functions the predicate compiler's
 /// string operators call.
 enum PostgresSchema {

@@ -8,7 +8,7 @@ import PredicateFormat
 /// its tables and names (a table per inheritance tree, `row.id`, `row.entity`, `row.version`, `objectgraph.metadata`
 /// holding the model), its predicates (compiled in PostgreSQL's dialect, values always bound), its optimistic
 /// locking and merge policies, and its persistent history, which every save records and announces with
-/// `NOTIFY`, so that coordinators on other hosts merge it (``PersistentStoreCoordinator/init(model:store:watchesRemoteChanges:)``).
+/// `NOTIFY`, so that coordinators on other hosts merge it (`PersistentStoreCoordinator.init(model:store:watchesRemoteChanges:)`).
 ///
 /// ```swift
 /// let store = try PostgresStore(configuration: PostgresStoreConfiguration(url: "postgres://app@db.local/books"), model: model)
@@ -37,8 +37,8 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
 
     /// Opens the store in the database `configuration` names, creating its tables when the database is empty.
     ///
-    /// - Throws: ``ObjectGraphError/storeUnavailable(path:reason:)`` when the server cannot be reached or refuses
-    ///   the connection, or the database holds other tables; ``ObjectGraphError/modelMismatch(path:storeHash:modelHash:)``
+    /// - Throws: `ObjectGraphError.storeUnavailable(path:reason:)` when the server cannot be reached or refuses
+    ///   the connection, or the database holds other tables; `ObjectGraphError.modelMismatch(path:storeHash:modelHash:)`
     ///   when it holds a store of another model. The path names the user, host, port and database.
     public init(configuration: PostgresStoreConfiguration, model: Model) throws {
         self.model = model
@@ -266,7 +266,7 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
     }
 }
 
-/// Rows of a table's ``TableLayout/selectList`` as snapshots.
+/// Rows of a table's `TableLayout.selectList` as snapshots.
 enum PostgresRowReader {
     static func snapshot(_ row: PostgresRow, table: TableLayout) throws -> Snapshot {
         let cells = row.makeRandomAccess()

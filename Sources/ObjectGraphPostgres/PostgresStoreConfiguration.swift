@@ -49,7 +49,7 @@ public struct PostgresStoreConfiguration: Sendable {
 
     /// Reads a URL of the form `postgres://user:password@host:port/database`, with `?sslmode=require` for TLS.
     ///
-    /// - Throws: ``ObjectGraphError/storeUnavailable(path:reason:)`` naming what is missing or wrong in the URL.
+    /// - Throws: `ObjectGraphError.storeUnavailable(path:reason:)` naming what is missing or wrong in the URL.
     public init(url text: String) throws {
         guard let url = URLComponents(string: text), ["postgres", "postgresql"].contains(url.scheme ?? "") else {
             throw ObjectGraphError.storeUnavailable(path: text, reason: "not a PostgreSQL URL; write postgres://user:password@host:port/database")
