@@ -309,6 +309,39 @@ extension StoreConformanceTests {
     }
 }
 
+extension StoreConformanceTests {
+    /// An insert colliding with a stored row on a uniqueness constraint fails under `.error`, updates the stored
+    /// row under object trump, and takes the stored values under store trump.
+    @Test(arguments: StoreKind.allCases)
+    func aUniquenessCollisionUpsertsUnderObjectTrumpAndYieldsUnderStoreTrump(_ kind: StoreKind) async throws {
+        try await withStore(kind) { coordinator in
+            let existing = try await ObjectContext(coordinator: coordinator).perform { ctx in
+                let book = try ctx.insert("Book")
+                try book.setValue("First", forKey: "title")
+                try book.setValue("123-4567", forKey: "isbn")
+                try ctx.save()
+                return book.objectID
+            }
+            func insertCopy(_ title: String, _ policy: MergePolicy) async throws -> (ObjectID, AttributeValue) {
+                try await ObjectContext(coordinator: coordinator).perform { ctx in
+                    ctx.mergePolicy = policy
+                    let copy = try ctx.insert("Book")
+                    try copy.setValue(title, forKey: "title")
+                    try copy.setValue("123-4567", forKey: "isbn")
+                    try ctx.save()
+                    return (copy.objectID, try copy.value(forKey: "title"))
+                }
+            }
+            await #expect(throws: ObjectGraphError.self) { _ = try await insertCopy("Second", .error) }
+            let upserted = try await insertCopy("Second", .mergeByPropertyObjectTrump)
+            #expect(upserted.0 == existing && upserted.1 == .string("Second"))
+            let yielded = try await insertCopy("Third", .mergeByPropertyStoreTrump)
+            #expect(yielded.0 == existing && yielded.1 == .string("Second"))
+            #expect(try coordinator.store.count(StoreFetchRequest(entityName: "Book")) == 1)
+        }
+    }
+}
+
 extension AttributeValue {
     var stringValue: String? { if case .string(let text) = self { text } else { nil } }
 }
