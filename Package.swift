@@ -104,6 +104,8 @@ if includesPostgres {
         ),
         .testTarget(name: "ObjectGraphPostgresBenchmarksTests", dependencies: ["ObjectGraphPostgresBenchmarks", "ObjectGraphBenchmarks"]),
     ]
+    // Every store-level suite of the core runs on PostgreSQL too.
+    package.targets.first { $0.name == "ObjectGraphTests" }?.dependencies.append("ObjectGraphPostgres")
     // The demo's --postgres, and the PostgreSQL benchmarks.
     package.targets.first { $0.name == "objectgraph" }?.dependencies += ["ObjectGraphPostgres", "ObjectGraphPostgresBenchmarks"]
 }

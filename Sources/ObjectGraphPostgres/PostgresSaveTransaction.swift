@@ -29,9 +29,21 @@ struct PostgresSaveTransaction {
         for (id, version) in changes.deleted { try delete(id, version: version) }
         guard conflicts.isEmpty else { throw ObjectGraphError.conflict(conflicts) }
         for contents in changes.toMany { try rewrite(contents) }
+        try readDerivedValues(changes)
         let record = HistoryRecord.of(changes, result: result, model: store.model, source: changes.source, tombstones: tombstones, insertedKeys: keys)
         try store.writeHistory(record, in: session)
         return result
+    }
+
+    /// The rows this save wrote whose entity has derived attributes, as the triggers left them: the saving context
+    /// shows the values the store computed.
+    private mutating func readDerivedValues(_ changes: ChangeSet) throws {
+        for row in changes.inserted + changes.updated {
+            let id = permanent(row.objectID)
+            guard let entity = store.model.entityIfPresent(id.entityName), !entity.derivedAttributes.isEmpty,
+                  let table = store.tables[entity.rootName] else { continue }
+            result.refreshed[id] = try store.snapshot(of: id, table: table, in: session)
+        }
     }
 
     private func permanent(_ id: ObjectID) -> ObjectID { result.permanentIDs[id] ?? id }

@@ -32,10 +32,6 @@ enum PostgresSchema {
                     path: location,
                     reason: "the database holds tables (\(existing.joined(separator: ", "))) but no \(metadataTable): it is not an ObjectGraph store")
             }
-            if model.entities.contains(where: { !$0.derivedAttributes.isEmpty }) {
-                throw ObjectGraphError.storeUnavailable(
-                    path: location, reason: "the model has derived attributes, which the PostgreSQL store does not compute; compute them in code")
-            }
             let identifier = UUID().uuidString
             for statement in createStatements(model: model, tables: tables) { try session.query(statement) }
             var binds = PostgresBindings()
@@ -126,7 +122,7 @@ enum PostgresSchema {
                 """)
             statements.append("CREATE INDEX \(sqlQuoted(join.name + "(target)")) ON \(sqlQuoted(join.name))(target)")
         }
-        return statements + functions
+        return statements + functions + PostgresDerivationTriggers.statements(model: model)
     }
 
     /// A string constant in SQL text (only for names the model declares, never for values).

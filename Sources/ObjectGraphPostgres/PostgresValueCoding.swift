@@ -72,9 +72,11 @@ enum PostgresValueCoding {
         case .int2, .int4, .int8: return .int(try cell.decode(Int64.self))
         case .float4, .float8: return .double(try cell.decode(Double.self))
         case .numeric:
-            let text = try cell.decode(String.self)
-            if let integer = Int64(text) { return .int(integer) }
-            return .double(Double(text) ?? .nan)
+            // An exact sum or average: an integer when it is one and fits, else a Double, as SQLite returns them.
+            let number = try cell.decode(Decimal.self)
+            let integer = NSDecimalNumber(decimal: number).int64Value
+            if Decimal(integer) == number { return .int(integer) }
+            return .double(NSDecimalNumber(decimal: number).doubleValue)
         case .bytea: return .data(Data(try cell.decode(ByteBuffer.self).readableBytesView))
         case .bool: return .bool(try cell.decode(Bool.self))
         default: return .string(try cell.decode(String.self))

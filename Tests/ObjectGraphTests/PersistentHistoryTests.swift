@@ -21,6 +21,7 @@ import Testing
         switch kind {
         case .sqlite: return try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL, options: StoreOptions(recordsHistory: true))
         case .memory: return PersistentStoreCoordinator.inMemory(model: model, recordsHistory: true)
+        default: return try kind.coordinator(model, folder)
         }
     }
 
@@ -109,7 +110,9 @@ import Testing
         #expect(throws: ObjectGraphError.self) { try coordinator.history(after: foreign) }
     }
 
-    @Test(arguments: StoreKind.allCases)
+    /// The stores that may run without history; the PostgreSQL store always records it (other hosts hear each
+    /// other's saves through it), which its own suite checks.
+    @Test(arguments: [StoreKind.sqlite, .memory])
     func aStoreWithoutHistorySaysSo(_ kind: StoreKind) throws {
         let folder = try TemporaryFolder()
         let coordinator = try kind.coordinator(try Fixtures.model(), folder)

@@ -73,12 +73,12 @@ import Testing
             let request = try FetchRequest(entityName: "Tag", format: "label CONTAINS %@", "\u{0}")
             switch kind {
             case .memory: #expect(try ctx.fetch(request).isEmpty)
-            case .sqlite:
+            default:
                 do {
                     _ = try ctx.fetch(request)
-                    Issue.record("SQLite compared a string cut at its NUL")
+                    Issue.record("the SQL store compared a string cut at its NUL")
                 } catch let error as ObjectGraphError {
-                    #expect(error.message.contains("holds a NUL character, which SQLite cannot compare"), "\(error)")
+                    #expect(error.message.contains("holds a NUL character, which \(kind == .sqlite ? "SQLite" : "PostgreSQL") cannot compare"), "\(error)")
                 }
             }
         }

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 @testable import ObjectGraph
+#if canImport(ObjectGraphPostgres)
+import ObjectGraphPostgres
+import PostgresNIO
+#endif
 
 /// A library model built at run time: authors, books (a sub-entity of Media), tags, chapters (ordered).
 enum Fixtures {
@@ -50,9 +54,11 @@ enum Fixtures {
     static func model() throws -> Model { try Model(entities: entities) }
 }
 
-/// A folder of its own for each test, removed at the end.
+/// A folder of its own for each test, removed at the end, with the PostgreSQL database its store may use.
 final class TemporaryFolder {
     let url: URL
+    /// The test's database on the test server, once a PostgreSQL store was made for it; dropped at the end.
+    var postgresDatabase: String?
 
     init() throws {
         url = FileManager.default.temporaryDirectory.appendingPathComponent("objectgraph-tests-\(UUID().uuidString)")
@@ -61,21 +67,74 @@ final class TemporaryFolder {
 
     var storeURL: URL { url.appendingPathComponent("store.sqlite") }
 
-    deinit { try? FileManager.default.removeItem(at: url) }
+    deinit {
+        try? FileManager.default.removeItem(at: url)
+        #if canImport(ObjectGraphPostgres)
+        if let postgresDatabase { try? TestPostgres.administer("DROP DATABASE IF EXISTS \(postgresDatabase) WITH (FORCE)") }
+        #endif
+    }
 }
 
-/// Where a test's store lives: each behaviour test runs on both.
+/// Where a test's store lives: each behaviour test runs on every store (PostgreSQL where the build has it; the
+/// ThreadSanitizer build leaves it out).
 enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case sqlite, memory
+    #if canImport(ObjectGraphPostgres)
+    case postgres
+    #endif
     var testDescription: String { rawValue }
 
     func coordinator(_ model: Model, _ folder: TemporaryFolder) throws -> PersistentStoreCoordinator {
         switch self {
-        case .sqlite: try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL)
-        case .memory: PersistentStoreCoordinator.inMemory(model: model)
+        case .sqlite: return try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL)
+        case .memory: return PersistentStoreCoordinator.inMemory(model: model)
+        #if canImport(ObjectGraphPostgres)
+        case .postgres:
+            let configuration = try folder.postgresDatabase.map { try TestPostgres.configuration($0) } ?? TestPostgres.newDatabase(for: folder)
+            return PersistentStoreCoordinator(model: model, store: try PostgresStore(configuration: configuration, model: model))
+        #endif
         }
     }
 }
+
+#if canImport(ObjectGraphPostgres)
+/// The test server (`OBJECTGRAPH_POSTGRES_URL`, which scripts/test.sh sets) and a database of its own per test.
+enum TestPostgres {
+    static func url() throws -> String {
+        guard let url = ProcessInfo.processInfo.environment["OBJECTGRAPH_POSTGRES_URL"] else {
+            throw ObjectGraphError.storeUnavailable(path: "OBJECTGRAPH_POSTGRES_URL", reason: "not set: run the tests with scripts/test.sh")
+        }
+        return url
+    }
+
+    static func configuration(_ database: String) throws -> PostgresStoreConfiguration {
+        var configuration = try PostgresStoreConfiguration(url: try url())
+        configuration.database = database
+        return configuration
+    }
+
+    /// Creates a database for `folder`'s test and returns where it is.
+    static func newDatabase(for folder: TemporaryFolder) throws -> PostgresStoreConfiguration {
+        let name = "og_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        try administer("CREATE DATABASE \(name)")
+        folder.postgresDatabase = name
+        return try configuration(name)
+    }
+
+    /// Runs one statement on the server's own database, waiting for it (tests are not on an event loop).
+    static func administer(_ sql: String) throws {
+        let server = try PostgresStoreConfiguration(url: try url())
+        let connection = try PostgresConnection.connect(
+            on: MultiThreadedEventLoopGroup.singleton.next(),
+            configuration: PostgresConnection.Configuration(
+                host: server.host, port: server.port, username: server.username, password: server.password, database: server.database,
+                tls: .disable),
+            id: 1, logger: Logger(label: "tests")).wait()
+        defer { _ = try? (connection.close() as EventLoopFuture<Void>).wait() }
+        _ = try connection.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "tests")).wait()
+    }
+}
+#endif
 
 extension ObjectGraphError {
     /// The error's message, for checks that it names what a user must fix.

@@ -157,6 +157,7 @@ extension Scope {
         let value = try term(argument)
         switch function {
         // Every row counts, nil or not, as count: counts a collection's elements; the argument stays in the text.
+        case .count where dialect == .postgres: return SQLTerm(sql: "COUNT(CASE WHEN \(value.sql) IS NULL THEN 1 ELSE 1 END)", family: .number)
         case .count: return SQLTerm(sql: "COUNT(COALESCE(\(value.sql), 1))", family: .number)
         case .mode: throw .unsupported("\(expression) over the rows of a dictionary result yields several values; group by its argument instead")
         default: return try reduction(function, of: value, in: "\(expression)")
@@ -173,7 +174,7 @@ extension Scope {
         switch function {
         case .sum where dialect == .postgres: return SQLTerm(sql: "SUM(\(operand.sql))", family: .number)
         case .sum: return SQLTerm(sql: "og_sum(\(operand.sql))", family: .number)
-        case .average: return SQLTerm(sql: "AVG(\(operand.sql))", family: .number)
+        case .average: return SQLTerm(sql: dialect.real("AVG(\(operand.sql))"), family: .number)
         case .median where dialect == .postgres: return SQLTerm(sql: "percentile_cont(0.5) WITHIN GROUP (ORDER BY \(operand.sql))", family: .number)
         case .median: return SQLTerm(sql: "og_median(\(operand.sql))", family: .number)
         case .stddev where dialect == .postgres: return SQLTerm(sql: "stddev_pop(\(operand.sql))", family: .number)
@@ -189,8 +190,16 @@ extension Scope {
             // PostgreSQL's own functions where they compute what the evaluator does; the others have no SQL of theirs.
             let native: [ExpressionFunction: String] = [
                 .uppercase: "upper", .lowercase: "lower", .abs: "abs", .floor: "floor", .ceiling: "ceiling", .trunc: "trunc",
-                .sqrt: "sqrt", .ln: "ln", .exp: "exp",
+                .sqrt: "sqrt", .ln: "ln", .log: "log", .exp: "exp",
             ]
+            if function == .modulus && terms.count == 2 {
+                // The remainder with the dividend's sign (fmod, and Int64's %), nil for a zero divisor, as in memory.
+                let (a, b) = (terms[0].sql, terms[1].sql)
+                return SQLTerm(sql: "(CASE WHEN \(b) = 0 THEN NULL ELSE \(a) - \(b) * trunc(\(a) / \(b)) END)", family: family)
+            }
+            if function == .power && terms.count == 2 {
+                return SQLTerm(sql: "power(\(dialect.real(terms[0].sql)), \(dialect.real(terms[1].sql)))", family: family)
+            }
             guard let name = native[function] else {
                 throw .unsupported("the function \(function.rawValue) has no PostgreSQL equivalent the store uses; filter on its result in memory")
             }
@@ -283,9 +292,11 @@ extension Scope {
             if let found = index.family, found != .number {
                 throw .typeMismatch(expression: "\(expression)", expected: "an integer index", found: found.rawValue)
             }
-            // A negative offset would read as none in SQLite: out of range is nil, as in memory.
+            // A negative offset would read as none in SQLite, and fail the query in PostgreSQL: out of range is nil,
+            // as in memory.
+            let offset = dialect == .postgres ? "GREATEST(CAST(\(index.sql) AS BIGINT), 0)" : index.sql
             return SQLTerm(
-                sql: "(SELECT \(alias).v FROM (\(ordered)) AS \(alias) WHERE \(index.sql) >= 0 ORDER BY \(alias).o LIMIT 1 OFFSET \(index.sql))",
+                sql: "(SELECT \(alias).v FROM (\(ordered)) AS \(alias) WHERE \(index.sql) >= 0 ORDER BY \(alias).o LIMIT 1 OFFSET \(offset))",
                 family: family)
         case .size: return SQLTerm(sql: "NULL", family: .number)
         }

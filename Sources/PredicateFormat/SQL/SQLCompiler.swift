@@ -74,7 +74,7 @@ public struct SQLCompiler {
         if let text = compilation.textWithNUL {
             // SQLite's text functions, and GRDB's reading of text, end a string at its first NUL: the comparison
             // would silently test a shorter string ("a\0b" CONTAINS reads as CONTAINS "a").
-            throw .evaluation("the string constant \(PredicateValue.string(text)) holds a NUL character, which SQLite cannot compare; remove it")
+            throw .evaluation("the string constant \(PredicateValue.string(text)) holds a NUL character, which \(dialect == .sqlite ? "SQLite" : "PostgreSQL") cannot compare; remove it")
         }
         return CompiledPredicate(
             condition: condition, joins: scope.joins, arguments: compilation.arguments, terms: sqlTerms,
