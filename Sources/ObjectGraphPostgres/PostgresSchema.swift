@@ -19,11 +19,31 @@ enum PostgresSchema {
     /// the order of their numbers, so a reader that has seen number n never later finds a smaller one.
     static let historyLock: Int64 = 0x4F47_4849_5354_4F52
 
-    /// Creates the schema in an empty database, or checks the one there: the identifier of the store.
-    static func prepare(_ session: PostgresSession, model: Model, tables: [TableLayout], location: String) throws -> String {
-        try session.transaction {
+    /// Creates the schema in an empty database, or checks the one there, migrating a store an earlier of `versions`
+    /// wrote: the identifier of the store.
+    static func prepare(_ session: PostgresSession, versions: SchemaVersions, tables: [TableLayout], location: String) throws -> String {
+        let model = versions.current
+        return try session.transaction {
             try session.query("SELECT pg_advisory_xact_lock(\(schemaLock))")
-            if let identifier = try storedIdentifier(session, model: model, location: location) { return identifier }
+            if let stored = try storedMetadata(session, location: location) {
+                guard let identifier = stored["store_identifier"] else {
+                    throw ObjectGraphError.storeUnavailable(path: location, reason: "its metadata table has no store identifier")
+                }
+                let storedHash = stored["model_hash"] ?? "none"
+                guard storedHash != model.versionHash else { return identifier }
+                guard let index = versions.index(ofHash: storedHash), index < versions.currentIndex else {
+                    throw ObjectGraphError.modelMismatch(path: location, storeHash: storedHash, modelHash: model.versionHash)
+                }
+                if let stage = versions.stages.first(where: { $0.from >= index && $0.from < versions.currentIndex }) {
+                    throw ObjectGraphError.migrationRefused(
+                        path: location, entity: "", property: nil,
+                        reason: "the step from version \(stage.from) is a custom stage, which runs on SQLite stores only; migrate a copy as SQLite, or export and import")
+                }
+                for step in index..<versions.currentIndex {
+                    try PostgresMigration.run(from: versions.models[step], to: versions.models[step + 1], in: session, location: location)
+                }
+                return identifier
+            }
             let existing = try session.query("""
                 SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name LIMIT 5
                 """).map { try $0.decode(String.self) }
@@ -47,8 +67,8 @@ enum PostgresSchema {
         }
     }
 
-    /// The identifier of the store in the database, after checking its model; nil when there is no store.
-    static func storedIdentifier(_ session: PostgresSession, model: Model, location: String) throws -> String? {
+    /// The metadata of the store in the database, nil when there is none; a store of a newer format is refused.
+    static func storedMetadata(_ session: PostgresSession, location: String) throws -> [String: String]? {
         let exists = try session.query("SELECT to_regclass($1) IS NOT NULL", binds([sqlQuoted(metadataTable)])).first?.decode(Bool.self) ?? false
         guard exists else { return nil }
         var values: [String: String] = [:]
@@ -60,14 +80,7 @@ enum PostgresSchema {
             throw ObjectGraphError.storeUnavailable(
                 path: location, reason: "the store has format \(format), newer than this library's \(formatVersion); update the library")
         }
-        let stored = values["model_hash"] ?? "none"
-        guard stored == model.versionHash else {
-            throw ObjectGraphError.modelMismatch(path: location, storeHash: stored, modelHash: model.versionHash)
-        }
-        guard let identifier = values["store_identifier"] else {
-            throw ObjectGraphError.storeUnavailable(path: location, reason: "its metadata table has no store identifier")
-        }
-        return identifier
+        return values
     }
 
     static func binds(_ texts: [String]) -> PostgresBindings {
@@ -76,22 +89,29 @@ enum PostgresSchema {
         return binds
     }
 
-    static func createStatements(model: Model, tables: [TableLayout]) -> [String] {
+    /// The history tables (see `PostgresStore+History.swift`).
+    static let historyStatements = [
+        """
+        CREATE TABLE \(sqlQuoted(historyTable)) (
+          number BIGSERIAL PRIMARY KEY, timestamp DOUBLE PRECISION NOT NULL, author TEXT, context TEXT, origin TEXT NOT NULL)
+        """,
+        """
+        CREATE TABLE \(sqlQuoted(historyChangesTable)) (
+          "transaction" BIGINT NOT NULL REFERENCES \(sqlQuoted(historyTable))(number) ON DELETE CASCADE,
+          entity TEXT NOT NULL, first_key BIGINT NOT NULL, key_count BIGINT NOT NULL,
+          kind TEXT NOT NULL CHECK (kind IN ('insert', 'update', 'delete')), properties TEXT, tombstone TEXT)
+        """,
+        "CREATE INDEX \(sqlQuoted(historyChangesTable + "(transaction)")) ON \(sqlQuoted(historyChangesTable))(\"transaction\")",
+    ]
+
+    /// The statements creating the store's tables, functions and triggers for `model`; a migration keeps the
+    /// history tables there are (`includingHistory` false).
+    static func createStatements(model: Model, tables: [TableLayout], includingHistory: Bool = true) -> [String] {
         var statements = [
             "CREATE TABLE \(sqlQuoted(metadataTable)) (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
             "CREATE TABLE \(sqlQuoted(sequenceTable)) (entity TEXT PRIMARY KEY, max_key BIGINT NOT NULL)",
-            """
-            CREATE TABLE \(sqlQuoted(historyTable)) (
-              number BIGSERIAL PRIMARY KEY, timestamp DOUBLE PRECISION NOT NULL, author TEXT, context TEXT, origin TEXT NOT NULL)
-            """,
-            """
-            CREATE TABLE \(sqlQuoted(historyChangesTable)) (
-              "transaction" BIGINT NOT NULL REFERENCES \(sqlQuoted(historyTable))(number) ON DELETE CASCADE,
-              entity TEXT NOT NULL, first_key BIGINT NOT NULL, key_count BIGINT NOT NULL,
-              kind TEXT NOT NULL CHECK (kind IN ('insert', 'update', 'delete')), properties TEXT, tombstone TEXT)
-            """,
-            "CREATE INDEX \(sqlQuoted(historyChangesTable + "(transaction)")) ON \(sqlQuoted(historyChangesTable))(\"transaction\")",
         ]
+        if includingHistory { statements += historyStatements }
         let id = sqlQuoted(StorageNames.rowID)
         for table in tables {
             var definitions = [

@@ -40,7 +40,15 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
     /// - Throws: `ObjectGraphError.storeUnavailable(path:reason:)` when the server cannot be reached or refuses
     ///   the connection, or the database holds other tables; `ObjectGraphError.modelMismatch(path:storeHash:modelHash:)`
     ///   when it holds a store of another model. The path names the user, host, port and database.
-    public init(configuration: PostgresStoreConfiguration, model: Model) throws {
+    public convenience init(configuration: PostgresStoreConfiguration, model: Model) throws {
+        try self.init(configuration: configuration, versions: try SchemaVersions([model]))
+    }
+
+    /// Opens (or creates) the store for the current of `versions`: a store an earlier version wrote is migrated
+    /// first, one version at a time by the plan inferred between them, all in one transaction (a failure leaves it
+    /// as it was); a store a later version wrote is refused untouched, as is a step with a custom stage.
+    public init(configuration: PostgresStoreConfiguration, versions: SchemaVersions) throws {
+        let model = versions.current
         self.model = model
         location = configuration.location
         pool = try PostgresConnectionPool(configuration: configuration)
@@ -50,7 +58,7 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
         let location = location
         identifier = try pool.withSession { session in
             do {
-                return try PostgresSchema.prepare(session, model: model, tables: layouts, location: location)
+                return try PostgresSchema.prepare(session, versions: versions, tables: layouts, location: location)
             } catch let failure as PostgresErrors.Failure {
                 throw ObjectGraphError.storeUnavailable(path: location, reason: failure.reason)
             }

@@ -64,5 +64,5 @@ public struct SchemaVersions: Sendable {
     }
 
     /// The position of the version whose hash is `hash`, if any.
-    func index(ofHash hash: String) -> Int? { models.firstIndex { $0.versionHash == hash } }
+    package func index(ofHash hash: String) -> Int? { models.firstIndex { $0.versionHash == hash } }
 }

@@ -1,0 +1,188 @@
+import Foundation
+import ObjectGraph
+import PostgresNIO
+
+/// Runs a `MigrationPlan` on a PostgreSQL store, inside the opening transaction (see ``PostgresSchema``), as the
+/// SQLite store's rebuild does: the old tables move to a schema aside, the new model's tables are created, every row
+/// is copied by the server (`INSERT … SELECT`) with its key, its version and its values converted as the plan says,
+/// relationships are rebuilt (a to-one becoming a to-many fills a join table), and the old tables are dropped.
+/// History stays where it is. A failure anywhere rolls all of it back.
+enum PostgresMigration {
+    private static let aside = "objectgraph_migrating"
+
+    static func run(from source: Model, to destination: Model, in session: PostgresSession, location: String) throws {
+        let plan: MigrationPlan
+        do {
+            plan = try MigrationPlan(from: source, to: destination)
+        } catch ObjectGraphError.migrationRefused(_, let entity, let property, let reason) {
+            throw ObjectGraphError.migrationRefused(path: location, entity: entity, property: property, reason: reason)
+        }
+        try session.query("CREATE SCHEMA \(sqlQuoted(aside))")
+        let moved = source.entities.filter { $0.rootName == $0.name }.map(\.tableName) + SQLiteStore.joinTables(source).map(\.name)
+            + [StorageNames.metadataTable, StorageNames.sequenceTable]
+        for name in moved { try session.query("ALTER TABLE \(sqlQuoted(name)) SET SCHEMA \(sqlQuoted(aside))") }
+        // The old model's derivation triggers go with their functions; the new model's are made anew.
+        for row in try session.query("SELECT proname FROM pg_proc WHERE proname LIKE 'og\\_derive\\_%'") {
+            try session.query("DROP FUNCTION \(try row.decode(String.self)) CASCADE")
+        }
+        var kept: [(String, String)] = []
+        for row in try session.query("""
+            SELECT key, value FROM \(old(StorageNames.metadataTable)) WHERE key NOT IN ('model_hash', 'model', 'format_version')
+            """) {
+            kept.append(try row.decode((String, String).self))
+        }
+        let tables = destination.entities.filter { $0.rootName == $0.name }.map { TableLayout(root: $0, model: destination) }
+        for statement in PostgresSchema.createStatements(model: destination, tables: tables, includingHistory: false) { try session.query(statement) }
+        var metadata = PostgresBindings()
+        var tuples: [String] = []
+        for (key, value) in kept + [
+            ("model_hash", destination.versionHash), ("model", String(decoding: destination.canonicalJSON(), as: UTF8.self)),
+            ("format_version", "\(PostgresSchema.formatVersion)"),
+        ] {
+            tuples.append("($\(metadata.count + 1), $\(metadata.count + 2))")
+            metadata.append(key)
+            metadata.append(value)
+        }
+        try session.query("INSERT INTO \(sqlQuoted(StorageNames.metadataTable)) (key, value) VALUES \(tuples.joined(separator: ", "))", metadata)
+        try carrySequences(plan, in: session)
+        for step in plan.entities { try copyRows(step, plan: plan, in: session, location: location) }
+        try copyRelationships(plan, in: session)
+        // The copies' references are checked now (they are deferred to commit otherwise, and PostgreSQL drops no
+        // table with checks pending), then deferred again for what follows in the transaction.
+        try session.query("SET CONSTRAINTS ALL IMMEDIATE")
+        try session.query("DROP SCHEMA \(sqlQuoted(aside)) CASCADE")
+        try session.query("SET CONSTRAINTS ALL DEFERRED")
+    }
+
+    /// An old table, in the schema aside.
+    private static func old(_ table: String) -> String { "\(sqlQuoted(aside)).\(sqlQuoted(table))" }
+
+    /// Keys stay as they were: each new tree's sequence starts after the highest key of the old trees it takes.
+    private static func carrySequences(_ plan: MigrationPlan, in session: PostgresSession) throws {
+        var highest: [String: Int64] = [:]
+        for step in plan.entities {
+            guard let sourceName = step.source, let oldEntity = plan.source.entityIfPresent(sourceName),
+                  let new = plan.destination.entityIfPresent(step.entity) else { continue }
+            let key = try session.query(
+                "SELECT max_key FROM \(old(StorageNames.sequenceTable)) WHERE entity = $1", PostgresSchema.binds([oldEntity.rootName])
+            ).first?.decode(Int64.self) ?? 0
+            highest[new.rootName] = max(highest[new.rootName] ?? 0, key)
+        }
+        for (root, key) in highest {
+            var binds = PostgresBindings()
+            binds.append(key)
+            binds.append(root)
+            try session.query("UPDATE \(sqlQuoted(StorageNames.sequenceTable)) SET max_key = $1 WHERE entity = $2", binds)
+        }
+    }
+
+    private static func copyRows(_ step: MigrationPlan.EntityStep, plan: MigrationPlan, in session: PostgresSession, location: String) throws {
+        guard let sourceName = step.source, let oldEntity = plan.source.entityIfPresent(sourceName),
+              let new = plan.destination.entityIfPresent(step.entity) else { return }
+        let oldTable = old(oldEntity.tableName)
+        let ofEntity = "o.\(sqlQuoted(StorageNames.rowEntity)) = \(PostgresSchema.sqlLiteral(oldEntity.name))"
+        var columns = [StorageNames.rowID, StorageNames.rowEntity, StorageNames.rowVersion].map(sqlQuoted)
+        var values = ["o.\(sqlQuoted(StorageNames.rowID))", PostgresSchema.sqlLiteral(new.name), "o.\(sqlQuoted(StorageNames.rowVersion))"]
+        var binds = PostgresBindings()
+        for attribute in step.attributes {
+            guard let index = new.attributeIndex[attribute.name] else { continue }
+            let description = new.attributes[index]
+            guard !description.isTransient else { continue }
+            var value = "NULL"
+            if let sourceName = attribute.source, let oldIndex = oldEntity.attributeIndex[sourceName] {
+                value = convert("o.\(sqlQuoted(oldEntity.attributeColumns[oldIndex]))", from: attribute.convertedFrom, to: description.type)
+            }
+            if let fill = attribute.fill {
+                PostgresValueCoding.append(fill, to: &binds)
+                value = "COALESCE(\(value), $\(binds.count))"
+            } else if !description.isOptional && description.derivation == nil {
+                // Required, with nothing to fill a missing value: every row must have one already.
+                let missing = try session.query(
+                    "SELECT COUNT(*) FROM \(oldTable) AS o WHERE \(ofEntity)\(value == "NULL" ? "" : " AND \(value) IS NULL")"
+                ).first?.decode(Int64.self) ?? 0
+                if missing > 0 {
+                    throw ObjectGraphError.migrationRefused(
+                        path: location, entity: new.name, property: attribute.name,
+                        reason: "it is required and has no default, but \(missing) of the rows have no value for it")
+                }
+            }
+            columns.append(sqlQuoted(new.attributeColumns[index]))
+            values.append(value)
+        }
+        for relationship in step.relationships {
+            guard let sourceName = relationship.source, case .foreignKey(let column)? = new.relationship(named: relationship.name)?.storage,
+                  case .foreignKey(let oldColumn)? = oldEntity.relationship(named: sourceName)?.storage else { continue }
+            columns.append(sqlQuoted(column))
+            values.append("o.\(sqlQuoted(oldColumn))")
+        }
+        do {
+            try session.query(
+                "INSERT INTO \(sqlQuoted(new.tableName)) (\(columns.joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) FROM \(oldTable) AS o WHERE \(ofEntity)",
+                binds)
+        } catch let failure as PostgresErrors.Failure where failure.sqlState == "23505" {
+            throw ObjectGraphError.migrationRefused(
+                path: location, entity: new.name, property: nil,
+                reason: "a uniqueness constraint finds rows with the same values (\(failure.message)); a custom stage can remove the duplicates first")
+        }
+    }
+
+    /// A value of an old column as the new attribute type stores it (see `MigrationPlan.converts(_:to:)`), in the
+    /// forms the SQLite store's migration writes.
+    private static func convert(_ column: String, from oldType: AttributeType?, to new: AttributeType) -> String {
+        guard let oldType else { return column }
+        switch new {
+        case .double, .float: return "CAST(\(column) AS DOUBLE PRECISION)"
+        case .string where oldType == .date:
+            // Seconds since 2001 (978,307,200 s after 1970), as ISO 8601 text with milliseconds.
+            return #"to_char(to_timestamp(\#(column) + 978307200) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"#
+        case .string where oldType == .binary: return "encode(\(column), 'hex')"
+        case .decimal, .string: return [.uuid, .uri, .decimal].contains(oldType) ? column : "CAST(\(column) AS TEXT)"
+        default: return column
+        }
+    }
+
+    /// Join tables, and positions of ordered to-many relationships, as the new model keeps them.
+    private static func copyRelationships(_ plan: MigrationPlan, in session: PostgresSession) throws {
+        let id = sqlQuoted(StorageNames.rowID)
+        var filled: Set<String> = []
+        for step in plan.entities {
+            guard let sourceName = step.source, let oldEntity = plan.source.entityIfPresent(sourceName),
+                  let new = plan.destination.entityIfPresent(step.entity) else { continue }
+            for relationshipStep in step.relationships {
+                guard let oldName = relationshipStep.source, let relationship = new.relationship(named: relationshipStep.name),
+                      let oldRelationship = oldEntity.relationship(named: oldName),
+                      let oldDestination = plan.source.entityIfPresent(oldRelationship.destinationEntityName) else { continue }
+                switch relationship.storage {
+                case .foreignKey, .inverseForeignKey(_, nil):
+                    break
+                case .inverseForeignKey(_, let orderColumn?):
+                    guard case .inverseForeignKey(_, let oldOrder?) = oldRelationship.storage, filled.insert(orderColumn).inserted,
+                          let destination = plan.destination.entityIfPresent(relationship.destinationEntityName) else { continue }
+                    let newTable = sqlQuoted(destination.tableName)
+                    try session.query("""
+                        UPDATE \(newTable) SET \(sqlQuoted(orderColumn)) = o.\(sqlQuoted(oldOrder)) FROM \(old(oldDestination.tableName)) AS o
+                        WHERE o.\(id) = \(newTable).\(id)
+                        """)
+                case .joinTable(let table, let isSourceSide):
+                    guard filled.insert(table).inserted else { continue }
+                    // (owner, member, position) of this side, as the old store kept them.
+                    let rows: String
+                    switch oldRelationship.storage {
+                    case .joinTable(let oldTable, let oldIsSource):
+                        let (owner, member) = oldIsSource ? ("source", "target") : ("target", "source")
+                        rows = "SELECT \(owner), \(member), position FROM \(old(oldTable))"
+                    case .foreignKey(let column):
+                        rows = "SELECT o.\(id), o.\(sqlQuoted(column)), NULL::BIGINT FROM \(old(oldEntity.tableName)) AS o WHERE o.\(sqlQuoted(column)) IS NOT NULL"
+                    case .inverseForeignKey(let column, let order):
+                        rows = """
+                            SELECT d.\(sqlQuoted(column)), d.\(id), \(order.map { "d.\(sqlQuoted($0))" } ?? "NULL::BIGINT") FROM \(old(oldDestination.tableName)) AS d
+                            WHERE d.\(sqlQuoted(column)) IS NOT NULL
+                            """
+                    }
+                    let columns = isSourceSide ? "source, target, position" : "target, source, position"
+                    try session.query("INSERT INTO \(sqlQuoted(table)) (\(columns)) \(rows) ON CONFLICT DO NOTHING")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import ObjectGraph
+import ObjectGraphPostgres
+import Testing
+
+/// Lightweight migration on PostgreSQL: a store an earlier model version wrote opens with the current version,
+/// migrated in one transaction by the plans inferred between versions, keys, versions and history kept; what cannot
+/// be inferred is refused, and a refused or newer store is left as it was.
+@Suite struct PostgresMigrationTests {
+    static func version1() -> [EntityDescription] {
+        [
+            EntityDescription("Author", attributes: [.init("name", .string)],
+                              relationships: [.init("books", destination: "Book", inverse: "author", isToMany: true)]),
+            EntityDescription("Book", attributes: [
+                .init("title", .string, isOptional: false, defaultValue: .string("Untitled")), .init("pages", .int16),
+                .init("year", .int32), .init("isbn", .string), .init("rating", .float),
+            ], relationships: [.init("author", destination: "Author", inverse: "books")]),
+        ]
+    }
+
+    /// Renames title to name, widens pages, turns year into text and rating into a Double, drops isbn, adds price
+    /// (with a default) and subtitle, and tags (many-to-many).
+    static func version2() -> [EntityDescription] {
+        var entities = version1()
+        var name = AttributeDescription("name", .string, isOptional: false, defaultValue: .string("Untitled"))
+        name.renamingIdentifier = "title"
+        entities[1].attributes = [
+            name, .init("pages", .int32), .init("year", .string), .init("rating", .double),
+            .init("price", .decimal, isOptional: false, defaultValue: .decimal(Decimal(string: "9.5")!)), .init("subtitle", .string),
+        ]
+        entities[1].relationships.append(.init("tags", destination: "Tag", inverse: "books", isToMany: true))
+        entities.append(EntityDescription("Tag", attributes: [.init("label", .string)],
+                                          relationships: [.init("books", destination: "Book", inverse: "tags", isToMany: true)]))
+        return entities
+    }
+
+    /// A book may have several authors (a to-one becomes a to-many: a join table), and authors need a name.
+    static func version3() -> [EntityDescription] {
+        var entities = version2()
+        entities[0].attributes = [.init("name", .string, isOptional: false, defaultValue: .string("Anonymous"), isIndexed: true)]
+        entities[0].relationships = [.init("books", destination: "Book", inverse: "authors", isToMany: true)]
+        entities[1].attributes[1] = .init("pages", .int64)
+        var authors = RelationshipDescription("authors", destination: "Author", inverse: "books", isToMany: true)
+        authors.renamingIdentifier = "author"
+        entities[1].relationships[0] = authors
+        return entities
+    }
+
+    static func versions(_ count: Int) throws -> SchemaVersions {
+        try SchemaVersions(Array([version1(), version2(), version3()].prefix(count)).map { try Model(entities: $0) })
+    }
+
+    /// Two authors (one without a name), three books (one without an author), written by version 1.
+    static func seed(_ database: TestDatabase) async throws -> [String: ObjectID] {
+        let model = try Model(entities: version1())
+        let store = try PostgresStore(configuration: database.configuration, model: model)
+        return try await ObjectContext(coordinator: PersistentStoreCoordinator(model: model, store: store)).perform { ctx in
+            let hugo = try ctx.insert("Author")
+            try hugo.setValue("Hugo", forKey: "name")
+            let nameless = try ctx.insert("Author")
+            var books: [String: ManagedObject] = [:]
+            for (title, pages, year, author) in [("Les Misérables", 1_463, 1_862, hugo), ("Notre-Dame", 940, 1_831, hugo), ("Anonymous", 120, 1_900, nil)] {
+                let book = try ctx.insert("Book")
+                try book.setValue(title, forKey: "title")
+                try book.setValue(pages, forKey: "pages")
+                try book.setValue(year, forKey: "year")
+                try book.setValue(Float(4.5), forKey: "rating")
+                try book.setObject(author, forKey: "author")
+                books[title] = book
+            }
+            _ = nameless
+            try ctx.save()
+            return books.mapValues(\.objectID)
+        }
+    }
+
+    @Test func aVersion1StoreOpensWithVersion3KeepingKeysValuesAndHistory() async throws {
+        let database = try await TestDatabase.make()
+        let ids = try await Self.seed(database)
+        let store = try PostgresStore(configuration: database.configuration, versions: try Self.versions(3))
+        let coordinator = PersistentStoreCoordinator(model: try Self.versions(3).current, store: store)
+        try await ObjectContext(coordinator: coordinator).perform { ctx throws in
+            let book = try ctx.existingObject(with: ObjectID(entityName: "Book", rawKey: ids["Les Misérables"]!.rawKey))
+            #expect(try book.value(forKey: "name") == .string("Les Misérables"))
+            #expect(try book.value(forKey: "pages") == .int(1_463))
+            #expect(try book.value(forKey: "year") == .string("1862"))
+            #expect(try book.value(forKey: "rating") == .double(4.5))
+            #expect(try book.value(forKey: "price") == .decimal(Decimal(string: "9.5")!))
+            #expect(try book.objects(forKey: "authors").map { try $0.value(forKey: "name") } == [.string("Hugo")])
+            let authors = try ctx.fetch(FetchRequest(entityName: "Author", sortKeys: [SortKey("name")]))
+            #expect(try authors.map { try $0.value(forKey: "name") } == [.string("Anonymous"), .string("Hugo")])
+            let orphan = try ctx.existingObject(with: ObjectID(entityName: "Book", rawKey: ids["Anonymous"]!.rawKey))
+            #expect(try orphan.objects(forKey: "authors").isEmpty)
+            // New keys come after the old ones.
+            let tag = try ctx.insert("Tag")
+            try tag.setValue("classic", forKey: "label")
+            try book.addObject(tag, forKey: "tags")
+            let next = try ctx.insert("Book")
+            try ctx.save()
+            #expect(next.objectID.rawKey > ids.values.map(\.rawKey).max()!)
+        }
+        #expect(try coordinator.history(after: nil).count == 2)
+        await database.drop()
+    }
+
+    @Test func aRequiredAttributeWithoutValuesIsRefusedNamingItAndTheStoreIsLeftAsItWas() async throws {
+        let database = try await TestDatabase.make()
+        _ = try await Self.seed(database)
+        var entities = Self.version1()
+        entities[1].attributes.append(.init("publisher", .string, isOptional: false))
+        let versions = try SchemaVersions([try Model(entities: Self.version1()), try Model(entities: entities)])
+        #expect {
+            _ = try PostgresStore(configuration: database.configuration, versions: versions)
+        } throws: { error in
+            guard case ObjectGraphError.migrationRefused(let path, let entity, let property, _) = error else { return false }
+            return path == database.configuration.location && entity == "Book" && property == "publisher"
+        }
+        let model = try Model(entities: Self.version1())
+        let store = try PostgresStore(configuration: database.configuration, model: model)
+        #expect(try store.count(StoreFetchRequest(entityName: "Book")) == 3)
+        await database.drop()
+    }
+
+    @Test func aStoreOfALaterVersionIsRefused() async throws {
+        let database = try await TestDatabase.make()
+        _ = try PostgresStore(configuration: database.configuration, versions: try Self.versions(2))
+        #expect {
+            _ = try PostgresStore(configuration: database.configuration, model: try Model(entities: Self.version1()))
+        } throws: { error in
+            guard case ObjectGraphError.modelMismatch(let path, _, _) = error else { return false }
+            return path == database.configuration.location
+        }
+        await database.drop()
+    }
+}
