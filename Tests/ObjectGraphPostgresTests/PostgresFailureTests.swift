@@ -59,6 +59,18 @@ import Glibc
         }
     }
 
+    @Test func requiringTLSFromAServerWithoutItIsRefusedNamingTheServer() throws {
+        var configuration = try PostgresStoreConfiguration(url: try TestServer.url + "?sslmode=require")
+        configuration.connectTimeout = .seconds(5)
+        #expect(configuration.tls == .require)
+        #expect {
+            _ = try PostgresStore(configuration: configuration, model: try Self.model)
+        } throws: { error in
+            guard case ObjectGraphError.storeUnavailable(let path, let reason) = error else { return false }
+            return path == configuration.location && !reason.isEmpty
+        }
+    }
+
     @Test func aBadURLSaysWhatIsMissing() {
         #expect(throws: ObjectGraphError.self) { try PostgresStoreConfiguration(url: "postgres://127.0.0.1/books") }
         #expect(throws: ObjectGraphError.self) { try PostgresStoreConfiguration(url: "postgres://app@127.0.0.1") }
