@@ -49,7 +49,7 @@ let package = Package(
             name: "ObjectGraphBenchmarks",
             dependencies: ["ObjectGraph", .product(name: "GRDBSQLite", package: "GRDB.swift"), .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .testTarget(name: "ObjectGraphBenchmarksTests", dependencies: ["ObjectGraphBenchmarks"]),
+        .testTarget(name: "ObjectGraphBenchmarksTests", dependencies: ["ObjectGraphBenchmarks", .product(name: "GRDB", package: "GRDB.swift")]),
         .executableTarget(
             name: "objectgraph",
             dependencies: [

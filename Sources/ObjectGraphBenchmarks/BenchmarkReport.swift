@@ -9,19 +9,42 @@ public struct BenchmarkReport: Sendable {
         public var note: String = ""
         /// What ObjectGraph's value should meet, if anything.
         public var target: BenchmarkTarget?
+        /// Whether ObjectGraph's value should also be below a peer's (Fluent's), where the peer ran.
+        public var fasterThanPeer: String?
 
         package init(workload: String, unit: String, values: [String: Double], note: String = "", target: BenchmarkTarget? = nil) {
             (self.workload, self.unit, self.values, self.note, self.target) = (workload, unit, values, note, target)
+        }
+
+        /// Two rows for one measure: its median wall time, and its median CPU time (every thread of the process,
+        /// user and system) named `label` + " CPU", each judged against its target (`cpuTarget` defaults to `target`).
+        package static func wallAndCPU(_ label: String, _ samples: Samples, note: String = "", target: BenchmarkTarget? = nil,
+                                       cpuTarget: BenchmarkTarget? = nil, cpuNote: String? = nil) -> [Row] {
+            [Row(workload: label, unit: "s", values: samples.wall, note: note, target: target),
+             Row(workload: "\(label) CPU", unit: "s", values: samples.cpu, note: cpuNote ?? note, target: cpuTarget ?? target)]
         }
     }
 
     public var rows: [Row] = []
 
     package init(rows: [Row] = []) { self.rows = rows }
+    /// The contenders of this package, always given a column.
     public static let contenders = ["raw", "GRDB rows", "GRDB records", "ObjectGraph"]
+    /// The columns of the table: ``contenders``, then any peer (``PeerContender``) whose values a row holds.
+    public var columns: [String] {
+        Self.contenders + Set(rows.flatMap(\.values.keys)).subtracting(Self.contenders).sorted()
+    }
 
-    /// Whether `row` met its target in this run: nil without a target or without the values it needs.
+    /// Whether `row` met its target and, where a peer ran it, was faster than the peer: nil when there is nothing
+    /// to judge, or not the values to judge it.
     public func met(_ row: Row) -> Bool? {
+        let verdicts = [metTarget(row), row.fasterThanPeer.flatMap { peer in
+            row.values[peer].flatMap { peerValue in row.values["ObjectGraph"].map { $0 < peerValue } }
+        }].compactMap { $0 }
+        return verdicts.isEmpty ? nil : !verdicts.contains(false)
+    }
+
+    private func metTarget(_ row: Row) -> Bool? {
         guard let target = row.target, let graph = row.values["ObjectGraph"] else { return nil }
         switch target {
         case .ratio(let limit):
@@ -41,17 +64,19 @@ public struct BenchmarkReport: Sendable {
     /// A Markdown table: each contender's median, ObjectGraph's ratio to raw SQLite where raw ran, the target and
     /// whether it was met.
     public func table() -> String {
-        var lines = ["| workload | unit | " + Self.contenders.joined(separator: " | ") + " | ObjectGraph / raw | target | met | note |",
-                     "|---|---|" + String(repeating: "---|", count: Self.contenders.count) + "---|---|---|---|"]
+        let columns = columns
+        var lines = ["| workload | unit | " + columns.joined(separator: " | ") + " | ObjectGraph / raw | target | met | note |",
+                     "|---|---|" + String(repeating: "---|", count: columns.count) + "---|---|---|---|"]
         for row in rows {
-            let cells = Self.contenders.map { row.values[$0].map(Self.format) ?? "" }
+            let cells = columns.map { row.values[$0].map(Self.format) ?? "" }
             var ratio = ""
             if let raw = row.values["raw"], let graph = row.values["ObjectGraph"], raw > 0 {
                 ratio = String(format: "%.2fx", graph / raw)
             }
             let verdict = met(row).map { $0 ? "yes" : "**no**" } ?? ""
+            let targets = [row.target?.description, row.fasterThanPeer.map { "< \($0)" }].compactMap { $0 }
             lines.append("| \(row.workload) | \(row.unit) | " + cells.joined(separator: " | ")
-                         + " | \(ratio) | \(row.target?.description ?? "") | \(verdict) | \(row.note) |")
+                         + " | \(ratio) | \(targets.joined(separator: ", ")) | \(verdict) | \(row.note) |")
         }
         return lines.joined(separator: "\n")
     }

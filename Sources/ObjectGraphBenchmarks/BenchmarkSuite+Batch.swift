@@ -12,7 +12,7 @@ import ObjectGraph
 extension BenchmarkSuite {
     func batch() async throws -> [BenchmarkReport.Row] {
         let count = options.batchCount
-        var samples: [String: [String: [Double]]] = [:]
+        var samples: [String: Samples] = [:]
         for _ in 0..<options.repetitions {
             let empty = try freshPath("w9-empty")
             _ = try PersistentStoreCoordinator(model: Self.model, storeURL: URL(fileURLWithPath: empty))
@@ -26,25 +26,25 @@ extension BenchmarkSuite {
                 for column in 0..<10 { row[column] = .int(base + Int64(column)) }
                 return true
             }
-            samples["insert", default: [:]]["ObjectGraph", default: []].append(try Measure.seconds { try coordinator.execute(insert) })
+            samples["insert", default: Samples()].add(try Measure.timed { try coordinator.execute(insert) }, for: "ObjectGraph")
             let update = try BatchUpdateRequest(entityName: "Item", format: "TRUEPREDICATE", set: ["a1": "a1 + 1"])
-            samples["update", default: [:]]["ObjectGraph", default: []].append(try Measure.seconds { try coordinator.execute(update) })
+            samples["update", default: Samples()].add(try Measure.timed { try coordinator.execute(update) }, for: "ObjectGraph")
             try checkBatch(graph, count: count)
 
             let rawPath = try freshPath("w9-raw")
             try FileManager.default.copyItem(atPath: empty, toPath: rawPath)
             let raw = try RawSQLite(path: rawPath, fair: true)
-            samples["insert", default: [:]]["raw", default: []].append(try Measure.seconds { try raw.insertRows(count, table: "Item", storeTable: true) })
-            samples["update", default: [:]]["raw", default: []].append(try Measure.seconds {
+            samples["insert", default: Samples()].add(try Measure.timed { try raw.insertRows(count, table: "Item", storeTable: true) }, for: "raw")
+            samples["update", default: Samples()].add(try Measure.timed {
                 try raw.execute("UPDATE \"Item\" SET a1 = a1 + 1, \"row.version\" = \"row.version\" + 1")
-            })
+            }, for: "raw")
             raw.close()
             try checkBatch(rawPath, count: count)
         }
-        return ["insert", "update"].map { kind in
-            BenchmarkReport.Row(
-                workload: "W9 batch \(kind) \(count)", unit: "s", values: samples[kind]!.mapValues(Measure.median),
-                note: kind == "insert" ? "a closure fills the rows" : "a1 = a1 + 1, every row", target: .ratio(1.5))
+        return ["insert", "update"].flatMap { kind in
+            BenchmarkReport.Row.wallAndCPU(
+                "W9 batch \(kind) \(count)", samples[kind]!, note: kind == "insert" ? "a closure fills the rows" : "a1 = a1 + 1, every row",
+                target: .ratio(1.5))
         }
     }
 
@@ -60,28 +60,26 @@ extension BenchmarkSuite {
     }
 
     /// W1's ObjectGraph save into a store recording history against one that does not, interleaved.
-    func historyCost() async throws -> BenchmarkReport.Row {
+    func historyCost() async throws -> [BenchmarkReport.Row] {
         let count = options.insertCount
-        var samples: [String: [Double]] = [:]
+        var samples = Samples()
         for _ in 0..<options.repetitions {
             for recordsHistory in [false, true] {
                 let url = URL(fileURLWithPath: try freshPath("w10-\(recordsHistory)"))
                 let coordinator = try PersistentStoreCoordinator(model: Self.model, storeURL: url, options: StoreOptions(recordsHistory: recordsHistory))
                 let context = ObjectContext(coordinator: coordinator, name: "bench")
-                samples[recordsHistory ? "ObjectGraph" : "raw", default: []].append(try await Measure.seconds {
+                samples.add(try await Measure.timed {
                     try await context.perform { ctx in
                         for row in 0..<count { try ctx.insert(Item.self).fill(row) }
                         try ctx.save()
                         ctx.reset()
                     }
-                })
+                }, for: recordsHistory ? "ObjectGraph" : "raw")
                 if recordsHistory, try coordinator.history(after: nil).first?.insertedObjectIDs.count != count {
                     throw BenchmarkError("W10: the history does not list the \(count) inserts")
                 }
             }
         }
-        return BenchmarkReport.Row(
-            workload: "W10 W1 with history", unit: "s", values: samples.mapValues(Measure.median),
-            note: "raw column: the same save without history", target: .ratio(1.15))
+        return BenchmarkReport.Row.wallAndCPU("W10 W1 with history", samples, note: "raw column: the same save without history", target: .ratio(1.15))
     }
 }

@@ -22,42 +22,42 @@ extension BenchmarkSuite {
     func graph(_ workloads: Set<String>) async throws -> [BenchmarkReport.Row] {
         func selected(_ name: String) -> Bool { workloads.isEmpty || workloads.contains(name) }
         let template = try await graphTemplate()
-        var reads: [String: Samples] = [:]
+        var reads: [GraphWalk: Samples] = [:]
         var update = Samples()
         var delete = Samples()
         let expected = try graphSums(template)
+        func expectedSum(_ walk: GraphWalk) -> Int64 { walk == .tagsPrefetched ? expected.tags : expected.authors }
+        // The peer keeps a store of its own schema, made once; the same shape gives the same sums.
+        let peerPath = try freshPath("w11-peer")
+        if let peer, selected("W11") {
+            try await peer.open(path: peerPath)
+            try await peer.createGraph(graphShape)
+            try await peer.close()
+        }
         for repetition in 0...options.repetitions {
             let coordinator = try PersistentStoreCoordinator(model: Self.graphModel, storeURL: URL(fileURLWithPath: template))
             let context = ObjectContext(coordinator: coordinator, name: "bench")
-            var taken: [String: Samples] = [:]
-            for (name, prefetch) in [("authors prefetched", ["author"]), ("tags prefetched", ["tags"]), ("authors faulted", [])] where selected("W11") {
+            var taken: [GraphWalk: Samples] = [:]
+            for walk in GraphWalk.allCases where selected("W11") {
                 var sum: Int64 = 0
-                taken[name, default: Samples()].add(try await Measure.timed {
-                    sum = try await context.perform { ctx in
-                        var request = Book.fetchRequest()
-                        request.relationshipKeyPathsForPrefetching = prefetch
-                        var total: Int64 = 0
-                        for book in try ctx.fetch(request, as: Book.self) {
-                            total &+= Int64(book.title.utf8.count)
-                            if name == "tags prefetched" {
-                                for tag in book.tags { total &+= 1 + Int64(tag.label.utf8.count) }
-                            } else {
-                                total &+= Int64(book.author?.name.utf8.count ?? 0)
-                            }
-                        }
-                        ctx.reset()
-                        return total
-                    }
+                taken[walk, default: Samples()].add(try await Measure.timed {
+                    sum = try await context.perform { ctx in try Self.walk(walk, in: ctx) }
                 }, for: "ObjectGraph")
-                try check(sum, name == "tags prefetched" ? expected.tags : expected.authors, "ObjectGraph (\(name))")
+                try check(sum, expectedSum(walk), "ObjectGraph (\(walk.rawValue))")
                 let raw = try RawSQLite(path: template, fair: true)
-                taken[name, default: Samples()].add(try Measure.timed { sum = try raw.walk(name) }, for: "raw")
+                taken[walk, default: Samples()].add(try Measure.timed { sum = try raw.walk(walk) }, for: "raw")
                 raw.close()
-                try check(sum, name == "tags prefetched" ? expected.tags : expected.authors, "raw (\(name))")
+                try check(sum, expectedSum(walk), "raw (\(walk.rawValue))")
+                if let peer {
+                    try await peer.open(path: peerPath)
+                    taken[walk, default: Samples()].add(try await Measure.timed { sum = try await peer.walk(walk) }, for: peer.name)
+                    try await peer.close()
+                    try check(sum, expectedSum(walk), "\(peer.name) (\(walk.rawValue))")
+                }
             }
 
             let changes = options.graphChanges
-            if repetition > 0 { for (name, samples) in taken { reads[name] = (reads[name] ?? Samples()) + samples } }
+            if repetition > 0 { for (walk, samples) in taken { reads[walk] = (reads[walk] ?? Samples()) + samples } }
             if selected("W12") {
             let graphCopy = try copyOf(template, "w12-graph")
             let updateContext = ObjectContext(coordinator: try PersistentStoreCoordinator(model: Self.graphModel, storeURL: URL(fileURLWithPath: graphCopy)))
@@ -103,46 +103,63 @@ extension BenchmarkSuite {
         }
         let books = options.graphBooks
         var rows: [BenchmarkReport.Row] = []
-        for name in ["authors prefetched", "tags prefetched", "authors faulted"] where selected("W11") {
-            rows.append(BenchmarkReport.Row(workload: "W11 \(books) books, \(name)", unit: "s", values: reads[name]!.wall, target: .ratio(2.5)))
-            rows.append(BenchmarkReport.Row(workload: "W11 \(books) books, \(name) CPU", unit: "s", values: reads[name]!.cpu, target: .ratio(2.5)))
+        for walk in GraphWalk.allCases where selected("W11") {
+            rows += BenchmarkReport.Row.wallAndCPU("W11 \(books) books, \(walk.rawValue)", reads[walk]!, target: .ratio(2.5))
         }
         if selected("W12") {
-            rows.append(BenchmarkReport.Row(workload: "W12 update \(options.graphChanges)", unit: "s", values: update.wall,
-                                            note: "fetch, change pages, save", target: .ratio(2.5)))
+            rows += BenchmarkReport.Row.wallAndCPU("W12 update \(options.graphChanges)", update, note: "fetch, change pages, save", target: .ratio(2.5))
         }
         if selected("W13") {
-            rows.append(BenchmarkReport.Row(workload: "W13 delete \(options.graphChanges)", unit: "s", values: delete.wall,
-                                            note: "fetch, delete (chapters cascade, authors nullify), save", target: .ratio(3)))
+            rows += BenchmarkReport.Row.wallAndCPU("W13 delete \(options.graphChanges)", delete,
+                                                   note: "fetch, delete (chapters cascade, authors nullify), save", target: .ratio(3))
         }
         return rows
     }
+
+    /// W11's walk through a context: what an app writes.
+    private static func walk(_ walk: GraphWalk, in ctx: isolated ObjectContext) throws -> Int64 {
+        var request = Book.fetchRequest()
+        request.relationshipKeyPathsForPrefetching = [.authorsPrefetched: ["author"], .tagsPrefetched: ["tags"]][walk] ?? []
+        var total: Int64 = 0
+        for book in try ctx.fetch(request, as: Book.self) {
+            total &+= Int64(book.title.utf8.count)
+            if walk == .tagsPrefetched {
+                for tag in book.tags { total &+= 1 + Int64(tag.label.utf8.count) }
+            } else {
+                total &+= Int64(book.author?.name.utf8.count ?? 0)
+            }
+        }
+        ctx.reset()
+        return total
+    }
+
+    var graphShape: GraphShape { GraphShape(books: options.graphBooks, authors: options.graphAuthors) }
 
     /// A store of the graph model, written once through a context.
     private func graphTemplate() async throws -> String {
         let path = try freshPath("w11-template")
         let coordinator = try PersistentStoreCoordinator(model: Self.graphModel, storeURL: URL(fileURLWithPath: path))
-        let (books, authorCount) = (options.graphBooks, options.graphAuthors)
+        let shape = graphShape
         try await ObjectContext(coordinator: coordinator).perform { ctx in
-            let tags = try (0..<100).map { index in
+            let tags = try (0..<GraphShape.tagCount).map { index in
                 let tag = try ctx.insert(Tag.self)
-                tag.label = "tag \(index)"
+                tag.label = shape.label(ofTag: index)
                 return tag
             }
-            let authors = try (0..<authorCount).map { index in
+            let authors = try (0..<shape.authors).map { index in
                 let author = try ctx.insert(Author.self)
-                author.name = "Author \(index)"
+                author.name = shape.name(ofAuthor: index)
                 return author
             }
-            for index in 0..<books {
+            for index in 0..<shape.books {
                 let book = try ctx.insert(Book.self)
-                book.serial = Int64(index)
-                book.title = "Book \(index)"
-                book.pages = Int64(index % 500)
-                book.author = authors[index % authorCount]
-                book.tags = [tags[index % 100], tags[(index / 100 + index + 1) % 100]]
+                book.serial = shape.serial(ofBook: index)
+                book.title = shape.title(ofBook: index)
+                book.pages = shape.pages(ofBook: index)
+                book.author = authors[shape.author(ofBook: index)]
+                book.tags = Set(shape.tags(ofBook: index).map { tags[$0] })
                 let chapter = try ctx.insert(Chapter.self)
-                chapter.heading = "Chapter \(index)"
+                chapter.heading = shape.heading(ofChapterOfBook: index)
                 chapter.book = book
             }
             try ctx.save()
@@ -215,22 +232,22 @@ extension RawSQLite {
     }
 
     /// W11's walks as SQL reads: the same bytes summed as ObjectGraph's walks sum.
-    func walk(_ name: String) throws -> Int64 {
+    func walk(_ walk: GraphWalk) throws -> Int64 {
         var total: Int64 = 0
         func each(_ sql: String, _ body: (OpaquePointer) -> Void) throws {
             let statement = try prepare(sql)
             defer { sqlite3_finalize(statement) }
             while sqlite3_step(statement) == SQLITE_ROW { body(statement) }
         }
-        switch name {
-        case "authors prefetched":
+        switch walk {
+        case .authorsPrefetched:
             try each("SELECT b.title, a.name FROM \"Book\" b LEFT JOIN \"Author\" a ON a.\"row.id\" = b.\"author\"") { row in
                 total &+= Int64(sqlite3_column_bytes(row, 0)) &+ Int64(sqlite3_column_bytes(row, 1))
             }
-        case "tags prefetched":
+        case .tagsPrefetched:
             try each("SELECT title FROM \"Book\"") { total &+= Int64(sqlite3_column_bytes($0, 0)) }
             try each("SELECT t.label FROM \(try joinTable()) j JOIN \"Tag\" t ON t.\"row.id\" = j.target") { total &+= 1 + Int64(sqlite3_column_bytes($0, 0)) }
-        default:
+        case .authorsFaulted:
             let lookup = try prepare("SELECT name FROM \"Author\" WHERE \"row.id\" = ?")
             defer { sqlite3_finalize(lookup) }
             var names: [Int64: Int64] = [:]

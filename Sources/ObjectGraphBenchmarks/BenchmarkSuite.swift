@@ -63,11 +63,15 @@ public struct BenchmarkSuite: Sendable {
     }
 
     let options: Options
+    /// A contender from another package (Fluent), run on W1, W2, W3 and W11 beside the others.
+    let peer: (any PeerContender)?
     /// Where progress lines go (standard error by default, so the table on standard output stays clean).
     var log: @Sendable (String) -> Void
 
-    public init(options: Options, log: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }) {
+    public init(options: Options, peer: (any PeerContender)? = nil,
+                log: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }) {
         self.options = options
+        self.peer = peer
         self.log = log
     }
 
@@ -123,11 +127,17 @@ public struct BenchmarkSuite: Sendable {
         }
         if selected("W10") {
             log("W10 W1 with history…")
-            report.rows.append(try await historyCost())
+            report.rows += try await historyCost()
         }
         if selected("W11") || selected("W12") || selected("W13") {
             log("W11-W13 relationships, updates and deletes over \(options.graphBooks) books…")
             report.rows += try await graph(options.workloads.intersection(["W11", "W12", "W13"]))
+        }
+        // Faster than the peer on every measure both ran.
+        if let peer {
+            for index in report.rows.indices where report.rows[index].values[peer.name] != nil {
+                report.rows[index].fasterThanPeer = peer.name
+            }
         }
         return report
     }
@@ -137,10 +147,7 @@ public struct BenchmarkSuite: Sendable {
     /// W1's wall and CPU rows.
     func insert(count: Int, label: String) async throws -> [BenchmarkReport.Row] {
         let samples = try await insertSamples(count: count, contenders: options.contenders, repetitions: options.repetitions)
-        return [
-            BenchmarkReport.Row(workload: label, unit: "s", values: samples.wall, target: .ratio(2.5)),
-            BenchmarkReport.Row(workload: "\(label) CPU", unit: "s", values: samples.cpu, target: .ratio(2.5)),
-        ]
+        return BenchmarkReport.Row.wallAndCPU(label, samples, target: .ratio(2.5))
     }
 
     /// Each contender's times for inserting `count` rows into a fresh store, `repetitions` times after one untimed
@@ -199,6 +206,14 @@ public struct BenchmarkSuite: Sendable {
                 }, for: "ObjectGraph")
                 try checkStored(path, count: count, table: "Item", who: "ObjectGraph")
             }
+            if let peer, contenders.contains(peer.name) {
+                let path = try freshPath("w1-peer")
+                try await peer.open(path: path)
+                try await peer.createItemTable()
+                taken.add(try await Measure.timed { try await peer.insertItems(count: count) }, for: peer.name)
+                try await peer.close()
+                try checkStored(path, count: count, table: "item", who: peer.name)
+            }
             // The first round warms code, caches and the file system up for every contender, and is not counted.
             if repetition > 0 { samples = samples + taken }
         }
@@ -252,11 +267,8 @@ public struct BenchmarkSuite: Sendable {
     func fetch(count: Int, label: String) async throws -> [BenchmarkReport.Row] {
         let fixture = try FetchFixture(suite: self, count: count, name: "w2")
         let samples = try await fetchSamples(fixture, contenders: options.contenders, repetitions: options.repetitions)
-        return [
-            BenchmarkReport.Row(workload: label, unit: "s", values: samples.wall, target: .ratio(2)),
-            BenchmarkReport.Row(workload: "\(label) CPU", unit: "s", values: samples.cpu,
-                                note: "every thread: a large fetch reads ahead on a second one", target: .ratio(2.5)),
-        ]
+        return BenchmarkReport.Row.wallAndCPU(label, samples, target: .ratio(2), cpuTarget: .ratio(2.5),
+                                              cpuNote: "every thread: a large fetch reads ahead on a second one")
     }
 
     /// A populated store of `count` rows and an ObjectGraph context on it, kept across repetitions.
@@ -324,6 +336,13 @@ public struct BenchmarkSuite: Sendable {
                 }, for: "ObjectGraph")
                 try check(sum, expected, "ObjectGraph")
             }
+            if let peer, contenders.contains(peer.name) {
+                var sum: Int64 = 0
+                try await peer.open(path: plain)
+                taken.add(try await Measure.timed { sum = try await peer.sumOfItems() }, for: peer.name)
+                try await peer.close()
+                try check(sum, expected, peer.name)
+            }
             if repetition > 0 { samples = samples + taken }
         }
         return samples
@@ -340,17 +359,22 @@ public struct BenchmarkSuite: Sendable {
         var random = SystemRandomNumberGenerator()
         let keys = (0..<options.lookups).map { _ in Int64.random(in: 0..<Int64(options.fetchCount), using: &random) * 10 }
         var latencies: [String: [Double]] = [:]
+        // The process's CPU time over each contender's loop, per lookup (GRDB's two kinds share one loop).
+        var cpu: [String: Double] = [:]
         let raw = try RawSQLite(path: plain, fair: true)
         let statement = try raw.prepare("SELECT id, a1 FROM item WHERE a0 = ? LIMIT 1")
+        var cpuStart = Measure.cpuSeconds()
         for key in keys {
             latencies["raw", default: []].append(Measure.seconds { _ = raw.lookup(key, statement: statement) })
         }
+        cpu["raw"] = (Measure.cpuSeconds() - cpuStart) / Double(keys.count)
         raw.close()
         let grdb = try grdbLookups(path: plain, keys: keys)
         latencies["GRDB rows"] = grdb.rows
         latencies["GRDB records"] = grdb.records
         let coordinator = try PersistentStoreCoordinator(model: Self.model, storeURL: URL(fileURLWithPath: graph))
         let context = ObjectContext(coordinator: coordinator, name: "bench")
+        cpuStart = Measure.cpuSeconds()
         let graphLatencies = try await context.perform { ctx in
             var result: [Double] = []
             for key in keys {
@@ -364,11 +388,25 @@ public struct BenchmarkSuite: Sendable {
             }
             return result
         }
+        cpu["ObjectGraph"] = (Measure.cpuSeconds() - cpuStart) / Double(keys.count)
         latencies["ObjectGraph"] = graphLatencies
+        if let peer, options.contenders.contains(peer.name) {
+            try await peer.open(path: plain)
+            cpuStart = Measure.cpuSeconds()
+            for key in keys {
+                var found: Int64?
+                latencies[peer.name, default: []].append(try await Measure.seconds { found = try await peer.lookUp(a0: key) })
+                guard found == key + 1 else { throw BenchmarkError("\(peer.name)'s lookup of \(key) read \(found.map(String.init) ?? "nothing")") }
+            }
+            cpu[peer.name] = (Measure.cpuSeconds() - cpuStart) / Double(keys.count)
+            try await peer.close()
+        }
         let cold = try await coldLookups(path: graph)
         return [
             BenchmarkReport.Row(workload: "W3 lookup median", unit: "µs", values: latencies.mapValues { Measure.median($0) * 1e6 }, target: .ratio(2)),
             BenchmarkReport.Row(workload: "W3 lookup p99", unit: "µs", values: latencies.mapValues { Measure.percentile($0, 0.99) * 1e6 }),
+            BenchmarkReport.Row(workload: "W3 lookup CPU", unit: "µs", values: cpu.mapValues { $0 * 1e6 },
+                                note: "the process's CPU time over the loop, per lookup", target: .ratio(2)),
             BenchmarkReport.Row(workload: "W3 cold lookup median", unit: "µs", values: cold.mapValues { Measure.median($0) * 1e6 },
                                 note: "W4's main-actor lookup, each after the caches are flushed"),
         ]
@@ -557,17 +595,18 @@ public struct BenchmarkSuite: Sendable {
                 fetches[size] = (fetches[size] ?? Samples()) + (try await fetchSamples(fixtures[size]!, contenders: contenders, repetitions: times))
             }
         }
-        func perObject(_ samples: Samples?, _ size: Int) -> [String: Double] {
-            (samples?.wall ?? [:]).mapValues { $0 / Double(size) * 1e9 }
+        func perObject(_ samples: Samples?, _ size: Int, cpu: Bool = false) -> [String: Double] {
+            ((cpu ? samples?.cpu : samples?.wall) ?? [:]).mapValues { $0 / Double(size) * 1e9 }
         }
         // The largest size is judged against the smallest: the cost per object stays flat.
         let smallest = sizes.min() ?? 0
-        return sizes.flatMap { size in [
-            BenchmarkReport.Row(workload: "W6 insert \(size)", unit: "ns/object", values: perObject(inserts[size], size),
-                                target: size == sizes.max() && size != smallest ? .flat(reference: "W6 insert \(smallest)", factor: 1.5) : nil),
-            BenchmarkReport.Row(workload: "W6 fetch \(size)", unit: "ns/object", values: perObject(fetches[size], size),
-                                target: size == sizes.max() && size != smallest ? .flat(reference: "W6 fetch \(smallest)", factor: 1.5) : nil),
-        ] }
+        return sizes.flatMap { size in
+            ["insert": inserts, "fetch": fetches].sorted { $0.key > $1.key }.flatMap { kind, samples in [
+                BenchmarkReport.Row(workload: "W6 \(kind) \(size)", unit: "ns/object", values: perObject(samples[size], size),
+                                    target: size == sizes.max() && size != smallest ? .flat(reference: "W6 \(kind) \(smallest)", factor: 1.5) : nil),
+                BenchmarkReport.Row(workload: "W6 \(kind) \(size) CPU", unit: "ns/object", values: perObject(samples[size], size, cpu: true)),
+            ] }
+        }
     }
 }
 

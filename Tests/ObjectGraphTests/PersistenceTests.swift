@@ -130,6 +130,49 @@ struct Point: Codable, Equatable {
         }
     }
 
+    /// Deleting many objects loads what the rules follow a relationship at a time, not an object at a time; a
+    /// survivor's to-many loses the deleted members whether it was loaded before the save or only after it.
+    @Test(arguments: StoreKind.allCases)
+    func deletingManyObjectsAppliesTheRulesToEveryoneInFewReads(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try kind.coordinator(try Fixtures.model(), folder)
+        let (bookIDs, tagIDs) = try await ObjectContext(coordinator: coordinator).perform { ctx in
+            let tags = try (0..<2).map { index in
+                let tag = try ctx.insert("Tag")
+                try tag.setValue("T\(index)", forKey: "label")
+                return tag
+            }
+            let books = try (0..<30).map { index in
+                let book = try ctx.insert("Book")
+                try book.setValue("B\(index)", forKey: "title")
+                try book.setObjects(tags, forKey: "tags")
+                let chapter = try ctx.insert("Chapter")
+                try chapter.setObject(book, forKey: "book")
+                return book
+            }
+            try ctx.save()
+            return (books.map(\.objectID), tags.map(\.objectID))
+        }
+        try await ObjectContext(coordinator: coordinator).perform { ctx in
+            let loadedTag = try ctx.existingObject(with: tagIDs[0])
+            #expect(try loadedTag.objects(forKey: "books").count == 30)
+            for id in bookIDs.prefix(20) { try ctx.delete(try ctx.existingObject(with: id)) }
+            let before = (coordinator.store as? SQLiteStore)?.queryCount
+            try ctx.save()
+            if let before, let after = (coordinator.store as? SQLiteStore)?.queryCount {
+                // The books' tags, their chapters, the chapters' rows, and the tag not loaded yet: a read per
+                // relationship, not per book.
+                #expect(after - before == 4, "deleting 20 books ran \(after - before) reads")
+            }
+            let survivors = Set(bookIDs.suffix(10))
+            #expect(Set(try loadedTag.objects(forKey: "books").map(\.objectID)) == survivors)
+            let otherTag = try ctx.existingObject(with: tagIDs[1])
+            #expect(Set(try otherTag.objects(forKey: "books").map(\.objectID)) == survivors)
+            #expect(try ctx.count(for: FetchRequest(entityName: "Chapter")) == 10)
+            #expect(try ctx.count(for: FetchRequest(entityName: "Book")) == 10)
+        }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func denyBlocksTheSaveNamingObjectAndRelationship(_ kind: StoreKind) async throws {
         let folder = try TemporaryFolder()

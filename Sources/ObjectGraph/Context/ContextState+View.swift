@@ -20,7 +20,7 @@ extension ContextState {
     }
 
     func currentSnapshot(of object: ManagedObject) -> Snapshot {
-        Snapshot(objectID: object.objectID, version: object.committed?.version ?? 0, values: object.values, toOne: object.toOne)
+        Snapshot(objectID: object.objectID, version: object.committedVersionIfAny ?? 0, values: object.values, toOne: object.toOne)
     }
 
     /// Snapshots as this context sees them: own objects (with their unsaved values), then layers, then below.

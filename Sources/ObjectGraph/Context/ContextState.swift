@@ -295,10 +295,26 @@ final class ContextState {
         if object.isFaultStorage { try fulfill(object) }
         var ids: [ObjectID] = []
         if !object.isInserted {
-            ids = try (layeredRelatedIDs(of: [object.objectID], relationship: object.entity.relationships[index])[object.objectID] ?? [])
-                .map { coordinator.resolve($0) }
+            ids = try layeredRelatedIDs(of: [object.objectID], relationship: object.entity.relationships[index])[object.objectID] ?? []
         }
-        // Objects registered here may have moved in or out of this relationship without a save: trust their to-one.
+        return install(ids, asToMany: index, of: object)
+    }
+
+    /// Loads to-many relationship `index` of each of `owners` (objects of one entity) that has not loaded it, with one
+    /// store read per 500 owners rather than one per owner: prefetching, and the delete rules of a large delete.
+    func loadToMany(_ index: Int, of owners: [ManagedObject]) throws {
+        let unloaded = owners.filter { $0.toMany[index] == nil }
+        guard let first = unloaded.first else { return }
+        let stored = unloaded.filter { !$0.isInserted }
+        let related = stored.isEmpty ? [:] : try layeredRelatedIDs(of: stored.map(\.objectID), relationship: first.entity.relationships[index])
+        for owner in unloaded { install(owner.isInserted ? [] : related[owner.objectID] ?? [], asToMany: index, of: owner) }
+    }
+
+    /// Sets a to-many relationship's contents as read from below (`ids`, committed), less the members registered
+    /// here whose to-one inverse has moved them elsewhere without a save.
+    @discardableResult
+    private func install(_ stored: [ObjectID], asToMany index: Int, of object: ManagedObject) -> RelatedIDs {
+        let ids = stored.map { coordinator.resolve($0) }
         let relationship = object.entity.relationships[index]
         var contents = RelatedIDs(ids)
         if let inverseIndex = try? inverse(of: relationship)?.index {
@@ -314,13 +330,15 @@ final class ContextState {
         return contents
     }
 
-    private func withToMany(_ object: ManagedObject, _ index: Int, _ change: (inout RelatedIDs) -> Void) throws {
+    /// Changes a to-many's contents in place; `change` says whether it changed anything. The object lets go of its
+    /// copy first, so a large relationship is neither copied nor compared per member added: building a tag's 4,000
+    /// books one by one was quadratic.
+    private func withToMany(_ object: ManagedObject, _ index: Int, _ change: (inout RelatedIDs) -> Bool) throws {
         var contents = try loadedToMany(object, index)
-        let before = contents
-        change(&contents)
-        guard contents != before else { return }
+        object.toMany[index] = nil
+        let changed = change(&contents)
         object.toMany[index] = contents
-        markUpdated(object)
+        if changed { markUpdated(object) }
     }
 
     /// Adds or removes `member` on one side only; the callers keep both sides in step.
@@ -414,7 +432,12 @@ final class ContextState {
         }
         for target in targets { try addToMany(object, index, target) }
         if object.entity.relationships[index].isOrdered {
-            try withToMany(object, index) { $0 = RelatedIDs(targets.map(\.objectID)) }
+            try withToMany(object, index) { contents in
+                let ordered = targets.map(\.objectID)
+                guard contents.ids != ordered else { return false }
+                contents = RelatedIDs(ordered)
+                return true
+            }
         }
     }
 

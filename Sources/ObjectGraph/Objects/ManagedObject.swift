@@ -11,12 +11,27 @@ struct RelatedIDs: Equatable {
         self.members = Set(ids)
     }
 
-    mutating func append(_ id: ObjectID) {
-        if members.insert(id).inserted { ids.append(id) }
+    /// Adds `id` at the end unless it is a member; returns whether it was added.
+    @discardableResult
+    mutating func append(_ id: ObjectID) -> Bool {
+        guard members.insert(id).inserted else { return false }
+        ids.append(id)
+        return true
     }
 
-    mutating func remove(_ id: ObjectID) {
-        if members.remove(id) != nil, let index = ids.firstIndex(of: id) { ids.remove(at: index) }
+    /// Removes `id` if it is a member; returns whether it was removed.
+    @discardableResult
+    mutating func remove(_ id: ObjectID) -> Bool {
+        guard members.remove(id) != nil, let index = ids.firstIndex(of: id) else { return false }
+        ids.remove(at: index)
+        return true
+    }
+
+    /// Removes every member of `gone`, in one pass over the list.
+    mutating func remove(_ gone: Set<ObjectID>) {
+        let before = members.count
+        members.subtract(gone)
+        if members.count != before { ids.removeAll { gone.contains($0) } }
     }
 
     mutating func replace(_ old: ObjectID, with new: ObjectID) {
@@ -199,6 +214,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
     /// The committed row's version (see ``committed``).
     @exclusivity(unchecked) var committedVersion: Int64 = 0
+    /// `committed?.version` without building the snapshot: a save reads it for every row it writes.
+    var committedVersionIfAny: Int64? { hasCommitted ? committedVersion : nil }
     /// The committed row's attribute values (see ``committed``).
     var committedAttributes: AttributeValues {
         _read {

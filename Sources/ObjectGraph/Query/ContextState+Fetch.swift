@@ -296,18 +296,11 @@ extension ContextState {
                     guard let index = entity.relationshipIndex[key] else {
                         throw ObjectGraphError.invalidFetch(entity: entityName, reason: "cannot prefetch '\(path)': \(entityName) has no relationship '\(key)'")
                     }
-                    let relationship = entity.relationships[index]
                     if let slot = entity.toOneSlot[index] {
                         next += group.compactMap { $0.toOne[slot] }
                         continue
                     }
-                    let owners = group.filter { $0.toMany[index] == nil && !$0.objectID.isTemporaryID }
-                    let related = try layeredRelatedIDs(of: owners.map(\.objectID), relationship: relationship)
-                    for owner in owners {
-                        let ids = related[owner.objectID] ?? []
-                        owner.toMany[index] = RelatedIDs(ids)
-                        owner.committedToMany[index] = RelatedIDs(ids)
-                    }
+                    try loadToMany(index, of: group)
                     next += group.flatMap { $0.toMany[index]?.ids ?? [] }
                 }
                 level = try materialize(Array(Set(next)))

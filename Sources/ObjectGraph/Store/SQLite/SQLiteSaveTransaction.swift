@@ -11,6 +11,8 @@ struct SQLiteSaveTransaction {
     var result = SaveResult()
     /// The prepared INSERTs of each entity for the whole transaction.
     private var insertStatements: [String: InsertStatements] = [:]
+    /// The prepared UPDATEs of each shape for the whole transaction.
+    private var updateStatements: [UpdateShape: Statement] = [:]
 
     init(store: SQLiteStore, db: Database) {
         self.store = store
@@ -191,27 +193,45 @@ struct SQLiteSaveTransaction {
         }
     }
 
+    /// Which columns an UPDATE sets: rows changing the same ones share one prepared statement for the whole save.
+    private struct UpdateShape: Hashable {
+        let entityName: String
+        let attributes: [Int]
+        let toOneSlots: [Int]
+    }
+
     private mutating func update(_ row: ChangeSet.Row) throws {
         let (entity, table) = try store.layout(for: row.objectID.entityName)
-        guard let columns = table.entities[entity.name] else { throw ObjectGraphError.unknownEntity(entity.name) }
-        var assignments: [String] = []
-        var values: [DatabaseValue] = []
-        for index in row.changedAttributes where !entity.attributes[index].isTransient {
-            assignments.append("\(sqlQuoted(entity.attributeColumns[index])) = ?")
-            values.append(SQLiteValueCoding.encode(row.values[index]))
-        }
-        for slot in row.changedToOne {
-            assignments.append("\(sqlQuoted(columns.insertColumns[columns.storedAttributes.count + slot])) = ?")
-            values.append(key(row.toOne[slot]))
-        }
+        let attributes = row.changedAttributes.filter { !entity.attributes[$0].isTransient }
         // Only transient attributes changed: nothing of the row is stored differently.
-        guard !assignments.isEmpty else { return }
-        assignments.append("\(RowColumn.version) = \(RowColumn.version) + 1")
-        let statement = try db.cachedStatement(
-            sql: "UPDATE \(sqlQuoted(table.name)) SET \(assignments.joined(separator: ", ")) WHERE \(RowColumn.id) = ? AND \(RowColumn.version) = ?")
-        values += [row.objectID.rawKey.databaseValue, row.version.databaseValue]
+        guard !attributes.isEmpty || !row.changedToOne.isEmpty else { return }
+        let shape = UpdateShape(entityName: entity.name, attributes: attributes, toOneSlots: Array(row.changedToOne))
+        let statement: Statement
+        if let prepared = updateStatements[shape] {
+            statement = prepared
+        } else {
+            guard let columns = table.entities[entity.name] else { throw ObjectGraphError.unknownEntity(entity.name) }
+            let assignments = attributes.map { "\(sqlQuoted(entity.attributeColumns[$0])) = ?" }
+                + shape.toOneSlots.map { "\(sqlQuoted(columns.insertColumns[columns.storedAttributes.count + $0])) = ?" }
+                + ["\(RowColumn.version) = \(RowColumn.version) + 1"]
+            statement = try db.makeStatement(
+                sql: "UPDATE \(sqlQuoted(table.name)) SET \(assignments.joined(separator: ", ")) WHERE \(RowColumn.id) = ? AND \(RowColumn.version) = ?")
+            updateStatements[shape] = statement
+        }
         do {
-            try statement.run(binding: values)
+            // Bound one by one, as inserts are: an array of database values per row cost more than the UPDATE.
+            var index: Int32 = 1
+            for attribute in attributes {
+                try statement.bind(row.values[attribute], at: index)
+                index += 1
+            }
+            for slot in shape.toOneSlots {
+                try statement.bind(key(row.toOne[slot]), at: index)
+                index += 1
+            }
+            try statement.bind(row.objectID.rawKey, at: index)
+            try statement.bind(row.version, at: index + 1)
+            try statement.step()
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
             throw uniqueness(entity, error)
         }
@@ -243,7 +263,10 @@ struct SQLiteSaveTransaction {
         }
         switch relationship.storage {
         case .joinTable(let table, true):
-            try db.execute(sql: "DELETE FROM \(sqlQuoted(table)) WHERE source = ?", arguments: [owner.rawKey])
+            // A row this save inserted has no links to remove.
+            if result.permanentIDs[contents.objectID] == nil {
+                try db.cachedStatement(sql: "DELETE FROM \(sqlQuoted(table)) WHERE source = ?").run(binding: [owner.rawKey.databaseValue])
+            }
             let statement = try db.cachedStatement(sql: "INSERT INTO \(sqlQuoted(table)) (source, target, position) VALUES (?, ?, ?)")
             for (position, destination) in contents.destinations.enumerated() {
                 try statement.execute(arguments: [owner.rawKey, permanent(destination).rawKey, relationship.isOrdered ? position : nil])
