@@ -29,6 +29,7 @@ extension BenchmarkSuite {
         func expectedSum(_ walk: GraphWalk) -> Int64 { walk == .tagsPrefetched ? expected.tags : expected.authors }
         // The peer keeps a store of its own schema, made once; the same shape gives the same sums.
         let peerPath = try freshPath("w11-peer")
+        let peer = peer.flatMap { options.contenders.contains($0.name) ? $0 : nil }
         if let peer, selected("W11") {
             try await peer.open(path: peerPath)
             try await peer.createGraph(graphShape)

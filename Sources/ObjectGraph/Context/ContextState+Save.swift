@@ -139,10 +139,25 @@ extension ContextState {
 
     // MARK: Delete rules
 
-    private func related(_ object: ManagedObject, _ index: Int) throws -> [ObjectID] {
+    /// One relationship of one object: what the delete rules read of a doomed object, and what a survivor loses.
+    private struct RuledKey: Hashable {
+        let owner: ObjectID
+        let index: Int
+
+        func hash(into hasher: inout Hasher) { hasher.combine(owner.rawKey &* 64 &+ Int64(index)) }
+        /// One word's hash, as ``ObjectID``'s (see there): a large delete looks up two keys per object.
+        func _rawHashValue(seed: Int) -> Int { (owner.rawKey &* 64 &+ Int64(index))._rawHashValue(seed: seed) }
+    }
+
+    /// The destinations of relationship `index` of a doomed object: its own contents where it loaded them, else
+    /// what ``loadRuledRelationships(of:into:)`` read for it (the object is going, so its to-many is not installed).
+    private func related(_ object: ManagedObject, _ index: Int, _ readAhead: [RuledKey: [ObjectID]] = [:]) throws -> [ObjectID] {
         if let slot = object.entity.toOneSlot[index] {
             if object.isFaultStorage { try fulfill(object) }
             return object.toOne[slot].map { [$0] } ?? []
+        }
+        if object.toMany[index] == nil, let read = readAhead[RuledKey(owner: object.objectID, index: index)] {
+            return read
         }
         return try loadedToMany(object, index).ids
     }
@@ -156,12 +171,13 @@ extension ContextState {
     func applyDeleteRules() throws {
         var doomed = deleted
         var wave = Array(deleted.values)
+        var readAhead: [RuledKey: [ObjectID]] = [:]
         while !wave.isEmpty {
-            try loadRuledRelationships(of: wave)
+            try loadRuledRelationships(of: wave, into: &readAhead)
             var next: [ManagedObject] = []
             for object in wave {
                 for (index, relationship) in object.entity.relationships.enumerated() where relationship.deleteRule == .cascade {
-                    for id in try related(object, index) where doomed[id] == nil {
+                    for id in try related(object, index, readAhead) where doomed[id] == nil {
                         let target = try self.object(with: id)
                         doomed[id] = target
                         next.append(target)
@@ -174,7 +190,7 @@ extension ContextState {
         let denying = doomed.values.filter { $0.entity.relationships.contains { $0.deleteRule == .deny } }
         for object in denying.sorted(by: { $0.objectID < $1.objectID }) {
             for (index, relationship) in object.entity.relationships.enumerated() where relationship.deleteRule == .deny {
-                let survivors = try related(object, index).filter { doomed[$0] == nil }
+                let survivors = try related(object, index, readAhead).filter { doomed[$0] == nil }
                 if !survivors.isEmpty {
                     throw ObjectGraphError.deleteDenied(
                         entity: object.entity.name, objectID: object.objectID, relationship: relationship.name,
@@ -189,48 +205,52 @@ extension ContextState {
             try delete(object)
             doomed[object.objectID] = nil
         }
-        // Each survivor's inverse loses the doomed objects that pointed to it, all at once per survivor.
-        var losses: [ObjectID: [Int: [ObjectID]]] = [:]
+        // Each survivor's inverse loses the doomed objects that pointed to it, all at once per relationship.
+        var losses: [RuledKey: [ObjectID]] = [:]
         for object in doomed.values {
             object.isDeleted = true
             deleted[object.objectID] = object
             for (index, relationship) in object.entity.relationships.enumerated() where relationship.deleteRule != .noAction {
                 // Without an inverse, the destination does not point back: nothing to clear on its side.
                 guard let inverseIndex = try inverse(of: relationship)?.index else { continue }
-                for id in try related(object, index) where doomed[id] == nil {
-                    losses[id, default: [:]][inverseIndex, default: []].append(object.objectID)
+                for id in try related(object, index, readAhead) where doomed[id] == nil {
+                    losses[RuledKey(owner: id, index: inverseIndex), default: []].append(object.objectID)
                 }
             }
         }
         // Survivors' rows in one read per entity: their to-ones are cleared, and a changed object needs its values.
-        let loaded = try materialize(Array(losses.keys))
+        let loaded = try materialize(Array(Set(losses.keys.map(\.owner))))
         defer { withExtendedLifetime(loaded) {} }
-        for (id, byIndex) in losses {
-            let survivor = try self.object(with: id)
+        for (key, gone) in losses {
+            let survivor = try self.object(with: key.owner)
             if survivor.isFaultStorage { try fulfill(survivor) }
-            for (inverseIndex, gone) in byIndex {
-                if let slot = survivor.entity.toOneSlot[inverseIndex] {
-                    if let current = survivor.toOne[slot], gone.contains(current) { survivor.toOne[slot] = nil }
-                } else if var contents = survivor.toMany[inverseIndex] {
-                    survivor.toMany[inverseIndex] = nil
-                    contents.remove(Set(gone))
-                    survivor.toMany[inverseIndex] = contents
-                }
+            if let slot = survivor.entity.toOneSlot[key.index] {
+                if let current = survivor.toOne[slot], gone.contains(current) { survivor.toOne[slot] = nil }
+            } else if var contents = survivor.toMany[key.index] {
+                survivor.toMany[key.index] = nil
+                contents.remove(Set(gone))
+                survivor.toMany[key.index] = contents
             }
             markUpdated(survivor)
         }
     }
 
-    /// Loads, for `objects` about to be deleted, what the delete rules follow: their rows (to-ones live there) and
-    /// the to-many relationships with a rule that reads them.
-    private func loadRuledRelationships(of objects: [ManagedObject]) throws {
+    /// Reads, for `objects` about to be deleted, what the delete rules follow: their rows (to-ones live there) and
+    /// the to-many relationships with a rule that reads them, not loaded yet, into `readAhead`.
+    private func loadRuledRelationships(of objects: [ManagedObject], into readAhead: inout [RuledKey: [ObjectID]]) throws {
         let faults = objects.filter(\.isFaultStorage).map(\.objectID)
         if !faults.isEmpty { _ = try materialize(faults) }
         for group in Dictionary(grouping: objects, by: { ObjectIdentifier($0.entity) }).values {
             for (index, relationship) in group[0].entity.relationships.enumerated() where relationship.isToMany {
                 let read = relationship.deleteRule == .cascade || relationship.deleteRule == .deny
                     || (relationship.deleteRule == .nullify && relationship.hasInverse)
-                if read { try loadToMany(index, of: group) }
+                guard read else { continue }
+                let owners = group.filter { $0.toMany[index] == nil && !$0.isInserted }
+                guard !owners.isEmpty else { continue }
+                let lists = try layeredRelatedIDs(of: owners.map(\.objectID), relationship: relationship)
+                for owner in owners {
+                    readAhead[RuledKey(owner: owner.objectID, index: index)] = currentMembers(lists[owner.objectID] ?? [], of: owner, index)
+                }
             }
         }
     }

@@ -19,7 +19,7 @@ struct FluentBench: AsyncParsableCommand {
         var options = tiny ? BenchmarkSuite.Options.tiny : BenchmarkSuite.Options()
         let workloads: Set<String> = ["W1", "W2", "W3", "W11"]
         options.workloads = only.isEmpty ? workloads : workloads.intersection(only.map { $0.uppercased() })
-        options.contenders = ["raw", "ObjectGraph", "Fluent"].union(grdb ? ["GRDB rows", "GRDB records"] : [])
+        options.contenders = Set(["raw", "ObjectGraph", "Fluent"] + (grdb ? ["GRDB rows", "GRDB records"] : []))
         options.folder = FileManager.default.temporaryDirectory.appendingPathComponent("objectgraph-fluent-bench")
         if let repetitions { options.repetitions = repetitions }
         if let graphBooks {

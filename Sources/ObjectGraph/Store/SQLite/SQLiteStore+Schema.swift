@@ -9,8 +9,6 @@ extension SQLiteStore: SQLSchema {
     public func property(_ key: String, ofEntity entityName: String) throws(FormatPredicateError) -> SQLProperty {
         try ModelSQLSchema(model: model).property(key, ofEntity: entityName)
     }
-
-    static func valueKind(_ type: AttributeType) -> SQLValueKind { ModelSQLSchema.valueKind(type) }
 }
 
 /// A model's tables as every SQL store lays them out, for the predicate compiler: a table per inheritance tree,
@@ -36,7 +34,7 @@ package struct ModelSQLSchema: SQLSchema {
             if entity.attributes[index].isTransient {
                 throw .unsupported("\(entityName).\(key) is transient: no store keeps it, so a fetch cannot test or sort by it")
             }
-            return .attribute(column: entity.attributeColumns[index], kind: Self.valueKind(entity.attributeTypes[index]))
+            return .attribute(column: entity.attributeColumns[index], kind: ModelSQLSchema.valueKind(entity.attributeTypes[index]))
         }
         guard let relationship = entity.relationship(named: key) else {
             throw .unknownKey(entity: entityName, key: key)
