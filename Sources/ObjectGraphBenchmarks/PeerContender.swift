@@ -1,6 +1,6 @@
 /// A contender from another package, run beside raw SQLite and ObjectGraph on W1, W2, W3 and W11 in the same run.
 ///
-/// The Fluent benchmark (`Benchmarks/Fluent`, a package of its own so that this one does not build Vapor's stack)
+/// The Fluent benchmark (`Benchmarks/Fluent`, a package of its own so that this one does not build Fluent's stack)
 /// implements one. The suite opens the peer on a file, times each call, and checks what it stored or read the way it
 /// checks every contender: W1's rows are read back from the file, W2's and W11's sums compared with what SQL computes.
 ///
