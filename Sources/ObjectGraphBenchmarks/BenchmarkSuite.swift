@@ -361,38 +361,47 @@ public struct BenchmarkSuite: Sendable {
         var latencies: [String: [Double]] = [:]
         // The process's CPU time over each contender's loop, per lookup (GRDB's two kinds share one loop).
         var cpu: [String: Double] = [:]
-        let raw = try RawSQLite(path: plain, fair: true)
-        let statement = try raw.prepare("SELECT id, a1 FROM item WHERE a0 = ? LIMIT 1")
-        var cpuStart = Measure.cpuSeconds()
-        for key in keys {
-            latencies["raw", default: []].append(Measure.seconds { _ = raw.lookup(key, statement: statement) })
-        }
-        cpu["raw"] = (Measure.cpuSeconds() - cpuStart) / Double(keys.count)
-        raw.close()
-        let grdb = try grdbLookups(path: plain, keys: keys)
-        latencies["GRDB rows"] = grdb.rows
-        latencies["GRDB records"] = grdb.records
-        let coordinator = try PersistentStoreCoordinator(model: Self.model, storeURL: URL(fileURLWithPath: graph))
-        let context = ObjectContext(coordinator: coordinator, name: "bench")
-        cpuStart = Measure.cpuSeconds()
-        let graphLatencies = try await context.perform { ctx in
-            var result: [Double] = []
+        let contenders = options.contenders
+        if contenders.contains("raw") {
+            let raw = try RawSQLite(path: plain, fair: true)
+            let statement = try raw.prepare("SELECT id, a1 FROM item WHERE a0 = ? LIMIT 1")
+            let cpuStart = Measure.cpuSeconds()
             for key in keys {
-                result.append(try Measure.seconds {
-                    var request = try FetchRequest(entityName: "Item", format: "a0 == %lld", key)
-                    request.fetchLimit = 1
-                    guard let item = try ctx.fetch(request, as: Item.self).first, item.a0 == key else {
-                        throw BenchmarkError("lookup of \(key) found nothing")
-                    }
-                })
+                latencies["raw", default: []].append(Measure.seconds { _ = raw.lookup(key, statement: statement) })
             }
-            return result
+            cpu["raw"] = (Measure.cpuSeconds() - cpuStart) / Double(keys.count)
+            sqlite3_finalize(statement)
+            raw.close()
         }
-        cpu["ObjectGraph"] = (Measure.cpuSeconds() - cpuStart) / Double(keys.count)
-        latencies["ObjectGraph"] = graphLatencies
-        if let peer, options.contenders.contains(peer.name) {
+        if !contenders.isDisjoint(with: ["GRDB rows", "GRDB records"]) {
+            let grdb = try grdbLookups(path: plain, keys: keys)
+            for (name, values) in [("GRDB rows", grdb.rows), ("GRDB records", grdb.records)] where contenders.contains(name) {
+                latencies[name] = values
+            }
+        }
+        if contenders.contains("ObjectGraph") {
+            let coordinator = try PersistentStoreCoordinator(model: Self.model, storeURL: URL(fileURLWithPath: graph))
+            let context = ObjectContext(coordinator: coordinator, name: "bench")
+            let cpuStart = Measure.cpuSeconds()
+            let graphLatencies = try await context.perform { ctx in
+                var result: [Double] = []
+                for key in keys {
+                    result.append(try Measure.seconds {
+                        var request = try FetchRequest(entityName: "Item", format: "a0 == %lld", key)
+                        request.fetchLimit = 1
+                        guard let item = try ctx.fetch(request, as: Item.self).first, item.a0 == key else {
+                            throw BenchmarkError("lookup of \(key) found nothing")
+                        }
+                    })
+                }
+                return result
+            }
+            cpu["ObjectGraph"] = (Measure.cpuSeconds() - cpuStart) / Double(keys.count)
+            latencies["ObjectGraph"] = graphLatencies
+        }
+        if let peer, contenders.contains(peer.name) {
             try await peer.open(path: plain)
-            cpuStart = Measure.cpuSeconds()
+            let cpuStart = Measure.cpuSeconds()
             for key in keys {
                 var found: Int64?
                 latencies[peer.name, default: []].append(try await Measure.seconds { found = try await peer.lookUp(a0: key) })
