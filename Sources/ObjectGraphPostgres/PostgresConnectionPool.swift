@@ -275,7 +275,12 @@ final class PostgresSession: Sendable {
 extension PostgresConnection {
     /// Closes the connection without waiting for it to be closed. The connection is kept until it is: postgres-nio
     /// requires a connection to be closed before it is released.
+    ///
+    /// A connection already closed is left alone: its event loop may have shut down with the store's pool (a
+    /// listener outliving its store), and a close scheduled there would never complete, which SwiftNIO reports by
+    /// stopping the process.
     func closeSoon() {
+        guard !isClosed else { return }
         let closed: EventLoopFuture<Void> = close()
         closed.whenComplete { _ in withExtendedLifetime(self) {} }
     }

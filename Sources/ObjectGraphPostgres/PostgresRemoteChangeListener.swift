@@ -74,8 +74,10 @@ final class PostgresRemoteChangeListener: RemoteChangeWatch {
     }
 
     func stop() {
+        // Taken, so that `deinit` after an explicit stop does not close it again.
         let connection = state.withLock { state in
             state.stopped = true
+            defer { state.connection = nil }
             return state.connection
         }
         connection?.closeSoon()

@@ -11,7 +11,7 @@ import Testing
 /// runs 20 kills; `scripts/crash-test.sh N` runs N of each kind.
 @Suite(.serialized) struct CrashTests {
     /// How the child saves.
-    enum Mode: String, CaseIterable, Sendable {
+    enum Mode: String, CaseIterable, Sendable, Codable {
         /// A root context on the store.
         case plain
         /// A worker of the nested stack, saved to disk through main and the writer.
@@ -19,9 +19,6 @@ import Testing
         /// A root context deleting an earlier save's rows in each save.
         case deletes
     }
-
-    static let environmentKey = "OBJECTGRAPH_CRASH_FOLDER"
-    static let modeKey = "OBJECTGRAPH_CRASH_MODE"
 
     /// Kills of each mode: `OBJECTGRAPH_CRASH_KILLS` when set, else 7 (21 kills in all).
     static var kills: Int { ProcessInfo.processInfo.environment["OBJECTGRAPH_CRASH_KILLS"].flatMap(Int.init) ?? 7 }
@@ -32,10 +29,7 @@ import Testing
     static func rows(of index: Int) -> Int { 1 + (index * 37) % 200 }
 
     /// The child's loop: saves until killed, logging each acknowledged save.
-    static func saveUntilKilled() async throws -> Never {
-        let environment = ProcessInfo.processInfo.environment
-        let folder = URL(filePath: environment[environmentKey]!)
-        let mode = Mode(rawValue: environment[modeKey]!)!
+    static func saveUntilKilled(folder: URL, mode: Mode) async throws -> Never {
         let log = try FileHandle(forWritingTo: folder.appendingPathComponent("acknowledged"))
         try log.seekToEnd()
         let delay = UInt32.random(in: 20_000...400_000)
@@ -77,11 +71,12 @@ import Testing
     func aProcessKilledWhileSavingLeavesEveryAcknowledgedSaveWholeAndNoPartOfAnother(_ mode: Mode) async throws {
         let folder = try TemporaryFolder()
         #expect(FileManager.default.createFile(atPath: folder.url.appendingPathComponent("acknowledged").path, contents: Data()))
-        setenv(Self.environmentKey, folder.url.path, 1)
-        setenv(Self.modeKey, mode.rawValue, 1)
+        // The child gets its folder and mode through the capture list: setting the environment here would race
+        // with other suites' processes starting, which copy it.
+        let path = folder.url.path
         for _ in 0..<Self.kills {
-            await #expect(processExitsWith: .signal(SIGKILL)) {
-                try await CrashTests.saveUntilKilled()
+            await #expect(processExitsWith: .signal(SIGKILL)) { [path = path as String, mode = mode as Mode] in
+                try await CrashTests.saveUntilKilled(folder: URL(filePath: path), mode: mode)
             }
             try await Self.check(folder, mode: mode)
         }

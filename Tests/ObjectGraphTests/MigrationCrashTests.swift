@@ -7,12 +7,10 @@ import Testing
 /// integrity check and is wholly the old version with the old data or wholly the new one with the data migrated.
 /// Both ways of migrating are killed: in place in one transaction, and on a copy for a migration with stages.
 @Suite(.serialized) struct MigrationCrashTests {
-    enum Mode: String, CaseIterable, Sendable {
+    enum Mode: String, CaseIterable, Sendable, Codable {
         case inPlace, staged
     }
 
-    static let folderKey = "OBJECTGRAPH_MIGRATION_CRASH_FOLDER"
-    static let modeKey = "OBJECTGRAPH_MIGRATION_CRASH_MODE"
     static let rows = 40_000
     /// Kills of each mode: `OBJECTGRAPH_CRASH_KILLS` when set, else 10 (20 kills in all).
     static var kills: Int { ProcessInfo.processInfo.environment["OBJECTGRAPH_CRASH_KILLS"].flatMap(Int.init) ?? 10 }
@@ -45,10 +43,7 @@ import Testing
     }
 
     /// The child: opens the store with both versions, migrating it, and is killed on the way (or after).
-    static func migrateUntilKilled() throws -> Never {
-        let environment = ProcessInfo.processInfo.environment
-        let folder = URL(filePath: environment[folderKey]!)
-        let mode = Mode(rawValue: environment[modeKey]!)!
+    static func migrateUntilKilled(folder: URL, mode: Mode) throws -> Never {
         let delay = UInt32.random(in: 0...250_000)
         Thread.detachNewThread {
             usleep(delay)
@@ -84,10 +79,10 @@ import Testing
         for _ in 0..<Self.kills {
             let folder = try TemporaryFolder()
             try FileManager.default.copyItem(at: template.storeURL, to: folder.storeURL)
-            setenv(Self.folderKey, folder.url.path, 1)
-            setenv(Self.modeKey, mode.rawValue, 1)
-            await #expect(processExitsWith: .signal(SIGKILL)) {
-                try MigrationCrashTests.migrateUntilKilled()
+            // Through the capture list, not the environment (see CrashTests).
+            let path = folder.url.path
+            await #expect(processExitsWith: .signal(SIGKILL)) { [path = path as String, mode = mode as Mode] in
+                try MigrationCrashTests.migrateUntilKilled(folder: URL(filePath: path), mode: mode)
             }
             outcomes[try await Self.check(folder, mode: mode), default: 0] += 1
         }
