@@ -383,19 +383,7 @@ public struct BenchmarkSuite: Sendable {
             let coordinator = try PersistentStoreCoordinator(model: Self.model, storeURL: URL(fileURLWithPath: graph))
             let context = ObjectContext(coordinator: coordinator, name: "bench")
             let cpuStart = Measure.cpuSeconds()
-            let graphLatencies = try await context.perform { ctx in
-                var result: [Double] = []
-                for key in keys {
-                    result.append(try Measure.seconds {
-                        var request = try FetchRequest(entityName: "Item", format: "a0 == %lld", key)
-                        request.fetchLimit = 1
-                        guard let item = try ctx.fetch(request, as: Item.self).first, item.a0 == key else {
-                            throw BenchmarkError("lookup of \(key) found nothing")
-                        }
-                    })
-                }
-                return result
-            }
+            let graphLatencies = try await context.perform { ctx in try Self.lookupLatencies(keys, in: ctx) }
             cpu["ObjectGraph"] = (Measure.cpuSeconds() - cpuStart) / Double(keys.count)
             latencies["ObjectGraph"] = graphLatencies
         }
@@ -419,6 +407,22 @@ public struct BenchmarkSuite: Sendable {
             BenchmarkReport.Row(workload: "W3 cold lookup median", unit: "µs", values: cold.mapValues { Measure.median($0) * 1e6 },
                                 note: "W4's main-actor lookup, each after the caches are flushed"),
         ]
+    }
+
+    /// ObjectGraph's W3: each of `keys` looked up by `a0` as an app would, one wall time per lookup. `store` names
+    /// the store in the error a missing row throws.
+    package static func lookupLatencies(_ keys: [Int64], in ctx: isolated ObjectContext, store: String = "SQLite") throws -> [Double] {
+        var result: [Double] = []
+        for key in keys {
+            result.append(try Measure.seconds {
+                var request = try FetchRequest(entityName: "Item", format: "a0 == %lld", key)
+                request.fetchLimit = 1
+                guard let item = try ctx.fetch(request, as: Item.self).first, item.a0 == key else {
+                    throw BenchmarkError("\(store): lookup of \(key) found nothing")
+                }
+            })
+        }
+        return result
     }
 
     /// W4's main-actor lookups on `path`, each run right after writing over more memory than the caches hold: what a

@@ -251,19 +251,7 @@ public struct PostgresBenchmarkSuite: Sendable {
                 guard found else { throw BenchmarkError("PostgreSQL: raw lookup of \(key) found nothing") }
             })
         }
-        lookups["ObjectGraph"] = try await context.perform { ctx in
-            var result: [Double] = []
-            for key in keys {
-                result.append(try Measure.seconds {
-                    var request = try FetchRequest(entityName: "Item", format: "a0 == %lld", key)
-                    request.fetchLimit = 1
-                    guard let item = try ctx.fetch(request, as: Item.self).first, item.a0 == key else {
-                        throw BenchmarkError("PostgreSQL: lookup of \(key) found nothing")
-                    }
-                })
-            }
-            return result
-        }
+        lookups["ObjectGraph"] = try await context.perform { ctx in try BenchmarkSuite.lookupLatencies(keys, in: ctx, store: "PostgreSQL") }
         try await connection.close()
         return (fetch, lookups)
     }
