@@ -614,7 +614,7 @@ public struct BenchmarkSuite: Sendable {
         // The largest size is judged against the smallest: the cost per object stays flat.
         let smallest = sizes.min() ?? 0
         return sizes.flatMap { size in
-            ["insert": inserts, "fetch": fetches].sorted { $0.key > $1.key }.flatMap { kind, samples in [
+            [("insert", inserts), ("fetch", fetches)].flatMap { kind, samples in [
                 BenchmarkReport.Row(workload: "W6 \(kind) \(size)", unit: "ns/object", values: perObject(samples[size], size),
                                     target: size == sizes.max() && size != smallest ? .flat(reference: "W6 \(kind) \(smallest)", factor: 1.5) : nil),
                 BenchmarkReport.Row(workload: "W6 \(kind) \(size) CPU", unit: "ns/object", values: perObject(samples[size], size, cpu: true)),

@@ -151,7 +151,7 @@ extension ContextState {
 
     /// The destinations of relationship `index` of a doomed object: its own contents where it loaded them, else
     /// what ``loadRuledRelationships(of:into:)`` read for it (the object is going, so its to-many is not installed).
-    private func related(_ object: ManagedObject, _ index: Int, _ readAhead: [RuledKey: [ObjectID]] = [:]) throws -> [ObjectID] {
+    private func related(_ object: ManagedObject, _ index: Int, _ readAhead: [RuledKey: [ObjectID]]) throws -> [ObjectID] {
         if let slot = object.entity.toOneSlot[index] {
             if object.isFaultStorage { try fulfill(object) }
             return object.toOne[slot].map { [$0] } ?? []
@@ -249,7 +249,8 @@ extension ContextState {
                 guard !owners.isEmpty else { continue }
                 let lists = try layeredRelatedIDs(of: owners.map(\.objectID), relationship: relationship)
                 for owner in owners {
-                    readAhead[RuledKey(owner: owner.objectID, index: index)] = currentMembers(lists[owner.objectID] ?? [], of: owner, index)
+                    let stored = (lists[owner.objectID] ?? []).map { coordinator.resolve($0) }
+                    readAhead[RuledKey(owner: owner.objectID, index: index)] = currentMembers(stored, of: owner, index)
                 }
             }
         }

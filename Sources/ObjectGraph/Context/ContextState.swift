@@ -315,16 +315,15 @@ final class ContextState {
     @discardableResult
     private func install(_ stored: [ObjectID], asToMany index: Int, of object: ManagedObject) -> RelatedIDs {
         let ids = stored.map { coordinator.resolve($0) }
-        let contents = RelatedIDs(currentMembers(ids, of: object, index, resolved: true))
+        let contents = RelatedIDs(currentMembers(ids, of: object, index))
         object.committedToMany[index] = RelatedIDs(ids)
         object.toMany[index] = contents
         return contents
     }
 
-    /// `stored`, the members of `object`'s to-many `index` as read from below, less those registered here whose
-    /// to-one inverse has moved them elsewhere without a save.
-    func currentMembers(_ stored: [ObjectID], of object: ManagedObject, _ index: Int, resolved: Bool = false) -> [ObjectID] {
-        let ids = resolved ? stored : stored.map { coordinator.resolve($0) }
+    /// `ids`, the members of `object`'s to-many `index` as read from below (resolved to current IDs), less those
+    /// registered here whose to-one inverse has moved them elsewhere without a save.
+    func currentMembers(_ ids: [ObjectID], of object: ManagedObject, _ index: Int) -> [ObjectID] {
         guard let inverseIndex = try? inverse(of: object.entity.relationships[index])?.index else { return ids }
         return ids.filter { id in
             guard let member = registered[id], !member.isFaultStorage, let slot = member.entity.toOneSlot[inverseIndex] else { return true }

@@ -205,7 +205,7 @@ struct SQLiteSaveTransaction {
         let attributes = row.changedAttributes.filter { !entity.attributes[$0].isTransient }
         // Only transient attributes changed: nothing of the row is stored differently.
         guard !attributes.isEmpty || !row.changedToOne.isEmpty else { return }
-        let shape = UpdateShape(entityName: entity.name, attributes: attributes, toOneSlots: Array(row.changedToOne))
+        let shape = UpdateShape(entityName: entity.name, attributes: attributes, toOneSlots: row.changedToOne)
         let statement: Statement
         if let prepared = updateStatements[shape] {
             statement = prepared

@@ -34,7 +34,7 @@ package struct ModelSQLSchema: SQLSchema {
             if entity.attributes[index].isTransient {
                 throw .unsupported("\(entityName).\(key) is transient: no store keeps it, so a fetch cannot test or sort by it")
             }
-            return .attribute(column: entity.attributeColumns[index], kind: ModelSQLSchema.valueKind(entity.attributeTypes[index]))
+            return .attribute(column: entity.attributeColumns[index], kind: Self.valueKind(entity.attributeTypes[index]))
         }
         guard let relationship = entity.relationship(named: key) else {
             throw .unknownKey(entity: entityName, key: key)
