@@ -106,6 +106,59 @@ final class Part: ManagedObject {
     }
 }
 
+/// An Int property is written to its word directly when the usual case holds; what it writes must be tracked as
+/// any other setter's write is.
+@Suite struct TypedIntegerSetterTests {
+    @Test func settingAnIntegerIsAChangeOnlyWhenTheValueDiffers() async throws {
+        let folder = try TemporaryFolder()
+        let model = try MacroEntityTests.model()
+        let context = ObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL))
+        let id = try await context.perform { ctx in
+            let part = try ctx.insert(Part.self)
+            part.number = 7
+            part.number = -3
+            #expect(try part.value(forKey: "number") == .int(-3))
+            try ctx.save()
+            return part.objectID
+        }
+        try await context.perform { ctx in
+            ctx.reset()
+            let part = try ctx.existingObject(with: id, as: Part.self)
+            part.number = -3
+            let (unchanged, pendingAtSameValue) = (try part.changedValues(), ctx.hasChanges)
+            #expect(!pendingAtSameValue && unchanged.isEmpty)
+            part.number = 8
+            let pendingAtNewValue = ctx.hasChanges
+            #expect(pendingAtNewValue)
+            #expect(try part.changedValues() == ["number": .int(8)])
+            #expect(try part.committedValues(forKeys: ["number"]) == ["number": .int(-3)])
+            // Back to the saved value: nothing left to write.
+            part.number = -3
+            let pendingWhenSetBack = ctx.hasChanges
+            #expect(!pendingWhenSetBack)
+            part.number = Int.max
+            try ctx.save()
+        }
+        let reopened = ObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL))
+        let stored = try await reopened.perform { ctx in try ctx.existingObject(with: id, as: Part.self).number }
+        #expect(stored == Int.max)
+    }
+
+    @Test func settingAnIntegerOfADeletedObjectTrapsNamingIt() async throws {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let context = ObjectContext(coordinator: .inMemory(model: try MacroEntityTests.model()), name: "parts")
+            try await context.perform { ctx in
+                let part = try ctx.insert(Part.self)
+                try ctx.save()
+                try ctx.delete(part)
+                part.number = 2
+            }
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("Part Part/p1") && output.contains("it is deleted"), "\(output)")
+    }
+}
+
 @Suite struct TypedFetchTests {
     @Test func typedRequestsFormatsAndPredicatesReturnTypedObjects() async throws {
         let folder = try TemporaryFolder()

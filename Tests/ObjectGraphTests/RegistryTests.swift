@@ -166,6 +166,8 @@ import Testing
         for object in objects { #expect(registry[object.storedObjectID] === object) }
         for object in objects { registry.remove(object) }
         #expect(registry.count == 0)
+        // Each run's last removal cleared the run: nothing is left for lookups to probe past.
+        #expect(registry.tombstoneCount == 0)
         for object in objects { #expect(registry[object.storedObjectID] == nil) }
         // A table emptied keeping its slots (a context's reset) takes the same entries again, in the same slots.
         let capacity = registry.capacity
@@ -202,7 +204,7 @@ import Testing
             // Few distinct keys, so operations meet the same IDs again; a stride of 1,024 mimics sparse rows.
             let raw = Int64(generator.below(600)) - 100
             let id = ObjectID(entityName: entity.name, rawKey: raw == 0 ? 1 : raw * (step % 3 == 0 ? 1_024 : 1))
-            switch generator.below(10) {
+            switch generator.below(11) {
             case 0...3:
                 let object = entity.objectType.init(entity: entity, objectID: id)
                 registry[id] = object
@@ -220,6 +222,16 @@ import Testing
                 #expect(isNew == (reference[id] == nil))
                 if let existing = reference[id] { #expect(existing === object) }
                 reference[id] = object
+            case 9:
+                // A save's new ID for a registered object (taking over the entry of any object already there).
+                let target = ObjectID(entityName: entity.name, rawKey: Int64(generator.below(600)) + 1)
+                if let object = reference[id] {
+                    registry.rekey(object, to: target)
+                    object.storedObjectID = target
+                    reference[id] = nil
+                    reference[target] = object
+                }
+                #expect(registry[target] === reference[target])
             default:
                 if step % 5_000 == 0 { registry.reserveCapacity(reference.count * 3) }
                 // Now and then everything goes at once, as a context's reset empties its table.

@@ -310,13 +310,13 @@ extension ContextState {
             if let reason = Self.unstorableReason(object.values[index]) { fail(entity.attributeNames[index], reason) }
         }
         for (index, kind) in zip(entity.validatedAttributes, entity.validationKinds) {
-            let value = object.values[index]
-            if value.isNull {
+            if object.values.isNull(at: index) {
                 if !kind.isOptional { fail(entity.attributes[index].name, "is required but has no value") }
                 continue
             }
             // A required attribute with a value and no other rule (the common case) needs nothing more.
             guard kind.hasRange || kind.hasLength || kind.hasPattern else { continue }
+            let value = object.values[index]
             let attribute = entity.attributes[index]
             if case .date(let date) = value {
                 // A date's limits are seconds since 2001, as Xcode writes them.
@@ -346,7 +346,8 @@ extension ContextState {
                 }
             }
         }
-        for (index, relationship) in object.entity.relationships.enumerated() where object.entity.hasRelationshipRules {
+        // Tested once, not per relationship: the loop copies each relationship's description.
+        for (index, relationship) in (entity.hasRelationshipRules ? entity.relationships : []).enumerated() {
             if let slot = object.entity.toOneSlot[index] {
                 if !relationship.description.isOptional && object.toOne[slot] == nil {
                     fail(relationship.name, "is required but has no object")
@@ -551,9 +552,8 @@ extension ContextState {
         // over the registry, only to have these loops find nothing left to do.
         for object in pendingInserts {
             if let permanent = mapping[object.storedObjectID] {
-                registered[object.storedObjectID] = nil
+                registered.rekey(object, to: permanent)
                 object.objectID = permanent
-                registered[permanent] = object
             }
         }
         if !mapping.isEmpty && model.hasRelationships { remapReferences { mapping[$0] } }

@@ -178,6 +178,20 @@ struct ObjectRegistry {
         }
     }
 
+    /// Registers `object`, registered under its current ID, under `id` instead (a save's permanent ID for an
+    /// insert): the old entry is found by address and the new one placed by a single probe, where a removal and an
+    /// insert by ID probed three times.
+    mutating func rekey(_ object: ManagedObject, to id: ObjectID) {
+        remove(object)
+        makeRoomForOne()
+        let (index, found, tag) = probe(id)
+        if !found {
+            if slots[index].isEmpty { used += 1 }
+            count += 1
+        }
+        slots[index] = Slot(tag: tag, object: object)
+    }
+
     /// Every registered object.
     var objects: [ManagedObject] {
         var result: [ManagedObject] = []
@@ -185,6 +199,9 @@ struct ObjectRegistry {
         for slot in slots { if let object = slot.object { result.append(object) } }
         return result
     }
+
+    /// The number of emptied slots that lookups still probe past.
+    var tombstoneCount: Int { used - count }
 
     /// The number of slots (what the table's memory holds, 16 bytes each; at least ``groupSize`` once it holds any).
     var capacity: Int { slots.count }
@@ -224,18 +241,38 @@ struct ObjectRegistry {
         slots.withUnsafeMutableBufferPointer { $0.update(repeating: Slot()) }
     }
 
+    /// Empties slot `index`. A probe sequence ends at an empty slot, so a slot followed by an empty one is emptied
+    /// rather than left a tombstone, and so are the tombstones before it: when a run of neighbours goes (a save's
+    /// temporary IDs, a fetch's objects freed in order), its last removal clears the whole run, and the table does
+    /// not fill with tombstones to be swept by a rebuild.
     private mutating func clear(_ index: Int) {
-        slots[index].address = Slot.tombstone
         count -= 1
+        let mask = slots.count - 1
+        guard slots[(index + 1) & mask].isEmpty else {
+            slots[index].address = Slot.tombstone
+            return
+        }
+        var emptied = index
+        slots[emptied] = Slot()
+        used -= 1
+        while true {
+            emptied = (emptied - 1) & mask
+            guard slots[emptied].address == Slot.tombstone else { return }
+            slots[emptied] = Slot()
+            used -= 1
+        }
     }
 
+    /// Rebuilds the table if one more entry would fill it past 5/8. Full of tombstones after a large fetch's objects
+    /// went, the table keeps its size (see ``removeAll(keepingCapacity:)``) and is rebuilt where it is, so the next
+    /// fetch of that size grows nothing; it doubles only when the live entries need it.
+    private mutating func makeRoomForOne() {
+        if (used + 1) * 8 > slots.count * 5 { resize(to: Swift.max(Self.capacity(for: count + 1), slots.count)) }
+    }
+
+    /// Adds an entry for `id`, which has none.
     private mutating func insert(_ object: ManagedObject, for id: ObjectID) {
-        if (used + 1) * 8 > slots.count * 5 {
-            // Full of tombstones after a large fetch's objects went: the table keeps its size (see
-            // ``removeAll(keepingCapacity:)``) and is rebuilt where it is, so the next fetch of that size grows
-            // nothing; it doubles only when the live entries need it.
-            resize(to: Swift.max(Self.capacity(for: count + 1), slots.count))
-        }
+        makeRoomForOne()
         let (index, _, tag) = probe(id)
         if slots[index].isEmpty { used += 1 }
         slots[index] = Slot(tag: tag, object: object)

@@ -73,6 +73,20 @@ final class AttributeStorage: ManagedBuffer<AttributeStorage.Header, UInt64> {
         }
     }
 
+    /// Whether the value at `position` is null: a null tag, or a value kept aside that is null (a position that
+    /// keeps its entry aside holds null there once its string is set to nil).
+    @inline(__always)
+    func isNull(base: Int, count: Int, at position: Int) -> Bool {
+        withUnsafeMutablePointerToElements { elements in
+            let row = elements + base
+            switch Self.tag(row, position) {
+            case .null: return true
+            case .other: return header.others[Int(row[Self.tagWordCount(count) + position])].isNull
+            default: return false
+            }
+        }
+    }
+
     /// Copies one row of `source` into this empty storage at base 0, taking along only the row's own `others`.
     func copyRow(from source: AttributeStorage, base: Int, count: Int) {
         let words = Self.wordCount(forValues: count)

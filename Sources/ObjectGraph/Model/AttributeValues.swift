@@ -90,6 +90,24 @@ extension AttributeValues: RandomAccessCollection, MutableCollection {
         self = AttributeValues(storage: copy, base: 0, count: count)
     }
 
+    /// Writes the integer `value` at `position`, copying the storage first when it is shared: the typed setters'
+    /// path, which builds no ``AttributeValue``.
+    @inline(__always)
+    mutating func setInt(_ value: Int64, at position: Int) {
+        precondition(position >= 0 && position < count, "AttributeValues index \(position) out of range 0..<\(count)")
+        makeUnique()
+        var writer = RowWriter(storage: storage.unsafelyUnwrapped, base: base, count: count)
+        writer.setInt(value, at: position)
+    }
+
+    /// Whether the value at `position` is ``AttributeValue/null``, read from its tag: a save checks every required
+    /// attribute of every changed object so, without building a value.
+    @inline(__always)
+    func isNull(at position: Int) -> Bool {
+        precondition(position >= 0 && position < count, "AttributeValues index \(position) out of range 0..<\(count)")
+        return storage.unsafelyUnwrapped.isNull(base: base, count: count, at: position)
+    }
+
     /// The integer at `position` when it holds one: the typed getters' path, which builds no ``AttributeValue``.
     @inline(__always)
     func int64(at position: Int) -> Int64? {

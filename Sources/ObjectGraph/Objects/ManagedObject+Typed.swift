@@ -39,6 +39,11 @@ extension ManagedObject {
     /// Writes a stored attribute.
     @inlinable
     public func _setAttribute<T: AttributeValueConvertible>(_ value: T?, forKey key: String, at position: Int = -1) {
+        // 64-bit integers are written to their word, as they are read.
+        if T.self == Int64.self || (T.self == Int.self && Int.bitWidth == 64), let value,
+           _setInt64Attribute(unsafeBitCast(value, to: Int64.self), forKey: key, at: position) {
+            return
+        }
         _setAttributeValue(value?.attributeValue ?? .null, forKey: key, at: position)
     }
 
@@ -87,6 +92,28 @@ extension ManagedObject {
         guard isLoadedAndAccessible(onThread: QueueExecutor.currentThread), isAttribute(key, at: position) else { return nil }
         observedAccess(position)
         return values.int64(at: position)
+    }
+
+    /// Writes the integer attribute `key` when the usual case holds (a loaded object, not deleted, on its context's
+    /// queue, the macro's position, an Integer 64 attribute the store does not derive, no property tracked by
+    /// Observation); false sends the caller to ``_setAttributeValue(_:forKey:at:)``, which handles the rest. Half of
+    /// a large insert was building, testing and taking apart an ``AttributeValue`` per integer.
+    public func _setInt64Attribute(_ value: Int64, forKey key: String, at position: Int) -> Bool {
+        guard !isDeleted, observationRegistrar == nil, isLoadedAndAccessible(onThread: QueueExecutor.currentThread),
+              isAttribute(key, at: position), case .int64 = entity.attributeTypes[position],
+              entity.derivedAttributes.isEmpty || entity.attributes[position].derivation == nil
+        else { return false }
+        if isInserted {
+            values.setInt(value, at: position)
+            // A pending insert changed after its observers saw it must be judged again.
+            if let observation = state.unsafelyUnwrapped.observation { observation.noteChanged(self) }
+            return true
+        }
+        // Setting the value it already has is not a change.
+        if values.int64(at: position) == value { return true }
+        values.setInt(value, at: position)
+        state.unsafelyUnwrapped.markUpdated(self)
+        return true
     }
 
     /// Sets attribute `key`; traps where ``setValue(_:forKey:)`` would throw.
