@@ -54,6 +54,38 @@ import Testing
         for (copy, expected) in copies { #expect(Array(copy) == expected) }
     }
 
+    /// What a save compares: `differs(from:at:)` and `isNull(at:)` answer as the values themselves do, for rows
+    /// of their own, copies sharing storage, and rows of a shared block.
+    @Test func positionalComparisonsAgreeWithTheValues() {
+        var generator = FetchConsistencyTests.SplitMix(seed: 11)
+        let kinds = Self.everyKind + [.double(0.0), .string("Dune"), .int(0)]
+        var allocator = AttributeValues.RowAllocator(count: 6, sharesBlocks: true)
+        for _ in 0..<2_000 {
+            let left = (0..<6).map { _ in kinds[generator.below(kinds.count)] }
+            var right = left
+            for position in 0..<6 where generator.below(3) == 0 { right[position] = kinds[generator.below(kinds.count)] }
+            let words = left.map { value -> AttributeValue in
+                switch value {
+                case .null, .bool, .int, .double, .date: value
+                default: .int(7)
+                }
+            }
+            let block = allocator.row { writer in for (position, value) in words.enumerated() { writer.set(value, at: position) } }
+            var copy = AttributeValues(left)
+            let original = copy
+            copy[generator.below(6)] = right[0]
+            let pairs: [(AttributeValues, AttributeValues)] = [
+                (AttributeValues(left), AttributeValues(right)), (original, copy), (original, original), (block, AttributeValues(right)),
+            ]
+            for (a, b) in pairs {
+                for position in 0..<6 {
+                    #expect(a.differs(from: b, at: position) == (a[position] != b[position]), "\(a) vs \(b) at \(position)")
+                    #expect(a.isNull(at: position) == a[position].isNull)
+                }
+            }
+        }
+    }
+
     /// Rows of numbers share blocks; a row holding a value that does not fit a word moves to storage of its own;
     /// writing to one row of a block leaves its neighbours as they were.
     @Test func rowsOfABlockAreIndependent() {

@@ -96,6 +96,76 @@ struct Point: Codable, Equatable {
         }
     }
 
+    /// One save updating many rows in different ways (other columns, other entities of one table, a to-one): each
+    /// row gets exactly its own changes, whatever order the context lists them in and however the store groups
+    /// rows that change the same columns.
+    @Test(arguments: StoreKind.allCases)
+    func updatesOfDifferentColumnsInOneSaveWriteEachRowsOwn(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let model = try Fixtures.model()
+        let coordinator = try kind.coordinator(model, folder)
+        let (authorIDs, bookIDs, movieIDs) = try await ObjectContext(coordinator: coordinator).perform { ctx in
+            let authors = try (0..<2).map { index in
+                let author = try ctx.insert("Author")
+                try author.setValue("A\(index)", forKey: "name")
+                return author
+            }
+            var books: [ManagedObject] = [], movies: [ManagedObject] = []
+            for index in 0..<60 {
+                let book = try ctx.insert("Book")
+                try book.setValue("B\(index)", forKey: "title")
+                try book.setValue(10 + index, forKey: "pages")
+                books.append(book)
+                if index % 3 == 0 {
+                    let movie = try ctx.insert("Movie")
+                    try movie.setValue("M\(index)", forKey: "title")
+                    try movie.setValue(index, forKey: "minutes")
+                    movies.append(movie)
+                }
+            }
+            try ctx.save()
+            return (authors.map(\.objectID), books.map(\.objectID), movies.map(\.objectID))
+        }
+        try await ObjectContext(coordinator: coordinator).perform { ctx in
+            // Interleaved: books and movies alternate, and consecutive books change different columns.
+            for (index, id) in bookIDs.enumerated() {
+                let book = try ctx.existingObject(with: id)
+                switch index % 4 {
+                case 0: try book.setValue(1000 + index, forKey: "pages")
+                case 1: try book.setValue("B\(index)!", forKey: "title")
+                case 2:
+                    try book.setValue(2000 + index, forKey: "pages")
+                    try book.setValue("B\(index)?", forKey: "title")
+                default: try book.setObject(try ctx.existingObject(with: authorIDs[index % 2]), forKey: "author")
+                }
+                if index % 3 == 0 { try ctx.existingObject(with: movieIDs[index / 3]).setValue(500 + index, forKey: "minutes") }
+            }
+            try ctx.save()
+        }
+        let reader = kind == .sqlite
+            ? ObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL))
+            : ObjectContext(coordinator: coordinator)
+        try await reader.perform { ctx in
+            for (index, id) in bookIDs.enumerated() {
+                let book = try ctx.existingObject(with: id)
+                let expected: (pages: Int, title: String, author: ObjectID?) = switch index % 4 {
+                case 0: (1000 + index, "B\(index)", nil)
+                case 1: (10 + index, "B\(index)!", nil)
+                case 2: (2000 + index, "B\(index)?", nil)
+                default: (10 + index, "B\(index)", authorIDs[index % 2])
+                }
+                #expect(try book.value(forKey: "pages") == .int(Int64(expected.pages)), "book \(index)")
+                #expect(try book.value(forKey: "title") == .string(expected.title), "book \(index)")
+                #expect(try book.object(forKey: "author")?.objectID == expected.author, "book \(index)")
+            }
+            for (index, id) in movieIDs.enumerated() {
+                let movie = try ctx.existingObject(with: id)
+                #expect(try movie.value(forKey: "minutes") == .int(Int64(500 + index * 3)), "movie \(index)")
+                #expect(try movie.value(forKey: "title") == .string("M\(index * 3)"), "movie \(index)")
+            }
+        }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func cascadeRemovesTheGraphAndNullifyLetsGo(_ kind: StoreKind) async throws {
         let folder = try TemporaryFolder()

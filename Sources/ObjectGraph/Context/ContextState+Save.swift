@@ -55,13 +55,20 @@ extension ContextState {
         notifications.post(.didSave, ContextChanges(layers: saved, permanentIDs: result.permanentIDs), from: self)
     }
 
-    /// Merges change sets (a root's received layers, then its own) into one, later changes winning, with the
+    /// Merges change sets (a root's received layers, then its own, last) into one, later changes winning, with the
     /// versions this root knows to be current.
     func flatten(_ sets: [ChangeSet]) -> ChangeSet {
         func current(_ id: ObjectID, _ version: Int64) -> Int64 {
             // Version 0 on a row that is not inserted here: a child read it from a layer whose insert an earlier save
             // of this tree already wrote, at version 1.
             max(version, 1, registered[id]?.committedVersionIfAny ?? 0, savedVersions[id] ?? 0)
+        }
+        if sets.dropLast().allSatisfy(\.isEmpty), let own = sets.last, !own.isEmpty {
+            // Only this context's own changes: each row's version is its registered object's, so only what this
+            // root's own saves wrote since can be newer (a change a child pushed and this root saved).
+            return flattenOne(renamedToCurrentIDs(own, reindex: false)) { id, version in
+                savedVersions.isEmpty ? max(version, 1) : max(version, 1, savedVersions[id] ?? 0)
+            }
         }
         let sets = sets.filter { !$0.isEmpty }
         if sets.count == 1 { return flattenOne(renamedToCurrentIDs(sets[0], reindex: false), current: current) }
@@ -400,21 +407,24 @@ extension ContextState {
             appendToMany(of: object, to: &changes)
         }
         let layers = self.layers
+        changes.updated.reserveCapacity(updated.count)
         for object in updated.values where !object.isDeleted && !object.isFaultStorage {
-            guard let committed = object.committed else { continue }
+            guard let version = object.committedVersionIfAny else { continue }
+            // Compared in place, value by value (words where they decide), without building the committed snapshot.
+            let (values, committedValues) = (object.values, object.committedAttributes)
             // A value set back to the committed one after a child's pending row changed it still differs from what
             // that row will write: it is a change of this set too.
             let layered = layers.isEmpty ? nil : layers.last(where: { $0.index.rows[object.objectID] != nil })?.snapshot(for: object.objectID)
-            let changedAttributes = object.values.indices.filter { index in
-                object.values[index] != committed.values[index] || (layered.map { object.values[index] != $0.values[index] } ?? false)
+            let changedAttributes = values.indices.filter { index in
+                values.differs(from: committedValues, at: index) || (layered.map { values.differs(from: $0.values, at: index) } ?? false)
             }
             let changedToOne = object.toOne.indices.filter { slot in
-                object.toOne[slot] != committed.toOne[slot] || (layered.map { object.toOne[slot] != $0.toOne[slot] } ?? false)
+                object.toOne[slot] != object.committedDestinations[slot] || (layered.map { object.toOne[slot] != $0.toOne[slot] } ?? false)
             }
             if !changedAttributes.isEmpty || !changedToOne.isEmpty {
                 changes.updated.append(ChangeSet.Row(
-                    objectID: object.objectID, version: committed.version, values: object.values, toOne: object.toOne,
-                    changedAttributes: changedAttributes, changedToOne: changedToOne, committedValues: committed.values))
+                    objectID: object.storedObjectID, version: version, values: values, toOne: object.toOne,
+                    changedAttributes: changedAttributes, changedToOne: changedToOne, committedValues: committedValues))
             }
             appendToMany(of: object, to: &changes)
         }
@@ -527,9 +537,10 @@ extension ContextState {
 
     func apply(_ result: SaveResult) {
         if isRoot {
+            savedVersions.reserveCapacity(savedVersions.count + result.versions.count)
             for (id, version) in result.versions where version > 1 { savedVersions[id] = version }
         }
-        for object in Array(updated.values) + Array(deleted.values) { rowCache[object.objectID] = nil }
+        if !rowCache.isEmpty { for object in Array(updated.values) + Array(deleted.values) { rowCache[object.objectID] = nil } }
         for object in deleted.values {
             registered[object.objectID] = nil
             detach(object, reason: .deletionSaved)

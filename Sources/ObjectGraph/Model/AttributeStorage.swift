@@ -107,27 +107,27 @@ final class AttributeStorage: ManagedBuffer<AttributeStorage.Header, UInt64> {
 
     /// Whether two rows hold equal values, comparing words where that is exact (nulls, Booleans, integers).
     func rowsEqual(_ base: Int, _ other: AttributeStorage, _ otherBase: Int, count: Int) -> Bool {
-        withUnsafeMutablePointerToElements { lhs in
+        (0..<count).allSatisfy { valuesEqual(base, other, otherBase, count: count, at: $0) }
+    }
+
+    /// Whether two rows hold equal values at `position`: compared by word where that is exact (nulls, Booleans,
+    /// integers, or the same entry of the same side list), else as values.
+    @inline(__always)
+    func valuesEqual(_ base: Int, _ other: AttributeStorage, _ otherBase: Int, count: Int, at position: Int) -> Bool {
+        let same: Bool? = withUnsafeMutablePointerToElements { lhs in
             other.withUnsafeMutablePointerToElements { rhs in
-                let tagWords = Self.tagWordCount(count)
-                for position in 0..<count {
-                    let (leftTag, rightTag) = (Self.tag(lhs + base, position), Self.tag(rhs + otherBase, position))
-                    if leftTag == rightTag {
-                        switch leftTag {
-                        case .null: continue
-                        case .bool, .int:
-                            if lhs[base + tagWords + position] != rhs[otherBase + tagWords + position] { return false }
-                            continue
-                        default: break
-                        }
-                    }
-                    if value(base: base, count: count, at: position) != other.value(base: otherBase, count: count, at: position) {
-                        return false
-                    }
+                let leftTag = Self.tag(lhs + base, position)
+                guard leftTag == Self.tag(rhs + otherBase, position) else { return nil }
+                let slot = Self.tagWordCount(count) + position
+                switch leftTag {
+                case .null: return true
+                case .bool, .int: return lhs[base + slot] == rhs[otherBase + slot]
+                case .other where self === other && lhs[base + slot] == rhs[otherBase + slot]: return true
+                default: return nil
                 }
-                return true
             }
         }
+        return same ?? (value(base: base, count: count, at: position) == other.value(base: otherBase, count: count, at: position))
     }
 }
 

@@ -100,6 +100,14 @@ extension AttributeValues: RandomAccessCollection, MutableCollection {
         writer.setInt(value, at: position)
     }
 
+    /// Whether the value at `position` differs from `other`'s there (`other` holding as many values): what a
+    /// save asks of every attribute of every updated object, compared without building values where words decide.
+    @inline(__always)
+    func differs(from other: AttributeValues, at position: Int) -> Bool {
+        precondition(position >= 0 && position < count && other.count == count, "AttributeValues index \(position) out of range 0..<\(count)")
+        return !storage.unsafelyUnwrapped.valuesEqual(base, other.storage.unsafelyUnwrapped, other.base, count: count, at: position)
+    }
+
     /// Whether the value at `position` is ``AttributeValue/null``, read from its tag: a save checks every required
     /// attribute of every changed object so, without building a value.
     @inline(__always)

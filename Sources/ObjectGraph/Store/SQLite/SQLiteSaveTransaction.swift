@@ -13,6 +13,8 @@ struct SQLiteSaveTransaction {
     private var insertStatements: [String: InsertStatements] = [:]
     /// The prepared UPDATEs of each shape for the whole transaction.
     private var updateStatements: [UpdateShape: Statement] = [:]
+    /// The UPDATE the previous row used.
+    private var lastUpdate: UpdateStatement?
 
     init(store: SQLiteStore, db: Database) {
         self.store = store
@@ -27,7 +29,8 @@ struct SQLiteSaveTransaction {
     mutating func run(_ changes: ChangeSet) throws -> SaveResult {
         let keys = try assignKeys(changes.inserted, preset: changes.presetIDs)
         try insert(changes.inserted, keys: keys)
-        for row in changes.updated { try update(row) }
+        result.versions.reserveCapacity(changes.updated.count)
+        for position in Self.keyOrder(changes.updated) { try update(changes.updated[position]) }
         for (id, version) in changes.deleted { try delete(id, version: version) }
         guard conflicts.isEmpty else { throw ObjectGraphError.conflict(conflicts) }
         for contents in changes.toMany { try rewrite(contents) }
@@ -62,6 +65,20 @@ struct SQLiteSaveTransaction {
     private func key(_ id: ObjectID?) -> DatabaseValue {
         guard let id else { return .null }
         return permanent(id).rawKey.databaseValue
+    }
+
+    /// The positions of `rows` in the order of their IDs (each table's rows by key). A context lists its updated
+    /// objects in no particular order; updated in that order, every row sent SQLite to another page of the table,
+    /// and 50,000 UPDATEs took 2 µs each instead of 0.6 µs in key order.
+    static func keyOrder(_ rows: [ChangeSet.Row]) -> [Int] {
+        guard let first = rows.first?.objectID.entityName else { return [] }
+        // Rows of one entity (the usual save) sort by their keys alone, without comparing names.
+        if rows.allSatisfy({ $0.objectID.entityName == first }) {
+            let keys = rows.map(\.objectID.rawKey)
+            return keys.indices.sorted { keys[$0] < keys[$1] }
+        }
+        let ids = rows.map(\.objectID)
+        return ids.indices.sorted { ids[$0] < ids[$1] }
     }
 
     /// The primary key of every inserted row, in order: a preset or already permanent ID keeps its key; temporary
@@ -195,6 +212,17 @@ struct SQLiteSaveTransaction {
         }
     }
 
+    /// A prepared UPDATE with what binding a row to it needs; ``lastUpdate`` keeps the one the previous row used.
+    private struct UpdateStatement {
+        let statement: Statement
+        let shape: UpdateShape
+        /// The row's changed attributes as the change set lists them, transient ones included (what the next row
+        /// is compared with).
+        let changedAttributes: [Int]
+        let entity: ModelEntity
+        let table: TableLayout
+    }
+
     /// Which columns an UPDATE sets: rows changing the same ones share one prepared statement for the whole save.
     private struct UpdateShape: Hashable {
         let entityName: String
@@ -202,11 +230,18 @@ struct SQLiteSaveTransaction {
         let toOneSlots: [Int]
     }
 
-    private mutating func update(_ row: ChangeSet.Row) throws {
+    /// The UPDATE for `row`'s changed columns, with its entity and table: the previous row's when `row` changed
+    /// the same ones (the usual large save changes one thing in many objects), else one per shape for the
+    /// transaction. Nil when only transient attributes changed.
+    private mutating func updateStatement(for row: ChangeSet.Row) throws -> UpdateStatement? {
+        if let last = lastUpdate, last.entity.name == row.objectID.entityName,
+           last.changedAttributes == row.changedAttributes, last.shape.toOneSlots == row.changedToOne {
+            return last
+        }
         let (entity, table) = try store.layout(for: row.objectID.entityName)
         let attributes = row.changedAttributes.filter { !entity.attributes[$0].isTransient }
         // Only transient attributes changed: nothing of the row is stored differently.
-        guard !attributes.isEmpty || !row.changedToOne.isEmpty else { return }
+        guard !attributes.isEmpty || !row.changedToOne.isEmpty else { return nil }
         let shape = UpdateShape(entityName: entity.name, attributes: attributes, toOneSlots: row.changedToOne)
         let statement: Statement
         if let prepared = updateStatements[shape] {
@@ -220,10 +255,19 @@ struct SQLiteSaveTransaction {
                 sql: "UPDATE \(sqlQuoted(table.name)) SET \(assignments.joined(separator: ", ")) WHERE \(RowColumn.id) = ? AND \(RowColumn.version) = ?")
             updateStatements[shape] = statement
         }
+        let prepared = UpdateStatement(
+            statement: statement, shape: shape, changedAttributes: row.changedAttributes, entity: entity, table: table)
+        lastUpdate = prepared
+        return prepared
+    }
+
+    private mutating func update(_ row: ChangeSet.Row) throws {
+        guard let prepared = try updateStatement(for: row) else { return }
+        let (statement, shape, entity, table) = (prepared.statement, prepared.shape, prepared.entity, prepared.table)
         do {
             // Bound one by one, as inserts are: an array of database values per row cost more than the UPDATE.
             var index: Int32 = 1
-            for attribute in attributes {
+            for attribute in shape.attributes {
                 try statement.bind(row.values[attribute], at: index)
                 index += 1
             }
@@ -237,7 +281,9 @@ struct SQLiteSaveTransaction {
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
             throw uniqueness(entity, error)
         }
-        guard db.changesCount == 1 else {
+        // SQLite's count directly: GRDB's accessor first checks it runs on the database's queue, a tenth of a large
+        // save's UPDATEs.
+        guard sqlite3_changes(db.sqliteConnection) == 1 else {
             conflicts.append(try conflict(row.objectID, table: table, expected: row.version, row: row, entity: entity))
             return
         }
