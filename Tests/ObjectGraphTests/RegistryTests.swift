@@ -1,4 +1,5 @@
 import Foundation
+import struct GRDB.DatabaseValue
 import Testing
 @testable import ObjectGraph
 
@@ -107,6 +108,54 @@ import Testing
             }
         }
         #expect(nested == [precomposed, decomposed, precomposed, decomposed].map { [Array($0.utf8), Array($0.utf8)] })
+    }
+
+    /// A fetch that differs from a compiled one only in its constants takes the kept SQL with its own constants:
+    /// the SQL and arguments are exactly what a store that never compiled anything compiles, whatever lands where
+    /// (a BEGINSWITH's pattern, a Boolean, nil, NaN, a string equal to an entity's name, an IN list).
+    @Test func fetchesOfOneShapeWithOtherConstantsBindExactlyWhatAFreshCompileBinds() throws {
+        let model = try Fixtures.model()
+        let (warm, cold) = (try TemporaryFolder(), try TemporaryFolder())
+        let warmStore = try #require(try StoreKind.sqlite.coordinator(model, warm).store as? SQLiteStore)
+        let cases: [(entity: String, format: String, argumentLists: [[Any?]])] = [
+            ("Book", "pages == %lld", [[1], [2], [-9], [Int64.max]]),
+            ("Book", "title BEGINSWITH[cd] %@ AND pages > %d", [["Du", 3], ["", -1], ["%_", 4]]),
+            ("Media", "title == %@ OR title == %@", [["Book", "Movie"], ["Movie", "x"], ["a", "a"]]),
+            ("Book", "pages == %@ OR isbn == %@", [[true, "1"], [false, "2"], [nil as Int?, "3"], [Double.nan, "4"], [2.5, "5"]]),
+            ("Book", "pages IN {%d, %d} AND author.name == %@", [[1, 2, "Le Guin"], [3, 3, "Herbert"]]),
+            ("Book", "ANY tags.label == %@ AND pages BETWEEN {%d, %d}", [["sf", 1, 9], ["fantasy", 9, 1]]),
+            ("Book", "SUBQUERY(chapters, $c, $c.heading CONTAINS %@).@count > %d", [["a", 0], ["b", 2]]),
+        ]
+        for (entity, format, argumentLists) in cases {
+            for (round, arguments) in (argumentLists + argumentLists.reversed()).enumerated() {
+                var request = StoreFetchRequest(entityName: entity)
+                request.predicate = try FormatPredicate(format: format, argumentArray: arguments)
+                request.sortKeys = [SortKey("title", ascending: round % 2 == 0)]
+                let kept = try warmStore.fetchSQL(request).compiled
+                let coldStore = try #require(try StoreKind.sqlite.coordinator(model, cold).store as? SQLiteStore)
+                let fresh = try coldStore.fetchSQL(request).compiled
+                #expect(kept.sql == fresh.sql, "\(format) with \(arguments)")
+                #expect(kept.arguments.count == fresh.arguments.count
+                        && zip(kept.arguments, fresh.arguments).allSatisfy { DatabaseValue.isIdentical($0, $1) }, "\(format) with \(arguments): \(kept.arguments) vs \(fresh.arguments)")
+            }
+        }
+    }
+
+    /// Lookups by many keys, through the kept SQL, each find their own object (and a key no row has finds none).
+    @Test func lookupsByManyKeysEachFindTheirOwnObject() async throws {
+        let folder = try TemporaryFolder()
+        let context = ObjectContext(coordinator: try StoreKind.sqlite.coordinator(try Model([Book.self]), folder), name: "lookups")
+        let found = try await context.perform { ctx in
+            for index in 0..<300 { try ctx.insert(Book.self).name = "Book \(index)" }
+            try ctx.save()
+            ctx.reset()
+            return try (0..<320).map { index in
+                var request = try FetchRequest(entityName: "Book", format: "name == %@", "Book \(index)")
+                request.fetchLimit = 1
+                return try ctx.fetch(request, as: Book.self).first?.name
+            }
+        }
+        #expect(found == (0..<320).map { $0 < 300 ? "Book \($0)" : nil })
     }
 
     /// A reader connection keeps the statement of the fetch it ran last; a fetch of the same compiled SQL with or

@@ -42,6 +42,65 @@ import Testing
         }
     }
 
+    /// A format parsed once and then with other arguments of the same kinds gives the tree a parse of those
+    /// arguments gives, wherever the arguments land: key paths (`%K`), folded or converted constants, Booleans,
+    /// nil, NaN, strings with a NUL, literals equal to an argument, subqueries.
+    @Test func aFormatWithOtherArgumentsOfTheSameKindsParsesAsAFreshParse() throws {
+        let date = Date(timeIntervalSinceReferenceDate: 1_000)
+        let uuid = UUID()
+        let cases: [(String, [[Any?]])] = [
+            ("a0 == %lld", [[1], [2], [Int64.max], [-7]]),
+            ("%K == %@", [["title", "Dune"], ["author", "Le Guin"], ["title", "title"]]),
+            ("name BEGINSWITH[cd] %@ AND pages > %d", [["na", 3], ["", -1], ["\u{0}x", 4]]),
+            ("pages BETWEEN {%d, %d}", [[1, 5], [5, 5], [9, 2]]),
+            ("pages == -%d OR pages == %d", [[3, 3], [4, 9]]),
+            ("a == %@ AND b == %@", [[true, true], [false, true], [true, false]]),
+            ("n == %f", [[2], [3]]),
+            ("x == %@ OR y == 5", [[Double.nan], [5.0], [2.5], [nil as Double?], [Double.nan]]),
+            ("when > %@ AND id == %@", [[date, uuid], [date.addingTimeInterval(5), UUID()]]),
+            ("SUBQUERY(books, $b, $b.title == %@ AND $b.pages > %d).@count > 0", [["a", 1], ["b", 2]]),
+            ("label == %@", [["Caf\u{E9}"], ["Cafe\u{301}"], ["Caf\u{E9}"]]),
+            ("n == 12 OR m == %lld", [[5], [12], [0x7E57_0100_0000_0000]]),
+        ]
+        for (format, argumentLists) in cases {
+            for _ in 0..<2 {
+                for arguments in argumentLists {
+                    var parser = try Parser(format, arguments: arguments)
+                    let fresh = try parser.parse()
+                    let parsed = try FormatPredicate(format: format, argumentArray: arguments)
+                    #expect(parsed.isIdentical(to: fresh), "\(format) with \(arguments): \(parsed), fresh \(fresh)")
+                }
+            }
+        }
+    }
+
+    /// Where a probe went is where a constant goes; work that treats a constant by its value matches nothing.
+    @Test func slotsAreFoundOnlyWhereTheProbesAloneDiffer() {
+        let same: (PredicateValue, PredicateValue) -> Bool = { $0.isIdentical(to: $1) }
+        let constants: [PredicateValue] = [.int(5), .string("a")]
+        let probes = constants.indices.map { constants[$0].probe($0) }
+        // The constants went to positions 2 and 0; position 1 is the work's own.
+        let slots = ConstantSlots.match(
+            actual: [.string("a"), .int(9), .int(5)], probed: [probes[1], .int(9), probes[0]], constants: constants,
+            probes: probes, same: same)
+        let result: [PredicateValue] = [.string("a"), .int(9), .int(5)]
+        let others: [PredicateValue] = [.int(6), .string("b")]
+        let filled = slots?.filling(result, from: others)
+        let expected: [PredicateValue] = [.string("b"), .int(9), .int(6)]
+        #expect(filled == expected)
+        // A constant that came out changed (negated, escaped) matches nothing.
+        #expect(ConstantSlots.match(actual: [.int(-5)], probed: [probes[0]], constants: constants, probes: probes, same: same) == nil)
+        // A difference no probe explains matches nothing.
+        #expect(ConstantSlots.match(actual: [.int(1)], probed: [.int(2)], constants: constants, probes: probes, same: same) == nil)
+        let kinds: [PredicateValue] = [.int(.max), .double(2.5), .string(""), .decimal(1), .date(Date()), .data(Data([1])), .uuid(UUID()), .url(URL(string: "x:a")!)]
+        for value in kinds {
+            #expect(!value.probe(0).isIdentical(to: value) && !value.probe(0).isIdentical(to: value.probe(1)))
+            #expect(value.isSlottable && value.kindRepresentative.isIdentical(to: value.probe(3).kindRepresentative))
+        }
+        let decidedByValue: [PredicateValue] = [.null, .double(.nan), .string("a\u{0}b")]
+        for value in decidedByValue { #expect(!value.isSlottable) }
+    }
+
     /// Arguments that are not constants (collections) are parsed every time, and still correctly.
     @Test func collectionArgumentsAreParsedEveryTime() throws {
         for values in [[1, 2], [3], [1, 2]] {

@@ -150,6 +150,9 @@ extension SQLiteStore {
 
     /// The SQL of an object fetch. An app repeats the same few fetches (a screen's query, a lookup on each
     /// keystroke), so the compiled SQL is kept by what decides it: everything but the slice, which is bound.
+    ///
+    /// A fetch that differs from a compiled one only in its constants (a lookup by another key) takes the kept SQL
+    /// with its own constants bound where the compiled one's went (see ``ConstantSlots``).
     func fetchSQL(_ request: StoreFetchRequest) throws -> (compiled: FetchSQL, slice: FetchSlice?) {
         let key = FetchSQLKey(
             entityName: request.entityName, includesSubentities: request.includesSubentities, predicate: request.predicate,
@@ -159,14 +162,49 @@ extension SQLiteStore {
         if let kept = fetchSQLCache.entry(for: hash) as? FetchSQL, kept.key.isIdentical(to: key) {
             compiled = kept
         } else {
-            var unsliced = request
-            (unsliced.limit, unsliced.offset) = (nil, 0)
-            let (sql, arguments, _, _) = try selectSQL(unsliced, columns: { $0.selectList.joined(separator: ", ") }, ordered: true, sliced: false)
-            compiled = FetchSQL(key: key, sql: sql, slicedSQL: sql + " LIMIT ? OFFSET ?", arguments: arguments)
+            compiled = try compiledFetch(request, key: key)
             fetchSQLCache.keep(compiled, for: hash)
         }
         guard request.limit != nil || request.offset > 0 else { return (compiled, nil) }
         return (compiled, FetchSlice(limit: Int64(request.limit ?? -1), offset: Int64(request.offset)))
+    }
+
+    /// `request`'s SQL, from the kept compilation of its shape when there is one, else compiled (and its shape
+    /// matched, for the next fetch of that shape).
+    private func compiledFetch(_ request: StoreFetchRequest, key: FetchSQLKey) throws -> FetchSQL {
+        var unsliced = request
+        (unsliced.limit, unsliced.offset) = (nil, 0)
+        func compile(_ predicate: FormatPredicate?) throws -> (sql: String, arguments: [DatabaseValue]) {
+            unsliced.predicate = predicate
+            let (sql, arguments, _, _) = try selectSQL(unsliced, columns: { $0.selectList.joined(separator: ", ") }, ordered: true, sliced: false)
+            return (sql, arguments)
+        }
+        guard let predicate = request.predicate, case let constants = predicate.constants, constants.contains(where: \.isSlottable) else {
+            let (sql, arguments) = try compile(request.predicate)
+            return FetchSQL(key: key, sql: sql, slicedSQL: sql + " LIMIT ? OFFSET ?", arguments: arguments)
+        }
+        let shapeKey = FetchSQLKey(
+            entityName: request.entityName, includesSubentities: request.includesSubentities, predicate: predicate.shape,
+            sortKeys: request.sortKeys)
+        let shapeHash = shapeKey.hash
+        let bound = constants.map(PredicateSQLValues.databaseValue)
+        if let template = fetchSQLTemplates.entry(for: shapeHash) as? FetchSQLTemplate, template.key.isIdentical(to: shapeKey),
+           let slots = template.slots {
+            let compiled = template.compiled
+            return FetchSQL(key: key, sql: compiled.sql, slicedSQL: compiled.slicedSQL, arguments: slots.filling(compiled.arguments, from: bound))
+        }
+        let (sql, arguments) = try compile(predicate)
+        let compiled = FetchSQL(key: key, sql: sql, slicedSQL: sql + " LIMIT ? OFFSET ?", arguments: arguments)
+        // Compiled again with probes in place of the constants: where the probes went, any constants of these kinds go.
+        let probes = constants.indices.map { constants[$0].isSlottable ? constants[$0].probe($0) : nil }
+        var slots: ConstantSlots?
+        if let probed = try? compile(predicate.replacingConstants { position, value in probes[position] ?? value }), probed.sql == sql {
+            slots = ConstantSlots.match(
+                actual: arguments, probed: probed.arguments, constants: bound, probes: probes.map { $0.map(PredicateSQLValues.databaseValue) },
+                same: DatabaseValue.isIdentical)
+        }
+        fetchSQLTemplates.keep(FetchSQLTemplate(key: shapeKey, compiled: compiled, slots: slots), for: shapeHash)
+        return compiled
     }
 
     public func fetch(_ request: StoreFetchRequest) throws -> [Snapshot] {
@@ -377,6 +415,30 @@ final class FetchSQL: Sendable {
 
     init(key: FetchSQLKey, sql: String, slicedSQL: String, arguments: [DatabaseValue]) {
         (self.key, self.sql, self.slicedSQL, self.arguments) = (key, sql, slicedSQL, arguments)
+    }
+}
+
+/// A compiled fetch kept for every fetch of its shape (see ``ConstantSlots``): where its constants went in its
+/// arguments, or no slots when its SQL depends on their values.
+final class FetchSQLTemplate: Sendable {
+    /// The fetch with every slottable constant replaced by its kind's representative.
+    let key: FetchSQLKey
+    let compiled: FetchSQL
+    let slots: ConstantSlots?
+
+    init(key: FetchSQLKey, compiled: FetchSQL, slots: ConstantSlots?) {
+        (self.key, self.compiled, self.slots) = (key, compiled, slots)
+    }
+}
+
+extension DatabaseValue {
+    /// Whether the two values are the same bound value: strings by their bytes, reals by their bits.
+    static func isIdentical(_ a: DatabaseValue, _ b: DatabaseValue) -> Bool {
+        switch (a.storage, b.storage) {
+        case (.string(let x), .string(let y)): x.hasSameUTF8(as: y)
+        case (.double(let x), .double(let y)): x.bitPattern == y.bitPattern
+        default: a == b
+        }
     }
 }
 

@@ -35,6 +35,8 @@ public final class SQLiteStore: PersistentStore {
     let readAheadPolicy = ReadAheadPolicy()
     /// The SQL of recent object fetches, by what decides it (see ``fetchSQL(_:)``).
     let fetchSQLCache = SlotTable(count: 256)
+    /// Compiled fetches by shape, for fetches that differ from them only in their constants.
+    let fetchSQLTemplates = SlotTable(count: 128)
 
     static let metadataTable = StorageNames.metadataTable
     static let sequenceTable = StorageNames.sequenceTable
