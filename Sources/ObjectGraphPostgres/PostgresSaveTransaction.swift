@@ -25,8 +25,12 @@ struct PostgresSaveTransaction {
     mutating func run(_ changes: ChangeSet) throws -> SaveResult {
         let keys = try assignKeys(changes.inserted, preset: changes.presetIDs)
         try insert(changes.inserted, keys: keys)
-        for row in changes.updated { try update(row) }
-        for (id, version) in changes.deleted { try delete(id, version: version) }
+        // In key order, and referring tables first, as the SQLite store writes them (see `ChangeSet.updateOrder`
+        // and `Model.deletionOrder(of:)`).
+        for position in changes.updateOrder { try update(changes.updated[position]) }
+        for position in store.model.deletionOrder(of: changes.deleted.map(\.objectID)) {
+            try delete(changes.deleted[position].objectID, version: changes.deleted[position].version)
+        }
         guard conflicts.isEmpty else { throw ObjectGraphError.conflict(conflicts) }
         for contents in changes.toMany { try rewrite(contents) }
         try readDerivedValues(changes)

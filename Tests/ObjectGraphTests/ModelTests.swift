@@ -3,6 +3,30 @@ import Testing
 @testable import ObjectGraph
 
 @Suite struct ModelTests {
+    /// A save deletes a table's rows before those of the tables its foreign keys refer to (chapters before their
+    /// books, books before their authors), so the store never nullifies a reference in a row it deletes next; rows
+    /// of one table keep their order.
+    @Test func deletionsRunReferringTablesFirst() throws {
+        let model = try Fixtures.model()
+        let ids = [
+            ObjectID(entityName: "Author", rawKey: 1), ObjectID(entityName: "Book", rawKey: 2), ObjectID(entityName: "Chapter", rawKey: 3),
+            ObjectID(entityName: "Movie", rawKey: 4), ObjectID(entityName: "Book", rawKey: 1), ObjectID(entityName: "Chapter", rawKey: 1),
+            ObjectID(entityName: "Tag", rawKey: 9),
+        ]
+        let ordered = model.deletionOrder(of: ids).map { ids[$0] }
+        #expect(Set(ordered) == Set(ids) && ordered.count == ids.count)
+        let position = { (id: ObjectID) in ordered.firstIndex(of: id)! }
+        for chapter in ids where chapter.entityName == "Chapter" {
+            for media in ids where media.entityName == "Book" || media.entityName == "Movie" { #expect(position(chapter) < position(media)) }
+        }
+        for book in ids where book.entityName == "Book" { #expect(position(book) < position(ids[0])) }
+        // One table's rows (Book and Movie share Media's) keep the order given.
+        #expect(ordered.filter { ["Book", "Movie"].contains($0.entityName) } == [ids[1], ids[3], ids[4]])
+        #expect(ordered.filter { $0.entityName == "Chapter" } == [ids[2], ids[5]])
+        // Rows of one table alone are left as given.
+        #expect(model.deletionOrder(of: [ids[4], ids[1]]) == [0, 1])
+    }
+
     @Test func buildsAndResolvesInheritanceAndStorage() throws {
         let model = try Fixtures.model()
         let book = try model.entity(named: "Book")

@@ -179,11 +179,12 @@ extension ContextState {
         var doomed = deleted
         var wave = Array(deleted.values)
         var readAhead: [RuledKey: [ObjectID]] = [:]
+        var plans = RulePlans()
         while !wave.isEmpty {
             try loadRuledRelationships(of: wave, into: &readAhead)
             var next: [ManagedObject] = []
             for object in wave {
-                for (index, relationship) in object.entity.relationships.enumerated() where relationship.deleteRule == .cascade {
+                for index in try plans.plan(for: object.entity, in: self).cascade {
                     for id in try related(object, index, readAhead) where doomed[id] == nil {
                         let target = try self.object(with: id)
                         doomed[id] = target
@@ -196,11 +197,11 @@ extension ContextState {
         // Deny rules are checked in ID order, so the error names the same object whatever the dictionary's order.
         let denying = doomed.values.filter { $0.entity.relationships.contains { $0.deleteRule == .deny } }
         for object in denying.sorted(by: { $0.objectID < $1.objectID }) {
-            for (index, relationship) in object.entity.relationships.enumerated() where relationship.deleteRule == .deny {
+            for index in try plans.plan(for: object.entity, in: self).deny {
                 let survivors = try related(object, index, readAhead).filter { doomed[$0] == nil }
                 if !survivors.isEmpty {
                     throw ObjectGraphError.deleteDenied(
-                        entity: object.entity.name, objectID: object.objectID, relationship: relationship.name,
+                        entity: object.entity.name, objectID: object.objectID, relationship: object.entity.relationships[index].name,
                         count: survivors.count)
                 }
             }
@@ -214,12 +215,11 @@ extension ContextState {
         }
         // Each survivor's inverse loses the doomed objects that pointed to it, all at once per relationship.
         var losses: [RuledKey: [ObjectID]] = [:]
+        deleted.reserveCapacity(doomed.count)
         for object in doomed.values {
             object.isDeleted = true
             deleted[object.objectID] = object
-            for (index, relationship) in object.entity.relationships.enumerated() where relationship.deleteRule != .noAction {
-                // Without an inverse, the destination does not point back: nothing to clear on its side.
-                guard let inverseIndex = try inverse(of: relationship)?.index else { continue }
+            for (index, inverseIndex) in try plans.plan(for: object.entity, in: self).inverses {
                 for id in try related(object, index, readAhead) where doomed[id] == nil {
                     losses[RuledKey(owner: id, index: inverseIndex), default: []].append(object.objectID)
                 }
@@ -242,11 +242,49 @@ extension ContextState {
         }
     }
 
+    /// What the delete rules follow of each entity's objects, worked out once per entity and save rather than by
+    /// copying every relationship's description for every object.
+    private struct RulePlans {
+        struct Plan {
+            /// The relationships that cascade, and those that deny.
+            var cascade: [Int] = [], deny: [Int] = []
+            /// The relationships with a rule whose destinations point back, with the destination's inverse: those
+            /// lose a deleted object. (Without an inverse, the destination does not point back: nothing to clear.)
+            var inverses: [(index: Int, inverse: Int)] = []
+        }
+
+        private var plans: [ObjectIdentifier: Plan] = [:]
+        private var last: (entity: ModelEntity, plan: Plan)?
+
+        mutating func plan(for entity: ModelEntity, in state: ContextState) throws -> Plan {
+            if let last, last.entity === entity { return last.plan }
+            if let plan = plans[ObjectIdentifier(entity)] {
+                last = (entity, plan)
+                return plan
+            }
+            var plan = Plan()
+            for (index, relationship) in entity.relationships.enumerated() {
+                switch relationship.deleteRule {
+                case .cascade: plan.cascade.append(index)
+                case .deny: plan.deny.append(index)
+                default: break
+                }
+                if relationship.deleteRule != .noAction, let inverse = try state.inverse(of: relationship) {
+                    plan.inverses.append((index, inverse.index))
+                }
+            }
+            plans[ObjectIdentifier(entity)] = plan
+            last = (entity, plan)
+            return plan
+        }
+    }
+
     /// Reads, for `objects` about to be deleted, what the delete rules follow: their rows (to-ones live there) and
     /// the to-many relationships with a rule that reads them, not loaded yet, into `readAhead`.
     private func loadRuledRelationships(of objects: [ManagedObject], into readAhead: inout [RuledKey: [ObjectID]]) throws {
         let faults = objects.filter(\.isFaultStorage).map(\.objectID)
         if !faults.isEmpty { _ = try materialize(faults) }
+        readAhead.reserveCapacity(readAhead.count + objects.count * 2)
         for group in Dictionary(grouping: objects, by: { ObjectIdentifier($0.entity) }).values {
             for (index, relationship) in group[0].entity.relationships.enumerated() where relationship.isToMany {
                 let read = relationship.deleteRule == .cascade || relationship.deleteRule == .deny

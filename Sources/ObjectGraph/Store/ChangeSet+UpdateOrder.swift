@@ -1,0 +1,16 @@
+extension ChangeSet {
+    /// The positions of ``updated`` in the order of their IDs (each table's rows by key), the order stores write
+    /// them in. A context lists its updated objects in no particular order; updated in that order, every row sent
+    /// SQLite to another page of the table (50,000 UPDATEs took 2 µs each instead of 0.6 µs in key order), and
+    /// concurrent saves to a server would take their row locks in different orders.
+    package var updateOrder: [Int] {
+        guard let first = updated.first?.objectID.entityName else { return [] }
+        // Rows of one entity (the usual save) sort by their keys alone, without comparing names.
+        if updated.allSatisfy({ $0.objectID.entityName == first }) {
+            let keys = updated.map(\.objectID.rawKey)
+            return keys.indices.sorted { keys[$0] < keys[$1] }
+        }
+        let ids = updated.map(\.objectID)
+        return ids.indices.sorted { ids[$0] < ids[$1] }
+    }
+}
