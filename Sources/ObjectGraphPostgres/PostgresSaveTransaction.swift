@@ -176,9 +176,12 @@ struct PostgresSaveTransaction {
         }
         switch relationship.storage {
         case .joinTable(let table, true):
-            var binds = PostgresBindings()
-            binds.append(owner.rawKey)
-            try session.query("DELETE FROM \(sqlQuoted(table)) WHERE source = $1", binds)
+            // A row this save inserted has no links to remove.
+            if result.permanentIDs[contents.objectID] == nil {
+                var binds = PostgresBindings()
+                binds.append(owner.rawKey)
+                try session.query("DELETE FROM \(sqlQuoted(table)) WHERE source = $1", binds)
+            }
             guard !contents.destinations.isEmpty else { return }
             var rows = PostgresBindings()
             rows.append(owner.rawKey)
