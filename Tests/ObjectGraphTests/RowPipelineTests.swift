@@ -7,6 +7,9 @@ import Testing
 /// either side ends the fetch with that error after the rows before it, and the store reads on afterwards.
 @Suite struct RowPipelineTests {
     /// 1,300 books and 700 movies (one table, two entities) with authors, and the store under them.
+    /// Enough rows for the reading thread's batches to grow to their largest (512, 1,024, then 2,048 rows).
+    static let mediaCount = 5_000
+
     private func library() async throws -> (folder: TemporaryFolder, coordinator: PersistentStoreCoordinator, store: SQLiteStore) {
         let folder = try TemporaryFolder()
         let coordinator = try PersistentStoreCoordinator(model: try Fixtures.model(), storeURL: folder.storeURL)
@@ -17,7 +20,7 @@ import Testing
                 try author.setValue("author \(index)", forKey: "name")
                 return author
             }
-            for index in 0..<2_000 {
+            for index in 0..<Self.mediaCount {
                 let media = try ctx.insert(index % 20 < 13 ? "Book" : "Movie")
                 try media.setValue("title \(index)", forKey: "title")
                 if index % 20 < 13 {
@@ -72,7 +75,7 @@ import Testing
         let pipelined = try await context.perform { ctx in
             try ctx.fetch(FetchRequest(entityName: "Media", sortKeys: [SortKey("title")])).map { try $0.value(forKey: "title") }
         }
-        #expect(oneThread.count == 2_000 && pipelined == oneThread)
+        #expect(oneThread.count == Self.mediaCount && pipelined == oneThread)
     }
 
     /// Reading ahead that did not pay in two fetches in a row pauses it for the next ``ReadAheadPolicy/pause``
@@ -115,8 +118,9 @@ import Testing
         _ = folder
         store.pipelineThreshold.store(10, ordering: .relaxed)
         let request = StoreFetchRequest(entityName: "Media")
-        // Right after the hand-over, inside a batch, at a batch's end, and at the very last row.
-        for stop in [11, 700, 10 + 512 * 2, 2_000] {
+        // Right after the hand-over, inside a batch, at a batch's end, inside a batch of the largest size, and at
+        // the very last row.
+        for stop in [11, 700, 10 + 512 + 1_024, 10 + 512 + 1_024 + 2_048 + 5, Self.mediaCount] {
             var handled = 0
             #expect(throws: Enough.self) {
                 try store.fetch(request) { _ in
@@ -125,7 +129,7 @@ import Testing
                 }
             }
             #expect(handled == stop)
-            #expect(try store.fetch(request).count == 2_000)
+            #expect(try store.fetch(request).count == Self.mediaCount)
         }
     }
 
@@ -144,7 +148,7 @@ import Testing
         }
         #expect(keys == Array(1...1_499))
         try await store.pool.writeWithoutTransaction { try $0.execute(sql: "UPDATE Media SET \"row.entity\" = 'Book' WHERE \"row.id\" = 1500") }
-        #expect(try store.fetch(StoreFetchRequest(entityName: "Media")).count == 2_000)
+        #expect(try store.fetch(StoreFetchRequest(entityName: "Media")).count == Self.mediaCount)
     }
 
     /// SQLite failing mid-fetch on the reading thread (a damaged page) ends the fetch with the store's read error,

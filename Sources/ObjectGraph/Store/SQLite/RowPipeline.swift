@@ -17,8 +17,11 @@ import Synchronization
 ///
 /// Batches cross through a ring of a few slots, counted by two atomics, one written by each side. A side that finds
 /// nothing to do spins briefly, yielding its core, before it sleeps: waking a sleeping thread is a system call and,
-/// on a virtual machine, an interrupt sent to the other processor, and waking the caller for every batch cost a
-/// seventh of the reading thread's time.
+/// on a virtual machine, an interrupt sent to the other processor, and waking the caller for every batch of 512 rows
+/// cost a seventh of the reading thread's time. Batches therefore grow from 512 rows to 2,048: the first ones reach
+/// the caller soon, and the later ones wake it a quarter as often. The caller, usually the faster side, spins only
+/// briefly: spinning until each batch came was two fifths of its time, and W2's CPU time 3.7 times raw SQLite's
+/// (2.8–3.0 times with these batches, for 1–7% more wall time).
 final class RowPipeline: @unchecked Sendable {
     // @unchecked Sendable: sound because the statement and `reader` are used by one thread at a time (the reading
     // thread from `start()` until it sets `finished`, the caller before that), a slot is written only by
@@ -40,8 +43,11 @@ final class RowPipeline: @unchecked Sendable {
     private let sleep = NSCondition()
     private let callerSleeps = Atomic<Bool>(false), readerSleeps = Atomic<Bool>(false)
 
-    /// Rows per batch, and batches read ahead at most: the reading thread waits rather than run far ahead.
-    static let batchSize = 512
+    /// Rows in the first batch and in the largest, and batches read ahead at most: the reading thread waits rather
+    /// than run far ahead. The largest stays small enough that the caller's last batch, handled after the reading
+    /// ends, adds little to the fetch.
+    static let firstBatch = 512
+    static let largestBatch = 2_048
     static let capacity = 4
 
     /// Takes over `statement`, positioned on a row already handled, and `reader`, which decoded the rows so far.
@@ -112,8 +118,9 @@ final class RowPipeline: @unchecked Sendable {
         // A local copy, handed over with the statement: the stored one, a class's property, would be checked for
         // overlapping accesses on every row.
         var reader = self.reader
+        var size = Self.firstBatch
         var batch: [Snapshot] = []
-        batch.reserveCapacity(Self.batchSize)
+        batch.reserveCapacity(size)
         var error: (any Error)?
         reading: while true {
             let code = sqlite3_step(statement)
@@ -128,10 +135,11 @@ final class RowPipeline: @unchecked Sendable {
                 error = failure
                 break
             }
-            if batch.count == Self.batchSize {
+            if batch.count == size {
                 guard publish(batch) else { break reading }
+                size = min(size * 2, Self.largestBatch)
                 batch = []
-                batch.reserveCapacity(Self.batchSize)
+                batch.reserveCapacity(size)
             }
         }
         if !batch.isEmpty { _ = publish(batch) }
@@ -190,9 +198,9 @@ final class RowPipeline: @unchecked Sendable {
 
     // MARK: Waiting
 
-    /// How long the caller checks again before it sleeps: longer than the reading thread takes for a batch, so that
-    /// the usual wait (the reading thread is the slower side) ends without a wake-up.
-    private static let callerSpin = Duration.milliseconds(5)
+    /// How long the caller checks again before it sleeps: briefly, so that a caller waiting for the slower reading
+    /// thread sleeps through most of its wait rather than burn a core, woken once per (growing) batch.
+    private static let callerSpin = Duration.microseconds(50)
     /// How long the reading thread checks again: briefly, since the caller, slower when it waits for room, can afford
     /// to wake it, and a reading thread spinning for long would take a core the caller's process may need.
     private static let readerSpin = Duration.microseconds(200)
