@@ -1,7 +1,7 @@
 extension ChangeSet {
     /// The positions of ``updated`` in the order of their IDs (each table's rows by key), the order stores write
     /// them in. A context lists its updated objects in no particular order; updated in that order, every row sent
-    /// SQLite to another page of the table (50,000 UPDATEs took 2 µs each instead of 0.6 µs in key order), and
+    /// SQLite to another page of the table (50,000 UPDATEs of 200,000 rows took 100 ms, 86 ms in key order), and
     /// concurrent saves to a server would take their row locks in different orders.
     package var updateOrder: [Int] {
         guard let first = updated.first?.objectID.entityName else { return [] }
