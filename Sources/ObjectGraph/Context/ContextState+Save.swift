@@ -138,7 +138,12 @@ extension ContextState {
             flat.deleted = set.deleted.filter { !inserts.contains($0.objectID) }
             flat.toMany = set.toMany.filter { !deletes.contains($0.objectID) }
         }
-        for index in flat.updated.indices { flat.updated[index].version = current(flat.updated[index].objectID, flat.updated[index].version) }
+        // Written only where the version changes: the set's rows are shared with the layers a did-save publishes,
+        // and writing any row copied all of them (50,000 rows retained, then released).
+        for index in flat.updated.indices {
+            let version = current(flat.updated[index].objectID, flat.updated[index].version)
+            if version != flat.updated[index].version { flat.updated[index].version = version }
+        }
         flat.deleted = flat.deleted.map { ($0.objectID, current($0.objectID, $0.version)) }.sorted { $0.0 < $1.0 }
         flat.mergePolicy = mergePolicy
         return flat
