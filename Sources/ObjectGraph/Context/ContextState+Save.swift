@@ -66,9 +66,7 @@ extension ContextState {
         if sets.dropLast().allSatisfy(\.isEmpty), let own = sets.last, !own.isEmpty {
             // Only this context's own changes: each row's version is its registered object's, so only what this
             // root's own saves wrote since can be newer (a change a child pushed and this root saved).
-            return flattenOne(renamedToCurrentIDs(own, reindex: false)) { id, version in
-                savedVersions.isEmpty ? max(version, 1) : max(version, 1, savedVersions[id] ?? 0)
-            }
+            return flattenOne(renamedToCurrentIDs(own, reindex: false)) { id, version in max(version, 1, savedVersions[id] ?? 0) }
         }
         let sets = sets.filter { !$0.isEmpty }
         if sets.count == 1 { return flattenOne(renamedToCurrentIDs(sets[0], reindex: false), current: current) }
@@ -289,7 +287,6 @@ extension ContextState {
     private func loadRuledRelationships(of objects: [ManagedObject], into readAhead: inout [RuledKey: [ObjectID]]) throws {
         let faults = objects.filter(\.isFaultStorage).map(\.objectID)
         if !faults.isEmpty { _ = try materialize(faults) }
-        readAhead.reserveCapacity(readAhead.count + objects.count * 2)
         for group in Dictionary(grouping: objects, by: { ObjectIdentifier($0.entity) }).values {
             for (index, relationship) in group[0].entity.relationships.enumerated() where relationship.isToMany {
                 let read = relationship.deleteRule == .cascade || relationship.deleteRule == .deny
@@ -298,6 +295,7 @@ extension ContextState {
                 let owners = group.filter { $0.toMany[index] == nil && !$0.isInserted }
                 guard !owners.isEmpty else { continue }
                 let lists = try layeredRelatedIDs(of: owners.map(\.objectID), relationship: relationship)
+                readAhead.reserveCapacity(readAhead.count + owners.count)
                 for owner in owners {
                     let stored = (lists[owner.objectID] ?? []).map { coordinator.resolve($0) }
                     readAhead[RuledKey(owner: owner.objectID, index: index)] = currentMembers(stored, of: owner, index)

@@ -74,12 +74,7 @@ extension AttributeValues: RandomAccessCollection, MutableCollection {
             precondition(position >= 0 && position < count, "AttributeValues index \(position) out of range 0..<\(count)")
             return storage.unsafelyUnwrapped.value(base: base, count: count, at: position)
         }
-        set {
-            precondition(position >= 0 && position < count, "AttributeValues index \(position) out of range 0..<\(count)")
-            makeUnique()
-            var writer = RowWriter(storage: storage.unsafelyUnwrapped, base: base, count: count)
-            writer.set(newValue, at: position)
-        }
+        set { write(at: position) { $0.set(newValue, at: position) } }
     }
 
     /// Gives this collection storage of its own before a write, copying only its own row out of a shared block.
@@ -94,17 +89,24 @@ extension AttributeValues: RandomAccessCollection, MutableCollection {
     /// path, which builds no ``AttributeValue``.
     @inline(__always)
     mutating func setInt(_ value: Int64, at position: Int) {
+        write(at: position) { $0.setInt(value, at: position) }
+    }
+
+    /// Writes at `position` through `body`, after checking the position and copying the storage when it is shared.
+    @inline(__always)
+    private mutating func write(at position: Int, _ body: (inout RowWriter) -> Void) {
         precondition(position >= 0 && position < count, "AttributeValues index \(position) out of range 0..<\(count)")
         makeUnique()
         var writer = RowWriter(storage: storage.unsafelyUnwrapped, base: base, count: count)
-        writer.setInt(value, at: position)
+        body(&writer)
     }
 
     /// Whether the value at `position` differs from `other`'s there (`other` holding as many values): what a
     /// save asks of every attribute of every updated object, compared without building values where words decide.
     @inline(__always)
     func differs(from other: AttributeValues, at position: Int) -> Bool {
-        precondition(position >= 0 && position < count && other.count == count, "AttributeValues index \(position) out of range 0..<\(count)")
+        precondition(other.count == count, "AttributeValues of \(count) values compared with \(other.count)")
+        precondition(position >= 0 && position < count, "AttributeValues index \(position) out of range 0..<\(count)")
         return !storage.unsafelyUnwrapped.valuesEqual(base, other.storage.unsafelyUnwrapped, other.base, count: count, at: position)
     }
 

@@ -7,6 +7,8 @@ extension Model {
     /// 50,000 books before their chapters first set 50,000 chapters to no book. Tables that refer to each other are
     /// taken in name order.
     package func deletionOrder(of ids: [ObjectID]) -> [Int] {
+        // Rows of one entity (the usual save) stay as they are, without a look-up per row.
+        guard let first = ids.first?.entityName, !ids.allSatisfy({ $0.entityName == first }) else { return Array(ids.indices) }
         let rootOfID = ids.map { entityIfPresent($0.entityName)?.rootName ?? $0.entityName }
         let roots = Set(rootOfID)
         guard roots.count > 1 else { return Array(ids.indices) }
