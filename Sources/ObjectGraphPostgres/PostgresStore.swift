@@ -214,13 +214,15 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
                 WHERE j.\(owner) = ANY($1) ORDER BY \(order)d.\(id)
                 """
         case .foreignKey:
-            throw ObjectGraphError.unknownKey(entity: relationship.destinationEntityName, key: relationship.name)
+            throw ObjectGraphError.wrongPropertyKind(
+                entity: owners[0].entityName, key: relationship.name, reason: "is a to-one relationship: its destination is read with its row")
         }
         var binds = PostgresBindings()
         binds.append(owners.map(\.rawKey))
         let byKey = Dictionary(owners.map { ($0.rawKey, $0) }) { first, _ in first }
         let read = { (session: PostgresSession) throws -> [ObjectID: [ObjectID]] in
-            var result: [ObjectID: [ObjectID]] = Dictionary(uniqueKeysWithValues: owners.map { ($0, []) })
+            // An owner asked twice is answered once.
+            var result: [ObjectID: [ObjectID]] = Dictionary(owners.map { ($0, []) }) { first, _ in first }
             for row in try session.query(sql, binds) {
                 let (ownerKey, key, name) = try row.decode((Int64, Int64, String).self)
                 guard let owner = byKey[ownerKey] else { continue }

@@ -481,7 +481,7 @@ extension ContextState {
         for (index, contents) in object.toMany {
             let relationship = object.entity.relationships[index]
             let before = object.committedToMany[index] ?? RelatedIDs()
-            let same = relationship.isOrdered ? contents.ids == before.ids : contents.members == before.members
+            let same = relationship.isOrdered ? contents.ids == before.ids : contents.hasSameMembers(as: before)
             if !same || object.isInserted {
                 changes.toMany.append(ChangeSet.ToManyContents(
                     objectID: object.objectID, relationship: relationship.name, destinations: contents.ids))
@@ -695,7 +695,7 @@ extension ContextState {
         }
         // Loaded to-many contents elsewhere may mention rolled-back inserts: reload them lazily.
         for object in registered.objects where !object.toMany.isEmpty {
-            if object.toMany.values.contains(where: { !$0.members.isDisjoint(with: rolledBackIDs) }) {
+            if object.toMany.values.contains(where: { $0.ids.contains(where: rolledBackIDs.contains) }) {
                 object.toMany = [:]
                 object.committedToMany = [:]
             }
@@ -751,6 +751,7 @@ extension ContextState {
             object.committedToMany = [:]
             object.isMarkedUpdated = false
             updated[object.objectID] = nil
+            object.releaseHeldDestinations()
             return
         }
         guard let fresh = try layeredSnapshots(for: [object.objectID]).first else {

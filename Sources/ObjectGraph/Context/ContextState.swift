@@ -65,6 +65,11 @@ final class ContextState {
     @exclusivity(unchecked) var deleted: [ObjectID: ManagedObject] = [:]
     /// How many live objects of this context hold loaded values (for tests and benchmarks of batching).
     let materializedCount = ConfinedCounter()
+    /// Destinations freed objects held, waiting to be released one object's at a time (see
+    /// ``releaseHeldAwaitingRelease()``).
+    var heldAwaitingRelease: [[HeldDestination]] = []
+    /// Whether ``releaseHeldAwaitingRelease()`` is draining ``heldAwaitingRelease`` further up the stack.
+    var isReleasingHeld = false
     /// Values read ahead (prefetching, batches) for objects nobody holds yet; used before going to the store.
     var rowCache: [ObjectID: Snapshot] = [:]
     /// Where this context, as a root, publishes a save while the store writes it (see ``InFlightSave``).
@@ -275,6 +280,7 @@ final class ContextState {
         if !object.isFaultStorage { materializedCount.add(-1) }
         object.state = nil
         object.detachReason = reason
+        object.releaseHeldDestinations()
     }
 
     // MARK: Relationships
@@ -315,8 +321,11 @@ final class ContextState {
     @discardableResult
     private func install(_ stored: [ObjectID], asToMany index: Int, of object: ManagedObject) -> RelatedIDs {
         let ids = stored.map { coordinator.resolve($0) }
-        let contents = RelatedIDs(currentMembers(ids, of: object, index))
-        object.committedToMany[index] = RelatedIDs(ids)
+        let committed = RelatedIDs(ids)
+        let current = currentMembers(ids, of: object, index)
+        // Mostly the same list: then both share one storage.
+        let contents = current.count == ids.count ? committed : RelatedIDs(current)
+        object.committedToMany[index] = committed
         object.toMany[index] = contents
         return contents
     }
@@ -324,7 +333,9 @@ final class ContextState {
     /// `ids`, the members of `object`'s to-many `index` as read from below (resolved to current IDs), less those
     /// registered here whose to-one inverse has moved them elsewhere without a save.
     func currentMembers(_ ids: [ObjectID], of object: ManagedObject, _ index: Int) -> [ObjectID] {
-        guard let inverseIndex = try? inverse(of: object.entity.relationships[index])?.index else { return ids }
+        // A to-many inverse never moves a member elsewhere: no member need be looked up.
+        guard let (inverseEntity, inverseIndex) = try? inverse(of: object.entity.relationships[index]),
+              inverseEntity.toOneSlot[inverseIndex] != nil else { return ids }
         return ids.filter { id in
             guard let member = registered[id], !member.isFaultStorage, let slot = member.entity.toOneSlot[inverseIndex] else { return true }
             return member.toOne[slot] == object.objectID

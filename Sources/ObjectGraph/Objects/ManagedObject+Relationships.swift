@@ -16,12 +16,15 @@ extension ManagedObject {
         return index
     }
 
-    /// The destination of the to-one relationship `key`, or nil.
+    /// The destination of the to-one relationship `key`, or nil. This object keeps it alive from now on (see
+    /// ``HeldDestination``), as Core Data's objects do.
     public func object(forKey key: String) throws -> ManagedObject? {
         let index = try relationshipIndex(key, toMany: false)
         let state = try fulfilledState()
         guard let id = toOne[entity.toOneSlot[index]!] else { return nil }
-        return try state.object(with: id)
+        let destination = try state.object(with: id)
+        hold(.object(destination), forRelationship: index)
+        return destination
     }
 
     /// Sets the to-one relationship `key`, updating the inverse on both the old and the new destination.
@@ -32,10 +35,13 @@ extension ManagedObject {
     }
 
     /// The objects of the to-many relationship `key` (in order, for an ordered relationship), loading it if needed.
+    /// This object keeps them alive from now on, as Core Data's objects do.
     public func objects(forKey key: String) throws -> [ManagedObject] {
         let index = try relationshipIndex(key, toMany: true)
         let state = try fulfilledState()
-        return try state.loadedToMany(self, index).ids.map { try state.object(with: $0) }
+        let destinations = try state.loadedToMany(self, index).ids.map { try state.object(with: $0) }
+        hold(.objects(destinations), forRelationship: index)
+        return destinations
     }
 
     /// Adds `object` to the to-many relationship `key` (at the end, for an ordered one), updating its inverse.

@@ -158,7 +158,7 @@ extension ManagedObject {
 
     /// Reads a to-one relationship as `T?`.
     public func _toOne<T: ManagedObject>(_ key: String, as type: T.Type = T.self) -> T? {
-        observedAccess(observedRelationshipIndex(key))
+        observedRelationshipAccess(key)
         return orTrap { try object(forKey: key) as? T }
     }
 
@@ -169,7 +169,7 @@ extension ManagedObject {
 
     /// Reads a to-many relationship as an array (in order for an ordered one).
     public func _toMany<T: ManagedObject>(_ key: String, as type: T.Type = T.self) -> [T] {
-        observedAccess(observedRelationshipIndex(key))
+        observedRelationshipAccess(key)
         return orTrap { try objects(forKey: key).compactMap { $0 as? T } }
     }
 

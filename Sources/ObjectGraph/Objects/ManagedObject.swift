@@ -1,46 +1,6 @@
 import Foundation
 import Observation
 
-/// The contents of a loaded to-many relationship: the IDs in order, and a set for membership tests.
-struct RelatedIDs: Equatable {
-    var ids: [ObjectID] = []
-    var members: Set<ObjectID> = []
-
-    init(_ ids: [ObjectID] = []) {
-        self.ids = ids
-        self.members = Set(ids)
-    }
-
-    /// Adds `id` at the end unless it is a member; returns whether it was added.
-    @discardableResult
-    mutating func append(_ id: ObjectID) -> Bool {
-        guard members.insert(id).inserted else { return false }
-        ids.append(id)
-        return true
-    }
-
-    /// Removes `id` if it is a member; returns whether it was removed.
-    @discardableResult
-    mutating func remove(_ id: ObjectID) -> Bool {
-        guard members.remove(id) != nil, let index = ids.firstIndex(of: id) else { return false }
-        ids.remove(at: index)
-        return true
-    }
-
-    /// Removes every member of `gone`, in one pass over the list.
-    mutating func remove(_ gone: Set<ObjectID>) {
-        let before = members.count
-        members.subtract(gone)
-        if members.count != before { ids.removeAll { gone.contains($0) } }
-    }
-
-    mutating func replace(_ old: ObjectID, with new: ObjectID) {
-        guard members.remove(old) != nil else { return }
-        members.insert(new)
-        if let index = ids.firstIndex(of: old) { ids[index] = new }
-    }
-}
-
 /// An object of the graph: one row of one entity, confined to the context that registered it.
 ///
 /// A managed object is deliberately not `Sendable`: the compiler refuses to let it leave its context's `perform`
@@ -101,6 +61,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// its value witnesses on every setter (3% of a large insert); a box is tested by its pointer.
     /// `@exclusivity(unchecked)` for the reason ``values`` is: every setter reads it, only on the context's executor.
     @exclusivity(unchecked) var observationRegistrar: ObservationRegistrarBox?
+    /// The destinations this object keeps alive, by relationship index (see ``HeldDestination``); empty, with no
+    /// storage, until an app reads a relationship. `@exclusivity(unchecked)` for the reason ``values`` is; releasing
+    /// what it held never reaches back into it (a freed object's destinations wait in its context's queue).
+    @exclusivity(unchecked) var heldDestinations: [HeldDestination] = []
 
     /// The context's bookkeeping; nil once the context forgot the object (reset, rollback of an insert, saved delete,
     /// the context's deallocation).
@@ -260,6 +224,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             if !state.isAccessible { concurrencyViolation(context: state.name) }
             if !isFaultStorage { state.materializedCount.add(-1) }
             state.registered.remove(self)
+            if !heldDestinations.isEmpty {
+                // Moved to the queue, not copied: a copy left here would be released after the drain, nested.
+                state.heldAwaitingRelease.append(heldDestinations)
+                heldDestinations = []
+                state.releaseHeldAwaitingRelease()
+            }
         }
     }
 
@@ -409,7 +379,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
                 if toOne[slot] != (hasCommitted ? committedDestinations[slot] : nil) { keys.append(relationship.name) }
             } else if let current = toMany[index] {
                 let before = committedToMany[index] ?? RelatedIDs()
-                let same = relationship.isOrdered ? current.ids == before.ids : current.members == before.members
+                let same = relationship.isOrdered ? current.ids == before.ids : current.hasSameMembers(as: before)
                 if !same { keys.append(relationship.name) }
             }
         }

@@ -31,6 +31,13 @@ extension ManagedObject {
         observationRegistrar.unsafelyUnwrapped.registrar.access(self, keyPath: entity.observationKeyPaths[index])
     }
 
+    /// Reports a read of relationship `name`, on a main-queue context; elsewhere it looks nothing up.
+    @inline(__always)
+    func observedRelationshipAccess(_ name: String) {
+        guard let state, state.tracksReads else { return }
+        observedAccess(observedRelationshipIndex(name))
+    }
+
     /// Reports a change of property `index` around `change`, when anyone may be tracking it.
     @inline(__always)
     func observedMutation<T>(_ index: Int, _ change: () throws -> T) rethrows -> T {

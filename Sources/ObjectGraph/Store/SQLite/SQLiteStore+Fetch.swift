@@ -302,36 +302,53 @@ extension SQLiteStore {
     public func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [ObjectID: [ObjectID]] {
         let owners = ids.filter { !$0.isTemporaryID }
         guard !owners.isEmpty else { return [:] }
-        let destination = try model.entity(named: relationship.destinationEntityName)
+        let (destination, table) = try layout(for: relationship.destinationEntityName)
         let root = sqlQuoted(destination.tableName)
-        let byKey = Dictionary(owners.map { ($0.rawKey, $0) }) { first, _ in first }
         // One statement needs no read transaction (SQLite reads it from one snapshot): faulting in one object's
         // relationship, which deleting many objects does once per object, takes a statement reader.
         return try readStore(singleStatement: owners.count <= 500) { db in
-            var result: [ObjectID: [ObjectID]] = [:]
+            var result: [ObjectID: [ObjectID]] = Dictionary(minimumCapacity: owners.count)
             for start in stride(from: 0, to: owners.count, by: 500) {
                 let chunk = owners[start..<min(start + 500, owners.count)]
+                // Rows come in owner order, so they meet the owners, sorted, in one pass: no table by key.
+                let sorted = chunk.sorted { $0.rawKey < $1.rawKey }
+                var nextOwner = 0
                 let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
                 let sql: String
                 switch relationship.storage {
                 case .foreignKey(let column):
                     let source = try model.entity(named: chunk.first!.entityName)
-                    sql = "SELECT s.\(RowColumn.id), d.\(RowColumn.id), d.\(RowColumn.entity) FROM \(sqlQuoted(source.tableName)) AS s JOIN \(root) AS d ON d.\(RowColumn.id) = s.\(sqlQuoted(column)) WHERE s.\(RowColumn.id) IN (\(marks))"
+                    sql = "SELECT s.\(RowColumn.id), d.\(RowColumn.id), d.\(RowColumn.entity) FROM \(sqlQuoted(source.tableName)) AS s JOIN \(root) AS d ON d.\(RowColumn.id) = s.\(sqlQuoted(column)) WHERE s.\(RowColumn.id) IN (\(marks)) ORDER BY s.\(RowColumn.id)"
                 case .inverseForeignKey(let column, let orderColumn):
                     sql = "SELECT \(sqlQuoted(column)), \(RowColumn.id), \(RowColumn.entity) FROM \(root) WHERE \(sqlQuoted(column)) IN (\(marks)) ORDER BY \(sqlQuoted(column)), \(orderColumn.map(sqlQuoted) ?? RowColumn.id), \(RowColumn.id)"
                 case .joinTable(let table, let isSourceSide):
                     let (mine, theirs) = isSourceSide ? ("source", "target") : ("target", "source")
                     sql = "SELECT j.\(mine), d.\(RowColumn.id), d.\(RowColumn.entity) FROM \(sqlQuoted(table)) AS j JOIN \(root) AS d ON d.\(RowColumn.id) = j.\(theirs) WHERE j.\(mine) IN (\(marks)) ORDER BY j.\(mine), j.position, d.\(RowColumn.id)"
                 }
+                // Each owner's run of rows is gathered, then stored with one look-up, and its destinations' IDs
+                // are read as words (a prefetch of a to-many for 200,000 owners reads 400,000 rows here).
+                var run: (owner: ObjectID, ids: [ObjectID])?
+                func storeRun() {
+                    guard let (owner, ids) = run else { return }
+                    result[owner, default: []] += ids
+                }
                 // A relationship's statement for one owner, or a full chunk, has the same text every time: kept
                 // prepared, since preparing it cost more than running it.
-                statementCount.add(1, ordering: .relaxed)
-                let statement = chunk.count == 1 || chunk.count == 500 ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
-                let cursor = try Row.fetchCursor(statement, arguments: StatementArguments(chunk.map(\.rawKey.databaseValue)))
-                while let row = try cursor.next() {
-                    guard let owner = byKey[row[0]] else { continue }
-                    result[owner, default: []].append(ObjectID(entityName: row[2], rawKey: row[1]))
+                try step(db, sql, chunk.map(\.rawKey.databaseValue), cached: chunk.count == 1 || chunk.count == 500) { row in
+                    let key = sqlite3_column_int64(row, 0)
+                    let entityName = table.single?.name ?? sqlite3_column_text(row, 2).map { String(cString: $0) } ?? ""
+                    let id = ObjectID(entityName: entityName, rawKey: sqlite3_column_int64(row, 1))
+                    if run?.owner.rawKey == key {
+                        run!.ids.append(id)
+                        return
+                    }
+                    storeRun()
+                    run = nil
+                    while nextOwner < sorted.count, sorted[nextOwner].rawKey < key { nextOwner += 1 }
+                    guard nextOwner < sorted.count, sorted[nextOwner].rawKey == key else { return }
+                    run = (sorted[nextOwner], [id])
                 }
+                storeRun()
             }
             return result
         }

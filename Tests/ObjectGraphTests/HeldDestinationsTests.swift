@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+@testable import ObjectGraph
+
+/// A relationship's destinations live as long as the source that handed them out, as in Core Data; a refresh or a
+/// reset lets go of them, cycles included; and letting go of a long chain nests nothing.
+@Suite struct HeldDestinationsTests {
+    @Test func aDestinationReadOnceLivesAsLongAsItsSource() async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try StoreKind.sqlite.coordinator(try Fixtures.model(), folder)
+        let store = try #require(coordinator.store as? SQLiteStore)
+        try await ObjectContext(coordinator: coordinator).perform { ctx in
+            try seedLibrary(ctx)
+            ctx.reset()
+            // Zola is zoë's only book.
+            let book = try #require(try ctx.fetch(FetchRequest(entityName: "Book", format: "title == 'Zola'")).first)
+            weak var author: ManagedObject?
+            author = try book.object(forKey: "author")
+            #expect(try author?.value(forKey: "name") == .string("zoë"))
+            // Nothing else holds the author, yet it is the same loaded object the next time, read with no query.
+            let before = store.queryCount
+            do {
+                let again = try #require(try book.object(forKey: "author"))
+                #expect(again === author)
+                #expect(!again.isFault)
+                #expect(try again.value(forKey: "name") == .string("zoë"))
+            }
+            #expect(store.queryCount == before)
+
+            weak var tag: ManagedObject?
+            tag = try book.objects(forKey: "tags").first
+            #expect(tag != nil)
+
+            // Turning the source into a fault lets go of what it held.
+            try ctx.refresh(book, mergeChanges: false)
+            #expect(author == nil)
+            #expect(tag == nil)
+        }
+    }
+
+    @Test func aResetFreesObjectsThatHoldEachOther() async throws {
+        let folder = try TemporaryFolder()
+        try await ObjectContext(coordinator: try StoreKind.sqlite.coordinator(try Fixtures.model(), folder)).perform { ctx in
+            try seedLibrary(ctx)
+            ctx.reset()
+            weak var book: ManagedObject?
+            weak var author: ManagedObject?
+            do {
+                let fetched = try #require(try ctx.fetch(FetchRequest(entityName: "Book", format: "title == 'Zola'")).first)
+                let zoe = try #require(try fetched.object(forKey: "author"))
+                // The book holds its author, the author its books: a cycle, as in Core Data.
+                #expect(try zoe.objects(forKey: "books").contains(fetched))
+                (book, author) = (fetched, zoe)
+            }
+            #expect(book != nil && author != nil)
+            #expect(ctx.registeredObjects.count == 2)
+            ctx.reset()
+            #expect(book == nil)
+            #expect(author == nil)
+        }
+    }
+
+    @Test func aRefreshBreaksACycle() async throws {
+        let folder = try TemporaryFolder()
+        try await ObjectContext(coordinator: try StoreKind.sqlite.coordinator(try Fixtures.model(), folder)).perform { ctx in
+            try seedLibrary(ctx)
+            ctx.reset()
+            weak var book: ManagedObject?
+            weak var author: ManagedObject?
+            do {
+                let fetched = try #require(try ctx.fetch(FetchRequest(entityName: "Book", format: "title == 'Zola'")).first)
+                let zoe = try #require(try fetched.object(forKey: "author"))
+                _ = try zoe.objects(forKey: "books")
+                (book, author) = (fetched, zoe)
+                try ctx.refresh(zoe, mergeChanges: false)
+            }
+            #expect(book == nil)
+            #expect(author == nil)
+            #expect(ctx.registeredObjects.isEmpty)
+        }
+    }
+
+    /// Freed by its head alone, a chain of objects each holding the next would nest a deinitializer per link.
+    @Test func freeingALongChainOfHeldObjectsNestsNoDeinitializers() async throws {
+        let model = try Model(entities: [
+            EntityDescription("Node", attributes: [.init("index", .int64)], relationships: [
+                .init("next", destination: "Node", inverse: "previous"),
+                .init("previous", destination: "Node", inverse: "next"),
+            ]),
+        ])
+        let links = 100_000
+        try await ObjectContext(coordinator: PersistentStoreCoordinator.inMemory(model: model)).perform { ctx in
+            let headID: ObjectID
+            do {
+                var previous: ManagedObject?
+                var head: ManagedObject?
+                for index in 0..<links {
+                    let node = try ctx.insert("Node")
+                    try node.setValue(index, forKey: "index")
+                    try previous?.setObject(node, forKey: "next")
+                    head = head ?? node
+                    previous = node
+                }
+                try ctx.save()
+                headID = try #require(head).objectID
+            }
+            ctx.reset()
+            do {
+                let head = try ctx.existingObject(with: headID)
+                var node = head
+                var count = 1
+                while let next = try node.object(forKey: "next") {
+                    node = next
+                    count += 1
+                }
+                #expect(count == links)
+                #expect(try node.value(forKey: "index") == .int(Int64(links - 1)))
+                #expect(ctx.state.registered.count == links)
+            }
+            // Only the head held the chain: letting it go freed every link, one at a time.
+            #expect(ctx.state.registered.count == 0)
+            #expect(ctx.state.heldAwaitingRelease.isEmpty)
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+@testable import ObjectGraph
+
+/// A to-many's loaded contents: the list and its membership tests agree with a plain list and set whatever the
+/// length (short lists are scanned, long ones keep a set), and a store's batched read of many owners agrees with
+/// reading each owner alone.
+@Suite struct RelatedIDsTests {
+    @Test(arguments: [0 as UInt64, 1, 2, 3])
+    func randomChangesAgreeWithAListAndASet(seed: UInt64) {
+        var random = SplitMix(state: seed)
+        let pool = (1...40).map { ObjectID(entityName: "Tag", rawKey: Int64($0)) }
+        var contents = RelatedIDs(Array(pool.shuffled(using: &random).prefix(Int.random(in: 0...30, using: &random))))
+        var list = contents.ids
+        for _ in 0..<2_000 {
+            let id = pool.randomElement(using: &random)!
+            switch Int.random(in: 0..<5, using: &random) {
+            case 0, 1:
+                let added = contents.append(id)
+                #expect(added == !list.contains(id))
+                if added { list.append(id) }
+            case 2:
+                let removed = contents.remove(id)
+                #expect(removed == list.contains(id))
+                list.removeAll { $0 == id }
+            case 3:
+                let gone = Set(pool.shuffled(using: &random).prefix(Int.random(in: 0...6, using: &random)))
+                contents.remove(gone)
+                list.removeAll { gone.contains($0) }
+            default:
+                let new = ObjectID(entityName: "Tag", rawKey: -Int64.random(in: 1...1_000_000, using: &random))
+                contents.replace(id, with: new)
+                if let index = list.firstIndex(of: id) { list[index] = new }
+            }
+            #expect(contents.ids == list)
+            #expect(contents.members == Set(list))
+            #expect(pool.allSatisfy { contents.contains($0) == list.contains($0) })
+            let reordered = RelatedIDs(list.shuffled(using: &random))
+            #expect(contents.hasSameMembers(as: reordered))
+            #expect(reordered.hasSameMembers(as: contents))
+            if let first = list.first {
+                #expect(!contents.hasSameMembers(as: RelatedIDs(Array(list.dropFirst()))))
+                #expect(!RelatedIDs(list.filter { $0 != first }).hasSameMembers(as: contents))
+            }
+        }
+    }
+
+    /// Owners in any order, twice over, with and without destinations, through each kind of to-many storage: the
+    /// inverse's foreign key (ordered and not) and a join table from either side.
+    @Test(arguments: StoreKind.allCases)
+    func aBatchOfOwnersReadsWhatEachOwnerReadsAlone(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let model = try Fixtures.model()
+        let coordinator = try kind.coordinator(model, folder)
+        let (books, authors, tags) = try await ObjectContext(coordinator: coordinator).perform { ctx in
+            try seedLibrary(ctx)
+            let lonely = try ctx.insert("Author")
+            try lonely.setValue("nobody", forKey: "name")
+            for book in try ctx.fetch(FetchRequest(entityName: "Book", format: "pages > 400")) {
+                let headings = try stringValues([book], "title").map { ["\($0) II", "\($0) I"] }[0]
+                try book.setObjects(try headings.map { heading in
+                    let chapter = try ctx.insert("Chapter")
+                    try chapter.setValue(heading, forKey: "heading")
+                    return chapter
+                }, forKey: "chapters")
+            }
+            try ctx.save()
+            return try (ctx.fetch(FetchRequest(entityName: "Book")).map(\.objectID),
+                        ctx.fetch(FetchRequest(entityName: "Author")).map(\.objectID),
+                        ctx.fetch(FetchRequest(entityName: "Tag")).map(\.objectID))
+        }
+        let store = coordinator.store
+        var sizes: Set<Int> = []
+        for (entity, key, owners) in [("Book", "tags", books), ("Book", "chapters", books),
+                                      ("Author", "books", authors), ("Tag", "books", tags)] {
+            let relationship = try #require(try model.entity(named: entity).relationship(named: key))
+            let asked = owners.reversed() + owners.shuffled() + [ObjectID(entityName: entity, rawKey: -7)]
+            let batch = try store.relatedIDs(of: asked, relationship: relationship)
+            for owner in owners {
+                let alone = try store.relatedIDs(of: owner, relationship: relationship)
+                let found = batch[owner] ?? []
+                #expect(relationship.isOrdered ? found == alone : Set(found) == Set(alone), "\(entity).\(key) of \(owner)")
+                #expect(found.count == alone.count, "\(entity).\(key) of \(owner) read twice over")
+                sizes.insert(min(alone.count, 2))
+            }
+            #expect(batch.keys.allSatisfy(asked.contains), "\(entity).\(key): answered for an owner nobody asked for")
+            #expect(batch.filter { $0.key.isTemporaryID }.values.allSatisfy { $0.isEmpty }, "\(entity).\(key): an unsaved owner has destinations")
+            #expect(!batch.isEmpty)
+        }
+        // Owners without destinations, with one, and with several were all asked.
+        #expect(sizes == [0, 1, 2])
+    }
+}
