@@ -91,3 +91,61 @@ import Testing
         #expect(sizes == [0, 1, 2])
     }
 }
+
+/// A member moved to another owner and not saved yet is not read back into its old owner's to-many from the store
+/// (which still lists it there): loaded alone, prefetched, or followed by a cascading delete.
+@Suite struct MovedMemberTests {
+    static func moveZola(_ ctx: isolated ObjectContext) throws -> (zola: ManagedObject, anna: ManagedObject) {
+        try seedLibrary(ctx)
+        ctx.reset()
+        let zola = try #require(try ctx.fetch(FetchRequest(entityName: "Book", format: "title == 'Zola'")).first)
+        let anna = try #require(try ctx.fetch(FetchRequest(entityName: "Author", format: "name == 'anna'")).first)
+        try zola.setObject(anna, forKey: "author")
+        // zoë lets go of her own side of the move, so her books are read again from the store, which still lists
+        // Zola among them.
+        let zoe = try #require(try ctx.fetch(FetchRequest(entityName: "Author", format: "name == 'zoë'")).first)
+        try ctx.refresh(zoe, mergeChanges: false)
+        #expect(zoe.isFault)
+        return (zola, anna)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aMovedMemberStaysWithItsNewOwner(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        try await ObjectContext(coordinator: try kind.coordinator(try Fixtures.model(), folder)).perform { ctx in
+            let (zola, anna) = try Self.moveZola(ctx)
+            let zoe = try #require(try ctx.fetch(FetchRequest(entityName: "Author", format: "name == 'zoë'")).first)
+            #expect(try zoe.objects(forKey: "books").isEmpty)
+            #expect(try anna.objects(forKey: "books").contains(zola))
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aMovedMemberIsNotPrefetchedIntoItsOldOwner(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        try await ObjectContext(coordinator: try kind.coordinator(try Fixtures.model(), folder)).perform { ctx in
+            let (zola, _) = try Self.moveZola(ctx)
+            var request = FetchRequest(entityName: "Author")
+            request.relationshipKeyPathsForPrefetching = ["books"]
+            let authors = try ctx.fetch(request)
+            let books = try Dictionary(uniqueKeysWithValues: authors.map { (try stringValues([$0], "name")[0], try $0.objects(forKey: "books")) })
+            #expect(books["zoë"]?.isEmpty == true)
+            #expect(books["anna"]?.contains(zola) == true)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aCascadeFromTheOldOwnerSparesAMovedMember(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let context = ObjectContext(coordinator: try kind.coordinator(try Fixtures.model(), folder))
+        try await context.perform { ctx in
+            _ = try Self.moveZola(ctx)
+            let zoe = try #require(try ctx.fetch(FetchRequest(entityName: "Author", format: "name == 'zoë'")).first)
+            try ctx.delete(zoe)
+            try ctx.save()
+            ctx.reset()
+            let zola = try #require(try ctx.fetch(FetchRequest(entityName: "Book", format: "title == 'Zola'")).first)
+            #expect(try zola.object(forKey: "author")?.value(forKey: "name") == .string("anna"))
+        }
+    }
+}

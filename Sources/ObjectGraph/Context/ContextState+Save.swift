@@ -295,10 +295,11 @@ extension ContextState {
                 let owners = group.filter { $0.toMany[index] == nil && !$0.isInserted }
                 guard !owners.isEmpty else { continue }
                 let lists = try layeredRelatedIDs(of: owners.map(\.objectID), relationship: relationship)
+                let inverseSlot = movingInverse(of: group[0].entity, index)
                 readAhead.reserveCapacity(readAhead.count + owners.count)
                 for owner in owners {
                     let stored = (lists[owner.objectID] ?? []).map { coordinator.resolve($0) }
-                    readAhead[RuledKey(owner: owner.objectID, index: index)] = currentMembers(stored, of: owner, index)
+                    readAhead[RuledKey(owner: owner.objectID, index: index)] = inverseSlot.map { currentMembers(stored, of: owner, inverseSlot: $0) } ?? stored
                 }
             }
         }

@@ -83,7 +83,7 @@ extension ContextState {
     /// save made permanent since (each table of 200,000 IDs cost more than reading the join table).
     func layeredRelatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [ObjectID: [ObjectID]] {
         let layers = self.layers
-        var result: [ObjectID: [ObjectID]] = Dictionary(minimumCapacity: ids.count)
+        var result: [ObjectID: [ObjectID]] = [:]
         var asked: [ObjectID] = []
         var askedAs: [ObjectID: ObjectID] = [:]
         outer: for id in ids {
@@ -107,9 +107,15 @@ extension ContextState {
         }
         guard !asked.isEmpty else { return result }
         let hides = !deleted.isEmpty || layers.contains { !$0.index.deleted.isEmpty }
-        for (owner, list) in try below.relatedIDs(of: asked, relationship: relationship) {
-            let id = askedAs.isEmpty ? owner : askedAs[owner] ?? owner
-            result[id] = hides ? list.filter { !isHidden($0) } : list
+        let fromBelow = try below.relatedIDs(of: asked, relationship: relationship)
+        if result.isEmpty && askedAs.isEmpty && !hides {
+            // Below answered every owner, by the IDs asked: its answer is this one.
+            result = fromBelow
+        } else {
+            for (owner, list) in fromBelow {
+                let id = askedAs.isEmpty ? owner : askedAs[owner] ?? owner
+                result[id] = hides ? list.filter { !isHidden($0) } : list
+            }
         }
         // Owners with no destinations are absent from below's answer.
         if result.count < ids.count {

@@ -303,7 +303,7 @@ final class ContextState {
         if !object.isInserted {
             ids = try layeredRelatedIDs(of: [object.objectID], relationship: object.entity.relationships[index])[object.objectID] ?? []
         }
-        return install(ids, asToMany: index, of: object)
+        return install(ids, asToMany: index, of: object, inverseSlot: movingInverse(of: object.entity, index))
     }
 
     /// Loads to-many relationship `index` of each of `owners` (objects of one entity) that has not loaded it, with one
@@ -313,16 +313,20 @@ final class ContextState {
         guard let first = unloaded.first else { return }
         let stored = unloaded.filter { !$0.isInserted }
         let related = stored.isEmpty ? [:] : try layeredRelatedIDs(of: stored.map(\.objectID), relationship: first.entity.relationships[index])
-        for owner in unloaded { install(owner.isInserted ? [] : related[owner.objectID] ?? [], asToMany: index, of: owner) }
+        let inverseSlot = movingInverse(of: first.entity, index)
+        for owner in unloaded {
+            install(owner.isInserted ? [] : related[owner.objectID] ?? [], asToMany: index, of: owner, inverseSlot: inverseSlot)
+        }
     }
 
     /// Sets a to-many relationship's contents as read from below (`ids`, committed), less the members registered
-    /// here whose to-one inverse has moved them elsewhere without a save.
+    /// here whose to-one inverse has moved them elsewhere without a save (see ``movingInverse(of:_:)``).
     @discardableResult
-    private func install(_ stored: [ObjectID], asToMany index: Int, of object: ManagedObject) -> RelatedIDs {
-        let ids = stored.map { coordinator.resolve($0) }
+    private func install(_ stored: [ObjectID], asToMany index: Int, of object: ManagedObject, inverseSlot: Int?) -> RelatedIDs {
+        // Only a temporary ID can have been renamed: most lists are kept as read.
+        let ids = stored.contains(where: \.isTemporaryID) ? stored.map { coordinator.resolve($0) } : stored
         let committed = RelatedIDs(ids)
-        let current = currentMembers(ids, of: object, index)
+        let current = inverseSlot.map { currentMembers(ids, of: object, inverseSlot: $0) } ?? ids
         // Mostly the same list: then both share one storage.
         let contents = current.count == ids.count ? committed : RelatedIDs(current)
         object.committedToMany[index] = committed
@@ -330,15 +334,21 @@ final class ContextState {
         return contents
     }
 
-    /// `ids`, the members of `object`'s to-many `index` as read from below (resolved to current IDs), less those
-    /// registered here whose to-one inverse has moved them elsewhere without a save.
-    func currentMembers(_ ids: [ObjectID], of object: ManagedObject, _ index: Int) -> [ObjectID] {
-        // A to-many inverse never moves a member elsewhere: no member need be looked up.
-        guard let (inverseEntity, inverseIndex) = try? inverse(of: object.entity.relationships[index]),
-              inverseEntity.toOneSlot[inverseIndex] != nil else { return ids }
+    /// The to-one slot, in the destination's rows, of the inverse of `entity`'s to-many relationship `index`: what
+    /// can move a member elsewhere without a save. Nil for a to-many inverse or none, where no member need be looked
+    /// up. Worked out once per load of many owners, not per owner.
+    func movingInverse(of entity: ModelEntity, _ index: Int) -> Int? {
+        guard let (inverseEntity, inverseIndex) = try? inverse(of: entity.relationships[index]) else { return nil }
+        return inverseEntity.toOneSlot[inverseIndex]
+    }
+
+    /// `ids`, the members of `object`'s to-many relationship as read from below (resolved to current IDs), less those
+    /// registered here whose to-one inverse (at `inverseSlot` of their rows) has moved them elsewhere without a save.
+    func currentMembers(_ ids: [ObjectID], of object: ManagedObject, inverseSlot: Int) -> [ObjectID] {
+        let owner = object.objectID
         return ids.filter { id in
-            guard let member = registered[id], !member.isFaultStorage, let slot = member.entity.toOneSlot[inverseIndex] else { return true }
-            return member.toOne[slot] == object.objectID
+            guard let member = registered[id], !member.isFaultStorage else { return true }
+            return member.toOne[inverseSlot] == owner
         }
     }
 

@@ -291,7 +291,10 @@ extension ContextState {
             var level = objects
             for key in path.split(separator: ".").map(String.init) {
                 var next: [ObjectID] = []
-                for (entityName, group) in Dictionary(grouping: level, by: { $0.entity.name }) {
+                // Mostly objects of one entity: grouping them by name hashed a string per object.
+                let groups = level.first.map { first in level.allSatisfy { $0.entity === first.entity } } ?? true
+                    ? [level.first?.entity.name ?? "": level] : Dictionary(grouping: level, by: { $0.entity.name })
+                for (entityName, group) in groups where !group.isEmpty {
                     let entity = try model.entity(named: entityName)
                     guard let index = entity.relationshipIndex[key] else {
                         throw ObjectGraphError.invalidFetch(entity: entityName, reason: "cannot prefetch '\(path)': \(entityName) has no relationship '\(key)'")
