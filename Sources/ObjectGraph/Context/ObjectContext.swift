@@ -224,6 +224,7 @@ public actor ObjectContext {
     }
 
     /// Forgets every registered object; using one afterwards throws (or, from a typed property, traps) with a message.
+    /// Objects keeping each other alive through their relationships are freed.
     public func reset() {
         state.checkExecutor()
         state.reset()
@@ -231,6 +232,13 @@ public actor ObjectContext {
 
     /// Turns `object` back into a fault, dropping its changes; with `mergeChanges`, reloads the stored values and
     /// keeps its own changed values on top.
+    ///
+    /// Turned into a fault, the object also lets go of the destinations its relationships handed out, which is how
+    /// objects that read each other's relationships (a book and its author) stop keeping each other alive:
+    ///
+    /// ```swift
+    /// for book in books { try ctx.refresh(book, mergeChanges: false) }
+    /// ```
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) throws {
         state.checkExecutor()
         try state.refresh(object, mergeChanges: mergeChanges)
