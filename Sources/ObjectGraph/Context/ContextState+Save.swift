@@ -450,6 +450,10 @@ extension ContextState {
         }
         let layers = self.layers
         changes.updated.reserveCapacity(updated.count)
+        // The previous row's changed attributes: the usual large save changes the same ones in every object, and
+        // rows that share the list share its storage (one allocation per save, not per row, and what the store reads
+        // row after row stays in the cache).
+        var previousChange: [Int] = []
         for object in updated.values where !object.isDeleted && !object.isFaultStorage {
             guard let version = object.committedVersionIfAny else { continue }
             // Compared in place, value by value (words where they decide), without building the committed snapshot.
@@ -457,9 +461,18 @@ extension ContextState {
             // A value set back to the committed one after a child's pending row changed it still differs from what
             // that row will write: it is a change of this set too.
             let layered = layers.isEmpty ? nil : layers.last(where: { $0.index.rows[object.objectID] != nil })?.snapshot(for: object.objectID)
-            let changedAttributes = values.indices.filter { index in
+            func changed(_ index: Int) -> Bool {
                 values.differs(from: committedValues, at: index) || (layered.map { values.differs(from: $0.values, at: index) } ?? false)
             }
+            var matched = 0
+            let asBefore = values.indices.allSatisfy { index in
+                guard changed(index) else { return true }
+                guard matched < previousChange.count, previousChange[matched] == index else { return false }
+                matched += 1
+                return true
+            } && matched == previousChange.count
+            if !asBefore { previousChange = values.indices.filter(changed) }
+            let changedAttributes = previousChange
             let changedToOne = object.toOne.indices.filter { slot in
                 object.toOne[slot] != object.committedDestinations[slot] || (layered.map { object.toOne[slot] != $0.toOne[slot] } ?? false)
             }
@@ -479,13 +492,16 @@ extension ContextState {
     /// Every changed to-many relationship: the store rewrites those it keeps in join tables or order columns, and a
     /// parent reads all of them when this change set is one of its layers.
     private func appendToMany(of object: ManagedObject, to changes: inout ChangeSet) {
-        for (index, contents) in object.toMany {
-            let relationship = object.entity.relationships[index]
-            let before = object.committedToMany[index] ?? RelatedIDs()
-            let same = relationship.isOrdered ? contents.ids == before.ids : contents.hasSameMembers(as: before)
+        // Most changed objects loaded no to-many: nothing is copied for them.
+        guard let extras = object.extras, !extras.toMany.isEmpty else { return }
+        for (index, contents) in extras.toMany {
+            // The relationship read in place: a copy of its description retained every string it holds.
+            let isOrdered = object.entity.relationships[index].isOrdered
+            let before = extras.committedToMany[index] ?? RelatedIDs()
+            let same = isOrdered ? contents.ids == before.ids : contents.hasSameMembers(as: before)
             if !same || object.isInserted {
                 changes.toMany.append(ChangeSet.ToManyContents(
-                    objectID: object.objectID, relationship: relationship.name, destinations: contents.ids))
+                    objectID: object.objectID, relationship: object.entity.relationships[index].name, destinations: contents.ids))
             }
         }
     }

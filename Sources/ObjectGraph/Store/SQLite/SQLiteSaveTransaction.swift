@@ -203,7 +203,9 @@ struct SQLiteSaveTransaction {
     }
 
     /// A prepared UPDATE with what binding a row to it needs; ``lastUpdate`` keeps the one the previous row used.
-    private struct UpdateStatement {
+    /// A class: as a struct, handing the previous row's on to the next row copied (retained) each of its parts,
+    /// a tenth of the store's part of a large save's UPDATEs.
+    private final class UpdateStatement {
         let statement: Statement
         let shape: UpdateShape
         /// The row's changed attributes as the change set lists them, transient ones included (what the next row
@@ -211,6 +213,10 @@ struct SQLiteSaveTransaction {
         let changedAttributes: [Int]
         let entity: ModelEntity
         let table: TableLayout
+
+        init(statement: Statement, shape: UpdateShape, changedAttributes: [Int], entity: ModelEntity, table: TableLayout) {
+            (self.statement, self.shape, self.changedAttributes, self.entity, self.table) = (statement, shape, changedAttributes, entity, table)
+        }
     }
 
     /// Which columns an UPDATE sets: rows changing the same ones share one prepared statement for the whole save.
@@ -253,15 +259,15 @@ struct SQLiteSaveTransaction {
 
     private mutating func update(_ row: ChangeSet.Row) throws {
         guard let prepared = try updateStatement(for: row) else { return }
-        let (statement, shape, entity, table) = (prepared.statement, prepared.shape, prepared.entity, prepared.table)
+        let statement = prepared.statement
         do {
             // Bound one by one, as inserts are: an array of database values per row cost more than the UPDATE.
             var index: Int32 = 1
-            for attribute in shape.attributes {
+            for attribute in prepared.shape.attributes {
                 try statement.bind(row.values[attribute], at: index)
                 index += 1
             }
-            for slot in shape.toOneSlots {
+            for slot in prepared.shape.toOneSlots {
                 try statement.bind(key(row.toOne[slot]), at: index)
                 index += 1
             }
@@ -269,12 +275,12 @@ struct SQLiteSaveTransaction {
             try statement.bind(row.version, at: index + 1)
             try statement.step()
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
-            throw uniqueness(entity, error)
+            throw uniqueness(prepared.entity, error)
         }
         // SQLite's count directly: GRDB's accessor first checks it runs on the database's queue, a tenth of a large
         // save's UPDATEs.
         guard sqlite3_changes(db.sqliteConnection) == 1 else {
-            conflicts.append(try conflict(row.objectID, table: table, expected: row.version, row: row, entity: entity))
+            conflicts.append(try conflict(row.objectID, table: prepared.table, expected: row.version, row: row, entity: prepared.entity))
             return
         }
         result.versions[row.objectID] = row.version + 1
