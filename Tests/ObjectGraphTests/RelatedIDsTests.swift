@@ -74,12 +74,23 @@ import Testing
         for (entity, key, owners) in [("Book", "tags", books), ("Book", "chapters", books),
                                       ("Author", "books", authors), ("Tag", "books", tags)] {
             let relationship = try #require(try model.entity(named: entity).relationship(named: key))
+            // Every owner (consecutive keys, asked as a range) and every other one (asked by their keys).
+            let sparse = owners.sorted { $0.rawKey < $1.rawKey }.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
+            let sparseBatch = try store.relatedIDs(of: sparse.reversed(), relationship: relationship)
+            #expect(sparseBatch.keys.allSatisfy(sparse.contains), "\(entity).\(key): answered for an owner nobody asked for")
+            for owner in sparse {
+                let alone = try store.relatedIDs(of: owner, relationship: relationship)
+                let found = sparseBatch[owner] ?? []
+                #expect(relationship.isOrdered ? found == alone : Set(found) == Set(alone), "\(entity).\(key) of \(owner), asked with every other owner")
+            }
             let asked = owners.reversed() + owners.shuffled() + [ObjectID(entityName: entity, rawKey: -7)]
             let batch = try store.relatedIDs(of: asked, relationship: relationship)
             for owner in owners {
                 let alone = try store.relatedIDs(of: owner, relationship: relationship)
                 let found = batch[owner] ?? []
                 #expect(relationship.isOrdered ? found == alone : Set(found) == Set(alone), "\(entity).\(key) of \(owner)")
+                // Unordered destinations come in key order, as they did from one query sorted by SQLite.
+                #expect(relationship.isOrdered || alone == alone.sorted { $0.rawKey < $1.rawKey }, "\(entity).\(key) of \(owner) out of key order")
                 #expect(found.count == alone.count, "\(entity).\(key) of \(owner) read twice over")
                 sizes.insert(min(alone.count, 2))
             }
