@@ -74,8 +74,12 @@ extension SQLiteStore {
     }
 
     public func snapshots(for ids: [ObjectID]) throws -> [Snapshot] {
-        let groups = Dictionary(grouping: ids.filter { !$0.isTemporaryID }) { id in
-            model.entityIfPresent(id.entityName)?.rootName ?? id.entityName
+        let saved = ids.filter { !$0.isTemporaryID }
+        // Mostly IDs of one entity (a prefetch's destinations): grouping them hashed a name per ID.
+        let groups: [String: [ObjectID]] = if let first = saved.first, saved.allSatisfy({ $0.entityName == first.entityName }) {
+            [model.entityIfPresent(first.entityName)?.rootName ?? first.entityName: saved]
+        } else {
+            Dictionary(grouping: saved) { id in model.entityIfPresent(id.entityName)?.rootName ?? id.entityName }
         }
         // A fault fired one object at a time reads one statement: no read transaction, and a statement kept prepared.
         return try readStore(singleStatement: groups.count == 1 && ids.count <= 500) { db in
@@ -83,17 +87,20 @@ extension SQLiteStore {
             result.reserveCapacity(ids.count)
             for (root, group) in groups {
                 guard let table = tables[root] else { throw ObjectGraphError.unknownEntity(root) }
-                let requested = Dictionary(group.map { ($0.rawKey, $0.entityName) }) { first, _ in first }
+                // A table of one entity holds only rows of the entity asked for; otherwise a key may hold a row of
+                // another entity of the tree than the one asked for.
+                let requested = table.single != nil ? [:] : Dictionary(group.map { ($0.rawKey, $0.entityName) }) { first, _ in first }
                 var reader = RowReader(table: table)
                 for start in stride(from: 0, to: group.count, by: 500) {
                     let chunk = group[start..<min(start + 500, group.count)]
-                    let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-                    let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(sqlQuoted(table.name)) AS t0 WHERE t0.\(RowColumn.id) IN (\(marks))"
-                    try step(db, sql, chunk.map(\.rawKey.databaseValue), cached: chunk.count == 1) { row in
+                    let keys = KeyChunk(chunk.map(\.rawKey))
+                    let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(sqlQuoted(table.name)) AS t0 WHERE \(keys.condition(on: "t0.\(RowColumn.id)"))"
+                    try step(db, sql, keys.arguments, cached: keys.isRange || chunk.count == 1) { row in
                         let snapshot = try reader.snapshot(row)
-                        // The key may hold a row of another entity of the tree than the one asked for.
-                        if let asked = requested[snapshot.objectID.rawKey].flatMap(model.entityIfPresent),
-                           model.entityIfPresent(snapshot.objectID.entityName)?.isKind(of: asked) == true {
+                        if table.single != nil {
+                            result.append(snapshot)
+                        } else if let asked = requested[snapshot.objectID.rawKey].flatMap(model.entityIfPresent),
+                                  model.entityIfPresent(snapshot.objectID.entityName)?.isKind(of: asked) == true {
                             result.append(snapshot)
                         }
                     }
@@ -313,28 +320,22 @@ extension SQLiteStore {
                 // Rows come in owner order, so they meet the owners, sorted, in one pass: no table by key.
                 let sorted = chunk.sorted { $0.rawKey < $1.rawKey }
                 var nextOwner = 0
-                // Owners with consecutive keys (a fetch's rows, mostly) are asked for as a range: SQLite walks the
-                // index once rather than looking up 500 keys.
-                let distinct = sorted.indices.filter { $0 == 0 || sorted[$0].rawKey != sorted[$0 - 1].rawKey }.count
-                let isRange = sorted.last!.rawKey - sorted[0].rawKey + 1 == Int64(distinct)
-                let arguments = isRange ? [sorted[0].rawKey.databaseValue, sorted.last!.rawKey.databaseValue] : chunk.map(\.rawKey.databaseValue)
-                func owned(by column: String) -> String {
-                    isRange ? "\(column) BETWEEN ? AND ?" : "\(column) IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))"
-                }
+                let keys = KeyChunk(sorted.map(\.rawKey))
+                let owned = keys.condition(on:)
                 let sql: String
                 switch relationship.storage {
                 case .foreignKey(let column):
                     let source = try model.entity(named: chunk.first!.entityName)
-                    sql = "SELECT s.\(RowColumn.id), d.\(RowColumn.id), d.\(RowColumn.entity) FROM \(sqlQuoted(source.tableName)) AS s JOIN \(root) AS d ON d.\(RowColumn.id) = s.\(sqlQuoted(column)) WHERE \(owned(by: "s.\(RowColumn.id)")) ORDER BY s.\(RowColumn.id)"
+                    sql = "SELECT s.\(RowColumn.id), d.\(RowColumn.id), d.\(RowColumn.entity) FROM \(sqlQuoted(source.tableName)) AS s JOIN \(root) AS d ON d.\(RowColumn.id) = s.\(sqlQuoted(column)) WHERE \(owned("s.\(RowColumn.id)")) ORDER BY s.\(RowColumn.id)"
                 case .inverseForeignKey(let column, let orderColumn):
-                    sql = "SELECT \(sqlQuoted(column)), \(RowColumn.id), \(RowColumn.entity) FROM \(root) WHERE \(owned(by: sqlQuoted(column))) ORDER BY \(sqlQuoted(column)), \(orderColumn.map(sqlQuoted) ?? RowColumn.id), \(RowColumn.id)"
+                    sql = "SELECT \(sqlQuoted(column)), \(RowColumn.id), \(RowColumn.entity) FROM \(root) WHERE \(owned(sqlQuoted(column))) ORDER BY \(sqlQuoted(column)), \(orderColumn.map(sqlQuoted) ?? RowColumn.id), \(RowColumn.id)"
                 case .joinTable(let table, let isSourceSide):
                     let (mine, theirs) = isSourceSide ? ("source", "target") : ("target", "source")
                     // In owner order alone, as the join table's indexes hold it: sorting by destination too cost
                     // SQLite a sort per statement (a third of reading 400,000 links); an unordered owner's run of
                     // rows is sorted below instead.
                     let order = relationship.isOrdered ? ", j.position, d.\(RowColumn.id)" : ""
-                    sql = "SELECT j.\(mine), d.\(RowColumn.id), d.\(RowColumn.entity) FROM \(sqlQuoted(table)) AS j JOIN \(root) AS d ON d.\(RowColumn.id) = j.\(theirs) WHERE \(owned(by: "j.\(mine)")) ORDER BY j.\(mine)\(order)"
+                    sql = "SELECT j.\(mine), d.\(RowColumn.id), d.\(RowColumn.entity) FROM \(sqlQuoted(table)) AS j JOIN \(root) AS d ON d.\(RowColumn.id) = j.\(theirs) WHERE \(owned("j.\(mine)")) ORDER BY j.\(mine)\(order)"
                 }
                 let sortsRuns = !relationship.isOrdered
                 // Each owner's run of rows is gathered, then stored with one look-up, and its destinations' IDs
@@ -348,7 +349,7 @@ extension SQLiteStore {
                 }
                 // A relationship's statement for one owner, a range, or a full chunk has the same text every time:
                 // kept prepared, since preparing it cost more than running it.
-                try step(db, sql, arguments, cached: isRange || chunk.count == 1 || chunk.count == 500) { row in
+                try step(db, sql, keys.arguments, cached: keys.isRange || chunk.count == 1 || chunk.count == 500) { row in
                     let key = sqlite3_column_int64(row, 0)
                     let entityName = table.single?.name ?? sqlite3_column_text(row, 2).map { String(cString: $0) } ?? ""
                     let id = ObjectID(entityName: entityName, rawKey: sqlite3_column_int64(row, 1))
