@@ -157,9 +157,19 @@ extension ManagedObject {
     }
 
     /// Reads a to-one relationship as `T?`.
+    ///
+    /// Inlinable so the cast to `T` is specialized in the entity's module: unspecialized, each read looked up `T`'s
+    /// metadata at run time. The read itself is not generic.
+    @inlinable
     public func _toOne<T: ManagedObject>(_ key: String, as type: T.Type = T.self) -> T? {
+        _toOneObject(key) as? T
+    }
+
+    /// The destination of to-one relationship `key` for a typed getter: reported to Observation, trapping where
+    /// ``object(forKey:)`` would throw.
+    public func _toOneObject(_ key: String) -> ManagedObject? {
         observedRelationshipAccess(key)
-        return orTrap { try object(forKey: key) as? T }
+        return orTrap { try object(forKey: key) }
     }
 
     /// Writes a to-one relationship.
@@ -167,10 +177,18 @@ extension ManagedObject {
         observedMutation(observedRelationshipIndex(key)) { orTrap { try setObject(value, forKey: key) } }
     }
 
-    /// Reads a to-many relationship as an array (in order for an ordered one).
+    /// Reads a to-many relationship as an array (in order for an ordered one); inlinable for the reason
+    /// ``_toOne(_:as:)`` is.
+    @inlinable
     public func _toMany<T: ManagedObject>(_ key: String, as type: T.Type = T.self) -> [T] {
+        _toManyObjects(key).compactMap { $0 as? T }
+    }
+
+    /// The destinations of to-many relationship `key` for a typed getter: reported to Observation, trapping where
+    /// ``objects(forKey:)`` would throw.
+    public func _toManyObjects(_ key: String) -> [ManagedObject] {
         observedRelationshipAccess(key)
-        return orTrap { try objects(forKey: key).compactMap { $0 as? T } }
+        return orTrap { try objects(forKey: key) }
     }
 
     /// Writes a to-many relationship.
