@@ -37,15 +37,16 @@ public struct EntityMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         in context: some MacroExpansionContext
     ) throws -> [AttributeSyntax] {
         guard let variable = member.as(VariableDeclSyntax.self), PropertyShape.isPersistable(variable) else { return [] }
-        // A root entity's attributes sit in declaration order, so the macro can tell each accessor its index; a
-        // sub-entity's come after inherited ones the macro cannot count, so its accessors look names up.
+        // A root entity's attributes and relationships sit in declaration order, so the macro can tell each
+        // accessor its index among its kind; a sub-entity's come after inherited ones the macro cannot count, so its
+        // accessors look names up.
         guard let classDecl = declaration.as(ClassDeclSyntax.self), (try? parentName(classDecl)) == .some(nil),
-              let shape = PropertyShape(variable), shape.isAttribute else {
+              let shape = PropertyShape(variable) else {
             return ["@ObjectGraph._PersistedProperty"]
         }
-        let attributes = classDecl.memberBlock.members.compactMap { $0.decl.as(VariableDeclSyntax.self) }
-            .filter(PropertyShape.isPersistable).compactMap(PropertyShape.init).filter(\.isAttribute)
-        guard let position = attributes.firstIndex(where: { $0.name == shape.name }) else { return ["@ObjectGraph._PersistedProperty"] }
+        let sameKind = classDecl.memberBlock.members.compactMap { $0.decl.as(VariableDeclSyntax.self) }
+            .filter(PropertyShape.isPersistable).compactMap(PropertyShape.init).filter { $0.isAttribute == shape.isAttribute }
+        guard let position = sameKind.firstIndex(where: { $0.name == shape.name }) else { return ["@ObjectGraph._PersistedProperty"] }
         return ["@ObjectGraph._PersistedProperty(position: \(raw: position))"]
     }
 
@@ -186,13 +187,13 @@ public struct PersistedPropertyMacro: AccessorMacro {
             getter = "_codable(\(key), as: \(typeArgument))"
             setter = "_setCodable(newValue, forKey: \(key))"
         case .toOne(let destination):
-            getter = "_toOne(\(key), as: \(destination).self)"
+            getter = "_toOne(\(key)\(position), as: \(destination).self)"
             setter = "_setToOne(newValue, forKey: \(key))"
         case .toManySet(let destination):
-            getter = "Set(_toMany(\(key), as: \(destination).self))"
+            getter = "Set(_toMany(\(key)\(position), as: \(destination).self))"
             setter = "_setToMany(newValue, forKey: \(key))"
         case .toManyArray(let destination):
-            getter = "_toMany(\(key), as: \(destination).self)"
+            getter = "_toMany(\(key)\(position), as: \(destination).self)"
             setter = "_setToMany(newValue, forKey: \(key))"
         }
         var accessors: [AccessorDeclSyntax] = []

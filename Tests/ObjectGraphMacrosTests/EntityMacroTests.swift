@@ -42,8 +42,8 @@ private func expect(_ source: String, expands expected: String, diagnostics: [Di
                 var isbn: String?
                 @ObjectGraph._PersistedProperty(position: 2)
                 var cover: Cover?
-                @ObjectGraph._PersistedProperty var author: Author?
-                @ObjectGraph._PersistedProperty var chapters: [Chapter]
+                @ObjectGraph._PersistedProperty(position: 0) var author: Author?
+                @ObjectGraph._PersistedProperty(position: 1) var chapters: [Chapter]
                 var cache = 0
                 static var shared = 1
                 var computed: Int { 1 }
@@ -150,6 +150,27 @@ private func expect(_ source: String, expands expected: String, diagnostics: [Di
             """)
     }
 
+    /// A root entity's relationship getters know their index among its relationships, as attributes do.
+    @Test func aPositionReachesTheRelationshipGetters() {
+        for (declaration, getter) in [("var author: Author?", #"_toOne("author", at: 2, as: Author.self)"#),
+                                      ("var tags: Set<Tag>", #"Set(_toMany("tags", at: 2, as: Tag.self))"#),
+                                      ("var parts: [Part]", #"_toMany("parts", at: 2, as: Part.self)"#)] {
+            let name = declaration.split(separator: " ")[1].dropLast()
+            expect(
+                #"@_PersistedProperty(position: 2) @Relationship(inverse: "x") "# + declaration,
+                expands: """
+                \(declaration) {
+                    get {
+                        \(getter)
+                    }
+                    set {
+                        \(declaration.contains("?") ? "_setToOne" : "_setToMany")(newValue, forKey: "\(name)")
+                    }
+                }
+                """)
+        }
+    }
+
     @Test(arguments: accessorCases.indices)
     func persistedPropertiesGetTypedAccessors(_ index: Int) {
         let (declaration, getter, setter) = Self.accessorCases[index]
@@ -197,7 +218,7 @@ private func expect(_ source: String, expands expected: String, diagnostics: [Di
             """,
             expands: #"""
             final class Shelf: ManagedObject {
-                @ObjectGraph._PersistedProperty var books: Set<Book>
+                @ObjectGraph._PersistedProperty(position: 0) var books: Set<Book>
 
                 /// The entity this class represents, derived from its declaration by `@Entity`.
                 public class var entityDescription: ObjectGraph.EntityDescription {

@@ -62,6 +62,25 @@ final class Part: ManagedObject {
         #expect(Writer.propertyName(for: \Writer.novels) == "novels")
     }
 
+    /// A relationship getter given another relationship's position, or none, or one past the end, reads by name.
+    @Test func aRelationshipPositionTheModelContradictsFallsBackToTheName() async throws {
+        let context = ObjectContext(coordinator: PersistentStoreCoordinator.inMemory(model: try Self.model()))
+        try await context.perform { ctx in
+            let writer = try ctx.insert(Writer.self)
+            writer.name = "Ann"
+            let novel = try ctx.insert(Novel.self)
+            novel.writer = writer
+            let part = try ctx.insert(Part.self)
+            part.novel = novel
+            for position in [-1, 0, 1, 7] {
+                #expect(novel._toOne("writer", at: position, as: Writer.self) === writer, "at \(position)")
+                #expect(novel._toMany("parts", at: position, as: Part.self) == [part], "at \(position)")
+                #expect(part._toOne("novel", at: position, as: Novel.self) === novel, "at \(position)")
+                #expect(writer._toMany("novels", at: position, as: Novel.self) == [novel], "at \(position)")
+            }
+        }
+    }
+
     @Test func typedAccessorsPersistAndReloadThroughAFile() async throws {
         let folder = try TemporaryFolder()
         let model = try Self.model()

@@ -28,6 +28,8 @@ public final class ModelEntity: Sendable {
     /// Each attribute's name and type, by position: what per-value paths (typed accessors, setters) read, without
     /// copying a whole ``AttributeDescription`` (and retaining its strings) for every value.
     let attributeNames: [String]
+    /// The relationships' names, in order: what a typed getter compares its macro-given position with.
+    let relationshipNames: [String]
     let attributeTypes: [AttributeType]
     let relationshipIndex: [String: Int]
     /// The position of each to-one relationship in an object's to-one slots (nil for to-many).
@@ -83,6 +85,7 @@ public final class ModelEntity: Sendable {
         for (index, attribute) in attributes.enumerated() { attributeIndex[attribute.name] = index }
         self.attributeIndex = attributeIndex
         self.attributeNames = attributes.map(\.name)
+        self.relationshipNames = relationships.map(\.name)
         self.attributeTypes = attributes.map(\.type)
         var relationshipIndex: [String: Int] = [:]
         var toOneSlot: [Int?] = []

@@ -1,5 +1,16 @@
 /// Untyped relationship access, for models built at run time (macro entities get typed properties).
 extension ManagedObject {
+    /// The index of relationship `key`: `position` when it names that relationship of that kind (the macro's guess,
+    /// which a model may contradict), else the name lookup.
+    @inline(__always)
+    func relationshipIndex(_ key: String, at position: Int, toMany: Bool) throws -> Int {
+        let names = entity.relationshipNames
+        if position >= 0 && position < names.count && names[position] == key && (entity.toOneSlot[position] == nil) == toMany {
+            return position
+        }
+        return try relationshipIndex(key, toMany: toMany)
+    }
+
     func relationshipIndex(_ key: String, toMany: Bool) throws -> Int {
         guard let index = entity.relationshipIndex[key] else {
             if entity.attributeIndex[key] != nil {
@@ -19,7 +30,12 @@ extension ManagedObject {
     /// The destination of the to-one relationship `key`, or nil. This object keeps it alive from now on (see
     /// ``HeldDestination``), as Core Data's objects do.
     public func object(forKey key: String) throws -> ManagedObject? {
-        let index = try relationshipIndex(key, toMany: false)
+        try object(forKey: key, at: -1)
+    }
+
+    /// ``object(forKey:)`` with the macro's guess of the relationship's position.
+    func object(forKey key: String, at position: Int) throws -> ManagedObject? {
+        let index = try relationshipIndex(key, at: position, toMany: false)
         let state = try fulfilledState()
         guard let id = toOne[entity.toOneSlot[index]!] else { return nil }
         let destination = try state.object(with: id)
@@ -37,7 +53,12 @@ extension ManagedObject {
     /// The objects of the to-many relationship `key` (in order, for an ordered relationship), loading it if needed.
     /// This object keeps them alive from now on, as Core Data's objects do.
     public func objects(forKey key: String) throws -> [ManagedObject] {
-        let index = try relationshipIndex(key, toMany: true)
+        try objects(forKey: key, at: -1)
+    }
+
+    /// ``objects(forKey:)`` with the macro's guess of the relationship's position.
+    func objects(forKey key: String, at position: Int) throws -> [ManagedObject] {
+        let index = try relationshipIndex(key, at: position, toMany: true)
         let state = try fulfilledState()
         let destinations = try state.loadedToMany(self, index).ids.map { try state.object(with: $0) }
         hold(.objects(destinations), forRelationship: index)

@@ -156,20 +156,21 @@ extension ManagedObject {
         }
     }
 
-    /// Reads a to-one relationship as `T?`.
+    /// Reads a to-one relationship as `T?`. `position` is where the macro expects the relationship among the
+    /// entity's relationships (-1 when it cannot know): a hit skips the name lookup, a miss falls back to it.
     ///
     /// Inlinable so the cast to `T` is specialized in the entity's module: unspecialized, each read looked up `T`'s
     /// metadata at run time. The read itself is not generic.
     @inlinable
-    public func _toOne<T: ManagedObject>(_ key: String, as type: T.Type = T.self) -> T? {
-        _toOneObject(key) as? T
+    public func _toOne<T: ManagedObject>(_ key: String, at position: Int = -1, as type: T.Type = T.self) -> T? {
+        _toOneObject(key, at: position) as? T
     }
 
     /// The destination of to-one relationship `key` for a typed getter: reported to Observation, trapping where
     /// ``object(forKey:)`` would throw.
-    public func _toOneObject(_ key: String) -> ManagedObject? {
+    public func _toOneObject(_ key: String, at position: Int = -1) -> ManagedObject? {
         observedRelationshipAccess(key)
-        return orTrap { try object(forKey: key) }
+        return orTrap { try object(forKey: key, at: position) }
     }
 
     /// Writes a to-one relationship.
@@ -177,18 +178,18 @@ extension ManagedObject {
         observedMutation(observedRelationshipIndex(key)) { orTrap { try setObject(value, forKey: key) } }
     }
 
-    /// Reads a to-many relationship as an array (in order for an ordered one); inlinable for the reason
-    /// ``_toOne(_:as:)`` is.
+    /// Reads a to-many relationship as an array (in order for an ordered one); `position` and inlining as for
+    /// ``_toOne(_:at:as:)``.
     @inlinable
-    public func _toMany<T: ManagedObject>(_ key: String, as type: T.Type = T.self) -> [T] {
-        _toManyObjects(key).compactMap { $0 as? T }
+    public func _toMany<T: ManagedObject>(_ key: String, at position: Int = -1, as type: T.Type = T.self) -> [T] {
+        _toManyObjects(key, at: position).compactMap { $0 as? T }
     }
 
     /// The destinations of to-many relationship `key` for a typed getter: reported to Observation, trapping where
     /// ``objects(forKey:)`` would throw.
-    public func _toManyObjects(_ key: String) -> [ManagedObject] {
+    public func _toManyObjects(_ key: String, at position: Int = -1) -> [ManagedObject] {
         observedRelationshipAccess(key)
-        return orTrap { try objects(forKey: key) }
+        return orTrap { try objects(forKey: key, at: position) }
     }
 
     /// Writes a to-many relationship.
