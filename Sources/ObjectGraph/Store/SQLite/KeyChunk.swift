@@ -3,8 +3,8 @@ import GRDB
 /// Up to a statement's worth of primary keys to read rows by: as a range when they are consecutive, else as a list.
 ///
 /// The rows of a fetch, and the destinations they refer to, mostly have consecutive keys. `BETWEEN` walks the index
-/// once from the first key; `IN` with 500 keys has SQLite sort them into a table of its own and look each one up,
-/// which cost half of reading 200,000 books' tags.
+/// once from the first key; `IN` with 500 keys has SQLite sort them into a table of its own and look each one up
+/// (reading 200,000 books' tags by ranges took three quarters of the time lists took).
 struct KeyChunk {
     /// The keys to bind: the range's ends, or every key.
     let arguments: [DatabaseValue]
