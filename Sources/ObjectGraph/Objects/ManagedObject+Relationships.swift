@@ -27,8 +27,8 @@ extension ManagedObject {
         return index
     }
 
-    /// The destination of the to-one relationship `key`, or nil. This object keeps it alive from now on (see
-    /// ``HeldDestination``), as Core Data's objects do.
+    /// The destination of the to-one relationship `key`, or nil. This object keeps it alive from now on, as Core
+    /// Data's objects do; ``ObjectContext/refresh(_:mergeChanges:)`` to a fault lets go of it.
     public func object(forKey key: String) throws -> ManagedObject? {
         try object(forKey: key, at: -1)
     }

@@ -342,7 +342,8 @@ extension SQLiteStore {
                 // are read as words (a prefetch of a to-many for 200,000 owners reads 400,000 rows here).
                 var run: (owner: ObjectID, ids: [ObjectID])?
                 func storeRun() {
-                    guard var (owner, ids) = run else { return }
+                    // Taken out of `run`, so the sort below sorts the only reference in place.
+                    guard case (let owner, var ids)? = run.take() else { return }
                     // Already in key order from a join table's source side: then the sort only checks.
                     if sortsRuns && ids.count > 1 { ids.sort { $0.rawKey < $1.rawKey } }
                     result[owner, default: []] += ids
@@ -358,7 +359,6 @@ extension SQLiteStore {
                         return
                     }
                     storeRun()
-                    run = nil
                     while nextOwner < sorted.count, sorted[nextOwner].rawKey < key { nextOwner += 1 }
                     guard nextOwner < sorted.count, sorted[nextOwner].rawKey == key else { return }
                     run = (sorted[nextOwner], [id])
