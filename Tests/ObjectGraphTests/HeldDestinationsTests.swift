@@ -38,20 +38,23 @@ import Testing
         }
     }
 
+    /// Zola and zoë, her only book, each holding the other through a relationship read on both sides: a cycle, as in
+    /// Core Data.
+    static func zolaAndZoeHoldingEachOther(_ ctx: isolated ObjectContext) throws -> (book: ManagedObject, author: ManagedObject) {
+        try seedLibrary(ctx)
+        ctx.reset()
+        let zola = try #require(try ctx.fetch(FetchRequest(entityName: "Book", format: "title == 'Zola'")).first)
+        let zoe = try #require(try zola.object(forKey: "author"))
+        #expect(try zoe.objects(forKey: "books").contains(zola))
+        return (zola, zoe)
+    }
+
     @Test func aResetFreesObjectsThatHoldEachOther() async throws {
         let folder = try TemporaryFolder()
         try await ObjectContext(coordinator: try StoreKind.sqlite.coordinator(try Fixtures.model(), folder)).perform { ctx in
-            try seedLibrary(ctx)
-            ctx.reset()
             weak var book: ManagedObject?
             weak var author: ManagedObject?
-            do {
-                let fetched = try #require(try ctx.fetch(FetchRequest(entityName: "Book", format: "title == 'Zola'")).first)
-                let zoe = try #require(try fetched.object(forKey: "author"))
-                // The book holds its author, the author its books: a cycle, as in Core Data.
-                #expect(try zoe.objects(forKey: "books").contains(fetched))
-                (book, author) = (fetched, zoe)
-            }
+            do { (book, author) = try Self.zolaAndZoeHoldingEachOther(ctx) }
             #expect(book != nil && author != nil)
             #expect(ctx.registeredObjects.count == 2)
             ctx.reset()
@@ -63,15 +66,11 @@ import Testing
     @Test func aRefreshBreaksACycle() async throws {
         let folder = try TemporaryFolder()
         try await ObjectContext(coordinator: try StoreKind.sqlite.coordinator(try Fixtures.model(), folder)).perform { ctx in
-            try seedLibrary(ctx)
-            ctx.reset()
             weak var book: ManagedObject?
             weak var author: ManagedObject?
             do {
-                let fetched = try #require(try ctx.fetch(FetchRequest(entityName: "Book", format: "title == 'Zola'")).first)
-                let zoe = try #require(try fetched.object(forKey: "author"))
-                _ = try zoe.objects(forKey: "books")
-                (book, author) = (fetched, zoe)
+                let (zola, zoe) = try Self.zolaAndZoeHoldingEachOther(ctx)
+                (book, author) = (zola, zoe)
                 try ctx.refresh(zoe, mergeChanges: false)
             }
             #expect(book == nil)

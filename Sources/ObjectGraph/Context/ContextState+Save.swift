@@ -298,8 +298,8 @@ extension ContextState {
                 let inverseSlot = movingInverse(of: group[0].entity, index)
                 readAhead.reserveCapacity(readAhead.count + owners.count)
                 for owner in owners {
-                    let stored = (lists[owner.objectID] ?? []).map { coordinator.resolve($0) }
-                    readAhead[RuledKey(owner: owner.objectID, index: index)] = inverseSlot.map { currentMembers(stored, of: owner, inverseSlot: $0) } ?? stored
+                    let stored = resolved(lists[owner.objectID] ?? [])
+                    readAhead[RuledKey(owner: owner.objectID, index: index)] = currentMembers(stored, of: owner, inverseSlot: inverseSlot)
                 }
             }
         }

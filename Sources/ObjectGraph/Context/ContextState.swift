@@ -323,10 +323,9 @@ final class ContextState {
     /// here whose to-one inverse has moved them elsewhere without a save (see ``movingInverse(of:_:)``).
     @discardableResult
     private func install(_ stored: [ObjectID], asToMany index: Int, of object: ManagedObject, inverseSlot: Int?) -> RelatedIDs {
-        // Only a temporary ID can have been renamed: most lists are kept as read.
-        let ids = stored.contains(where: \.isTemporaryID) ? stored.map { coordinator.resolve($0) } : stored
+        let ids = resolved(stored)
         let committed = RelatedIDs(ids)
-        let current = inverseSlot.map { currentMembers(ids, of: object, inverseSlot: $0) } ?? ids
+        let current = currentMembers(ids, of: object, inverseSlot: inverseSlot)
         // Mostly the same list: then both share one storage.
         let contents = current.count == ids.count ? committed : RelatedIDs(current)
         object.committedToMany[index] = committed
@@ -342,9 +341,17 @@ final class ContextState {
         return inverseEntity.toOneSlot[inverseIndex]
     }
 
+    /// `ids` with every temporary ID a save has made permanent since renamed: the list itself when it holds none,
+    /// as most lists read from below do.
+    func resolved(_ ids: [ObjectID]) -> [ObjectID] {
+        ids.contains(where: \.isTemporaryID) ? ids.map { coordinator.resolve($0) } : ids
+    }
+
     /// `ids`, the members of `object`'s to-many relationship as read from below (resolved to current IDs), less those
-    /// registered here whose to-one inverse (at `inverseSlot` of their rows) has moved them elsewhere without a save.
-    func currentMembers(_ ids: [ObjectID], of object: ManagedObject, inverseSlot: Int) -> [ObjectID] {
+    /// registered here whose to-one inverse (at `inverseSlot` of their rows) has moved them elsewhere without a save;
+    /// `ids` itself when no inverse can move a member (`inverseSlot` nil, see ``movingInverse(of:_:)``).
+    func currentMembers(_ ids: [ObjectID], of object: ManagedObject, inverseSlot: Int?) -> [ObjectID] {
+        guard let inverseSlot else { return ids }
         let owner = object.objectID
         return ids.filter { id in
             guard let member = registered[id], !member.isFaultStorage else { return true }
