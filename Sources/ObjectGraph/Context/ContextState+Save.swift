@@ -11,7 +11,7 @@ extension ContextState {
     var hasPendingInserts: Bool { !pendingInserts.isEmpty }
 
     var hasChanges: Bool {
-        hasPendingInserts || !deleted.isEmpty || !layers.isEmpty || updated.values.contains { !$0.changedKeys().isEmpty }
+        hasPendingInserts || !deleted.isEmpty || !layers.isEmpty || updated.objects.contains { !$0.changedKeys().isEmpty }
     }
 
     /// Validates, then hands every pending change to what lies below: a child pushes its changes into its parent
@@ -331,7 +331,7 @@ extension ContextState {
     func validate() -> [ValidationFailure] {
         var failures: [ValidationFailure] = []
         for object in pendingInserts where !object.isDeleted { failures += validate(object) }
-        for object in updated.values where !object.isDeleted { failures += validate(object) }
+        for object in updated.objects where !object.isDeleted { failures += validate(object) }
         return failures.sorted { ($0.objectID, $0.key ?? "") < ($1.objectID, $1.key ?? "") }
     }
 
@@ -454,7 +454,7 @@ extension ContextState {
         // rows that share the list share its storage (one allocation per save, not per row, and what the store reads
         // row after row stays in the cache).
         var previousChange: [Int] = []
-        for object in updated.values where !object.isDeleted && !object.isFaultStorage {
+        for object in updated.objects where !object.isDeleted && !object.isFaultStorage {
             guard let version = object.committedVersionIfAny else { continue }
             // Compared in place, value by value (words where they decide), without building the committed snapshot.
             let (values, committedValues) = (object.values, object.committedAttributes)
@@ -598,7 +598,7 @@ extension ContextState {
             savedVersions.reserveCapacity(savedVersions.count + result.versions.count)
             for (id, version) in result.versions where version > 1 { savedVersions[id] = version }
         }
-        if !rowCache.isEmpty { for object in Array(updated.values) + Array(deleted.values) { rowCache[object.objectID] = nil } }
+        if !rowCache.isEmpty { for object in Array(updated.objects) + Array(deleted.values) { rowCache[object.objectID] = nil } }
         for object in deleted.values {
             registered[object.objectID] = nil
             detach(object, reason: .deletionSaved)
@@ -615,7 +615,6 @@ extension ContextState {
             // The saved row is the current one: held once until the object next changes.
             object.commitCurrentRow(version: version)
             object.committedToMany = object.toMany
-            object.isMarkedUpdated = false
         }
         // The stored ID throughout: reading `objectID` would first adopt every permanent ID of the tree, one pass
         // over the registry, only to have these loops find nothing left to do.
@@ -632,15 +631,12 @@ extension ContextState {
             if !object.isDeleted { commit(object) }
         }
         insertionOrder = []
-        for object in updated.values where !object.isDeleted { commit(object) }
-        updated = [:]
+        for object in updated.objects where !object.isDeleted { commit(object) }
+        updated.removeAll()
         deleted = [:]
         // Objects the merge policy settled in the store's favour, registered here but not written.
         for (id, snapshot) in result.refreshed {
-            if let object = registered[id], object.committedVersionIfAny != result.versions[id] {
-                fill(object, from: snapshot)
-                object.isMarkedUpdated = false
-            }
+            if let object = registered[id], object.committedVersionIfAny != result.versions[id] { fill(object, from: snapshot) }
         }
     }
 
@@ -698,7 +694,7 @@ extension ContextState {
             detach(object, reason: .insertRolledBack)
         }
         insertionOrder = []
-        for object in Array(updated.values) + Array(deleted.values) {
+        for object in Array(updated.objects) + Array(deleted.values) {
             let before = object.values
             defer { object.observedReplacement(attributesBefore: before) }
             if let committed = object.committed {
@@ -707,7 +703,6 @@ extension ContextState {
             }
             object.toMany = [:]
             object.committedToMany = [:]
-            object.isMarkedUpdated = false
             object.isDeleted = false
         }
         // Loaded to-many contents elsewhere may mention rolled-back inserts: reload them lazily.
@@ -717,7 +712,7 @@ extension ContextState {
                 object.committedToMany = [:]
             }
         }
-        updated = [:]
+        updated.removeAll()
         deleted = [:]
         republishView()
         observation?.noteRebuild()
@@ -725,12 +720,12 @@ extension ContextState {
 
     /// The end of the context: every object detached (see ``ObjectContext``'s deinit), nothing pending.
     func tearDown() {
-        for object in registered.objects + insertionOrder + Array(updated.values) + Array(deleted.values) where object.state === self {
+        for object in registered.objects + insertionOrder + Array(updated.objects) + Array(deleted.values) where object.state === self {
             detach(object, reason: .contextDeallocated)
         }
         registered.removeAll()
         insertionOrder = []
-        updated = [:]
+        updated.removeAll()
         deleted = [:]
         layers = []
         rowCache = [:]
@@ -742,7 +737,7 @@ extension ContextState {
         rowCache = [:]
         insertionOrder = []
         layers = []
-        updated = [:]
+        updated.removeAll()
         deleted = [:]
         republishView()
         observation?.noteRebuild()
@@ -766,8 +761,7 @@ extension ContextState {
             object.toOne = []
             object.toMany = [:]
             object.committedToMany = [:]
-            object.isMarkedUpdated = false
-            updated[object.objectID] = nil
+            updated.remove(object)
             object.releaseHeldDestinations()
             return
         }

@@ -61,7 +61,8 @@ final class ContextState {
     @exclusivity(unchecked) var insertionOrder: [ManagedObject] = []
     /// Compiled validation patterns, by pattern.
     var patterns: [String: NSRegularExpression] = [:]
-    @exclusivity(unchecked) var updated: [ObjectID: ManagedObject] = [:]
+    /// Objects changed since the last save, other than inserts; it holds them.
+    @exclusivity(unchecked) var updated = UpdatedObjects()
     @exclusivity(unchecked) var deleted: [ObjectID: ManagedObject] = [:]
     /// How many live objects of this context hold loaded values (for tests and benchmarks of batching).
     let materializedCount = ConfinedCounter()
@@ -238,8 +239,7 @@ final class ContextState {
         observation?.noteChanged(object)
         guard !object.isInserted, !object.isMarkedUpdated else { return }
         withdrawView()
-        object.isMarkedUpdated = true
-        updated[object.objectID] = object
+        updated.insert(object)
     }
 
     func delete(_ object: ManagedObject) throws {

@@ -122,7 +122,7 @@ extension ContextState {
             let change = changes.change(for: object.objectID, temporaryID: coordinator.temporaryID(for:))
             if change.deleted {
                 registered[object.objectID] = nil
-                updated[object.objectID] = nil
+                updated.remove(object)
                 deleted[object.objectID] = nil
                 object.isDeleted = true
                 deletedHere.append(object.objectID)
@@ -152,7 +152,7 @@ extension ContextState {
                     object.committedToMany[index] = nil
                 }
             }
-            if ownChanges.isEmpty { updated[object.objectID] = nil; object.isMarkedUpdated = false }
+            if ownChanges.isEmpty { updated.remove(object) }
             object.observedReplacement(attributesBefore: before)
             touched.append(object.objectID)
         }

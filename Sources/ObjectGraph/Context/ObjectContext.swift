@@ -196,7 +196,7 @@ public actor ObjectContext {
 
     /// Objects with unsaved changed values (setting a value back to the stored one undoes the change).
     public var updatedObjects: Set<ManagedObject> {
-        Set(state.updated.values.filter { !$0.isDeleted && !$0.changedKeys().isEmpty })
+        Set(state.updated.objects.filter { !$0.isDeleted && !$0.changedKeys().isEmpty })
     }
 
     /// Objects deleted and not yet saved.

@@ -49,6 +49,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var isFaultStorage: Bool
     /// Whether the object sits in its context's updated set.
     @exclusivity(unchecked) var isMarkedUpdated = false
+    /// Whether the context's list of updated objects holds an entry for the object, marked or not (see
+    /// `UpdatedObjects`).
+    @exclusivity(unchecked) var isListedUpdated = false
     /// Whether ``committed`` holds a row.
     @exclusivity(unchecked) var hasCommitted = false
     /// Whether the committed row's values and destinations are the current ones, not kept apart: true from a fetch

@@ -48,7 +48,7 @@ extension ContextState {
         var hidden: Set<ObjectID> = []
         // A pending insert a child's save deleted is hidden, not a candidate.
         for object in pendingInserts where names.contains(object.entity.name) && !object.isDeleted { changed.append(object) }
-        for object in updated.values where names.contains(object.entity.name) {
+        for object in updated.objects where names.contains(object.entity.name) {
             hidden.insert(object.objectID)
             if !object.isDeleted { changed.append(object) }
         }
