@@ -41,7 +41,8 @@ final class ContextState {
     var mergePolicy: MergePolicy = .error
     /// The author persistent history records for this context's saves.
     var transactionAuthor: String?
-    /// Row versions this root context's own saves produced (a child's older reading of them is no conflict).
+    /// Row versions this root context's own saves produced (a child's older reading of them is no conflict),
+    /// recorded once the root has had a child.
     var savedVersions: [ObjectID: Int64] = [:]
     /// This context's notifications.
     let notifications: NotificationHub
