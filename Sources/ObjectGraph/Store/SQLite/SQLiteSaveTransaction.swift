@@ -230,19 +230,21 @@ struct SQLiteSaveTransaction {
         let toOneSlots: [Int]
     }
 
-    /// The UPDATE for `row`'s changed columns, with its entity and table: the previous row's when `row` changed
-    /// the same ones (the usual large save changes one thing in many objects), else one per shape for the
-    /// transaction. Nil when only transient attributes changed.
-    private mutating func updateStatement(for row: ChangeSet.Row) throws -> UpdateStatement? {
-        if let last = lastUpdate, last.entity.name == row.objectID.entityName,
-           last.changedAttributes == row.changedAttributes, last.shape.toOneSlots == row.changedToOne {
+    /// The UPDATE for the changed columns of row `position`, with its entity and table: the previous row's when
+    /// this one changed the same ones (the usual large save changes one thing in many objects), else one per shape
+    /// for the transaction. Nil when only transient attributes changed.
+    private mutating func updateStatement(for rows: UnsafeBufferPointer<ChangeSet.Row>, at position: Int) throws -> UpdateStatement? {
+        // Read in place, as ``update(_:at:)`` reads the row.
+        let row = rows.baseAddress! + position
+        if let last = lastUpdate, last.entity.name == row.pointee.objectID.entityName,
+           last.changedAttributes == row.pointee.changedAttributes, last.shape.toOneSlots == row.pointee.changedToOne {
             return last
         }
-        let (entity, table) = try store.layout(for: row.objectID.entityName)
-        let attributes = row.changedAttributes.filter { !entity.attributes[$0].isTransient }
+        let (entity, table) = try store.layout(for: row.pointee.objectID.entityName)
+        let attributes = row.pointee.changedAttributes.filter { !entity.attributes[$0].isTransient }
         // Only transient attributes changed: nothing of the row is stored differently.
-        guard !attributes.isEmpty || !row.changedToOne.isEmpty else { return nil }
-        let shape = UpdateShape(entityName: entity.name, attributes: attributes, toOneSlots: row.changedToOne)
+        guard !attributes.isEmpty || !row.pointee.changedToOne.isEmpty else { return nil }
+        let shape = UpdateShape(entityName: entity.name, attributes: attributes, toOneSlots: row.pointee.changedToOne)
         let statement: Statement
         if let prepared = updateStatements[shape] {
             statement = prepared
@@ -256,13 +258,13 @@ struct SQLiteSaveTransaction {
             updateStatements[shape] = statement
         }
         let prepared = UpdateStatement(
-            statement: statement, shape: shape, changedAttributes: row.changedAttributes, entity: entity, table: table)
+            statement: statement, shape: shape, changedAttributes: row.pointee.changedAttributes, entity: entity, table: table)
         lastUpdate = prepared
         return prepared
     }
 
     private mutating func update(_ rows: UnsafeBufferPointer<ChangeSet.Row>, at position: Int) throws {
-        guard let prepared = try updateStatement(for: rows[position]) else { return }
+        guard let prepared = try updateStatement(for: rows, at: position) else { return }
         let statement = prepared.statement
         do {
             // Bound one by one, as inserts are: an array of database values per row cost more than the UPDATE.
