@@ -149,7 +149,7 @@ struct PostgresSaveTransaction {
             conflicts.append(try conflict(row.objectID, table: table, expected: row.version, row: row, entity: entity))
             return
         }
-        result.versions[row.objectID] = row.version + 1
+        result.updatedRows.append((row.objectID, row.version + 1))
     }
 
     private mutating func delete(_ id: ObjectID, version: Int64) throws {

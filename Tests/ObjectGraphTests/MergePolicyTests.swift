@@ -119,9 +119,13 @@ import Testing
             try copy.setValue(321, forKey: "pages")
             try copy.setValue("123-4567", forKey: "isbn")
             try ctx.save()
+            // The object took the stored row's version: a strict save of a further change meets no conflict.
+            ctx.mergePolicy = .error
+            try copy.setValue(322, forKey: "pages")
+            try ctx.save()
             return (copy.objectID, try copy.value(forKey: "pages"))
         }
-        #expect(id == existing && pages == .int(321))
+        #expect(id == existing && pages == .int(322))
         try await ObjectContext(coordinator: coordinator).perform { ctx throws in
             #expect(try ctx.count(for: FetchRequest(entityName: "Book")) == 1)
             #expect(try ctx.existingObject(with: existing).value(forKey: "title") == .string("Second"))

@@ -601,8 +601,8 @@ extension ContextState {
         // cost 2 ms to record, then stayed in memory for nothing). A child created from now on sets the flag before
         // it reads anything, and reads only what this save committed.
         if isRoot && inFlight.hasReaders.value {
-            savedVersions.reserveCapacity(savedVersions.count + result.versions.count)
-            for (id, version) in result.versions where version > 1 { savedVersions[id] = version }
+            savedVersions.reserveCapacity(savedVersions.count + result.updatedRows.count)
+            for (id, version) in result.updatedRows where version > 1 { savedVersions[id] = version }
         }
         if !rowCache.isEmpty { for object in Array(updated.objects) + Array(deleted.values) { rowCache[object.objectID] = nil } }
         for object in deleted.values {
@@ -610,14 +610,16 @@ extension ContextState {
             detach(object, reason: .deletionSaved)
         }
         let mapping = result.permanentIDs
-        func commit(_ object: ManagedObject) {
+        // Versions of written rows whose objects are not updated ones (inserts a merge policy turned into updates).
+        var otherVersions: [ObjectID: Int64] = [:]
+        func commit(_ object: ManagedObject, version: Int64? = nil) {
             if !result.refreshed.isEmpty, let merged = result.refreshed[object.storedObjectID] {
                 object.values = merged.values
                 object.toOne = merged.toOne
             }
-            // Inserted rows are at version 1 and not listed in `versions` (see ``SaveResult``).
-            let listed = result.versions.isEmpty ? nil : result.versions[object.storedObjectID]
-            let version = listed ?? object.committedVersionIfAny ?? 1
+            // Inserted rows are at version 1 and not listed (see ``SaveResult``); an object whose row was not written
+            // (only transient attributes changed) keeps its version.
+            let version = version ?? (otherVersions.isEmpty ? nil : otherVersions[object.storedObjectID]) ?? object.committedVersionIfAny ?? 1
             // The saved row is the current one: held once until the object next changes.
             object.commitCurrentRow(version: version)
             object.committedToMany = object.toMany
@@ -631,7 +633,17 @@ extension ContextState {
             }
         }
         if !mapping.isEmpty && model.hasRelationships { remapReferences { mapping[$0] } }
-        // Committed after the remapping: the snapshots hold the permanent IDs of to-one destinations.
+        // Committed after the remapping: the snapshots hold the permanent IDs of to-one destinations. Updated objects
+        // first, found from the rows written (in key order, which the registry finds close together); a table of
+        // versions by ID, filled in one order and read in another, cost a cache miss per object.
+        for (id, version) in result.updatedRows {
+            if let object = registered[id], object.isMarkedUpdated, !object.isDeleted {
+                commit(object, version: version)
+                updated.remove(object)
+            } else {
+                otherVersions[id] = version
+            }
+        }
         for object in pendingInserts {
             object.isInserted = false
             if !object.isDeleted { commit(object) }
@@ -641,8 +653,9 @@ extension ContextState {
         updated.removeAll()
         deleted = [:]
         // Objects the merge policy settled in the store's favour, registered here but not written.
+        let versions = result.refreshed.isEmpty ? [:] : result.versions
         for (id, snapshot) in result.refreshed {
-            if let object = registered[id], object.committedVersionIfAny != result.versions[id] { fill(object, from: snapshot) }
+            if let object = registered[id], object.committedVersionIfAny != versions[id] { fill(object, from: snapshot) }
         }
     }
 

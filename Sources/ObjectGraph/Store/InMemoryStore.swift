@@ -204,7 +204,7 @@ public final class InMemoryStore: PersistentStore {
             for slot in row.changedToOne { stored.toOne[slot] = permanent(row.toOne[slot]) }
             stored.version += 1
             state.rows[entity.rootName]![row.objectID.rawKey] = stored
-            result.versions[row.objectID] = stored.version
+            result.updatedRows.append((row.objectID, stored.version))
             touched.insert(entity.rootName)
         }
         for (id, version) in changes.deleted {

@@ -31,7 +31,7 @@ struct SQLiteSaveTransaction {
     mutating func run(_ changes: ChangeSet) throws -> SaveResult {
         let keys = try assignKeys(changes.inserted, preset: changes.presetIDs)
         try insert(changes.inserted, keys: keys)
-        result.versions.reserveCapacity(changes.updated.count)
+        result.updatedRows.reserveCapacity(changes.updated.count)
         // Rows read in place: passed by value, each was copied (five retains and releases, and a cache miss for
         // each of its buffers' counts), a fifth of the store's part of 50,000 updates.
         try changes.updated.withUnsafeBufferPointer { rows in
@@ -289,7 +289,7 @@ struct SQLiteSaveTransaction {
             conflicts.append(try conflict(rows[position].objectID, table: prepared.table, expected: rows[position].version, row: rows[position], entity: prepared.entity))
             return
         }
-        result.versions[rows[position].objectID] = rows[position].version + 1
+        result.updatedRows.append((rows[position].objectID, rows[position].version + 1))
     }
 
     private mutating func delete(_ id: ObjectID, version: Int64) throws {
