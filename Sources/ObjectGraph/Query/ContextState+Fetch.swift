@@ -94,7 +94,11 @@ extension ContextState {
         // element was just checked to be a `T` (this is what the standard library's own `as!` does on Apple
         // platforms, where it reuses such an array's storage). (Building the typed array while rows are read was
         // tried: unspecialized across the module boundary, that generic path looked up type metadata for every row.)
-        if objects.allSatisfy({ Swift.type(of: $0) == T.self }) { return unsafeBitCast(objects, to: [T].self) }
+        // Every object is made as its entity's class: a fetch of an entity made as exactly `T`, with no sub-entities
+        // to return, holds only `T`s, known without reading 200,000 objects' classes (2% of fetching them).
+        let entity = try model.entity(named: request.entityName)
+        let onlyT = entity.objectType == T.self && (!request.includesSubentities || entity.selfAndDescendantNames.count == 1)
+        if onlyT || objects.allSatisfy({ Swift.type(of: $0) == T.self }) { return unsafeBitCast(objects, to: [T].self) }
         var typed: [T] = []
         typed.reserveCapacity(objects.count)
         // Comparing the class first spares the general dynamic cast for the usual object of exactly `T`.
