@@ -54,6 +54,30 @@ import Testing
         for (copy, expected) in copies { #expect(Array(copy) == expected) }
     }
 
+    /// A copy made by a write shares the original's strings until one side writes one: each side then sees only
+    /// its own writes, whichever side writes first and whatever kind it writes.
+    @Test func aCopyAndItsOriginalKeepTheirOwnValuesSetAside() {
+        let start: [AttributeValue] = [.string("title"), .int(1), .data(Data([1])), .null]
+        for (side, position, value) in [(0, 0, AttributeValue.string("new")), (1, 0, .int(7)), (0, 2, .null), (1, 1, .int(2))] {
+            var original = AttributeValues(start)
+            var copy = original
+            var expected = (start, start)
+            copy[1] = .int(5)
+            expected.1[1] = .int(5)
+            #expect(copy.storage !== original.storage)
+            if side == 0 {
+                original[position] = value
+                expected.0[position] = value
+            } else {
+                copy[position] = value
+                expected.1[position] = value
+            }
+            copy[3] = .string("set aside later")
+            expected.1[3] = .string("set aside later")
+            #expect(Array(original) == expected.0 && Array(copy) == expected.1, "write of \(value) at \(position)")
+        }
+    }
+
     /// What a save compares: `differs(from:at:)` and `isNull(at:)` answer as the values themselves do, for rows
     /// of their own, copies sharing storage, and rows of a shared block.
     @Test func positionalComparisonsAgreeWithTheValues() {

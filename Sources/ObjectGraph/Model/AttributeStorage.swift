@@ -96,6 +96,13 @@ final class AttributeStorage: ManagedBuffer<AttributeStorage.Header, UInt64> {
                 let tagWords = Self.tagWordCount(count)
                 let asides = (0..<count).reduce(0) { $0 + (Self.tag(target, $1) == .other ? 1 : 0) }
                 if asides == 0 { return }
+                // A row alone in its storage refers to every value set aside there, each once (rows in shared blocks
+                // set nothing aside): the copy shares that list, at the same positions, until either side writes
+                // one. Building a list of its own was an allocation per fetched object's first change.
+                if base == 0 && asides == source.header.others.count {
+                    header.others = source.header.others
+                    return
+                }
                 header.others.reserveCapacity(asides)
                 for position in 0..<count where Self.tag(target, position) == .other {
                     header.others.append(source.header.others[Int(target[tagWords + position])])
