@@ -112,6 +112,13 @@ final class AttributeStorage: ManagedBuffer<AttributeStorage.Header, UInt64> {
         }
     }
 
+    /// Whether `other` holds the very list of set-aside values this storage holds (not an equal one).
+    private func sharesSetAsideValues(with other: AttributeStorage) -> Bool {
+        header.others.withUnsafeBufferPointer { mine in
+            other.header.others.withUnsafeBufferPointer { theirs in mine.baseAddress == theirs.baseAddress && mine.count == theirs.count }
+        }
+    }
+
     /// Whether two rows hold equal values, comparing words where that is exact (nulls, Booleans, integers).
     func rowsEqual(_ base: Int, _ other: AttributeStorage, _ otherBase: Int, count: Int) -> Bool {
         (0..<count).allSatisfy { valuesEqual(base, other, otherBase, count: count, at: $0) }
@@ -129,7 +136,10 @@ final class AttributeStorage: ManagedBuffer<AttributeStorage.Header, UInt64> {
                 switch leftTag {
                 case .null: return true
                 case .bool, .int: return lhs[base + slot] == rhs[otherBase + slot]
-                case .other where self === other && lhs[base + slot] == rhs[otherBase + slot]: return true
+                // The same entry of the same side list: a row and the copy it shares its list with (see
+                // `copyRow(from:base:count:)`), as an updated object's current and committed rows usually are.
+                case .other where lhs[base + slot] == rhs[otherBase + slot] && (self === other || sharesSetAsideValues(with: other)):
+                    return true
                 default: return nil
                 }
             }
