@@ -14,8 +14,6 @@ struct UpdatedObjects {
     /// How many listed objects are still marked.
     private(set) var count = 0
 
-    var isEmpty: Bool { count == 0 }
-
     /// The marked objects, in the order they were first marked.
     var objects: LazyFilterSequence<[ManagedObject]> { listed.lazy.filter(\.isMarkedUpdated) }
 

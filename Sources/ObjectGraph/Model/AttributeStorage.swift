@@ -125,8 +125,8 @@ final class AttributeStorage: ManagedBuffer<AttributeStorage.Header, UInt64> {
     private func sharesSetAsideValues(with other: AttributeStorage) -> Bool {
         withUnsafeMutablePointerToHeader { mine in
             other.withUnsafeMutablePointerToHeader { theirs in
-                mine.pointee.others.withUnsafeBufferPointer { mine in
-                    theirs.pointee.others.withUnsafeBufferPointer { theirs in mine.baseAddress == theirs.baseAddress && mine.count == theirs.count }
+                mine.pointee.others.withUnsafeBufferPointer { left in
+                    theirs.pointee.others.withUnsafeBufferPointer { right in left.baseAddress == right.baseAddress && left.count == right.count }
                 }
             }
         }
