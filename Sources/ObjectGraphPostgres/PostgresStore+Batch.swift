@@ -41,7 +41,7 @@ struct PostgresBatchReading: BatchPlanReading {
 
     func related(_ id: ObjectID, _ relationship: ModelRelationship) throws -> [ObjectID] {
         guard case .foreignKey = relationship.storage else {
-            return try store.relatedIDs(of: [id], relationship: relationship, in: session)[id] ?? []
+            return try store.relatedIDs(of: [id], relationship: relationship, in: session)[0]
         }
         let entity = try store.model.entity(named: id.entityName)
         guard let stored = try row(id), let index = entity.relationships.firstIndex(where: { $0.name == relationship.name }),

@@ -186,18 +186,18 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
     }
 
     public func relatedIDs(of id: ObjectID, relationship: ModelRelationship) throws -> [ObjectID] {
-        try relatedIDs(of: [id], relationship: relationship)[id] ?? []
+        try relatedIDs(of: [id], relationship: relationship)[0]
     }
 
-    public func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [ObjectID: [ObjectID]] {
+    public func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [[ObjectID]] {
         try relatedIDs(of: ids, relationship: relationship, in: nil)
     }
 
     /// The destinations of a to-many relationship for many owners, read on `session` when one is given (inside its
-    /// transaction), else on a connection of the pool.
-    func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship, in session: PostgresSession?) throws -> [ObjectID: [ObjectID]] {
+    /// transaction), else on a connection of the pool; one list per ID of `ids`, in the same order.
+    func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship, in session: PostgresSession?) throws -> [[ObjectID]] {
         let owners = ids.filter { !$0.isTemporaryID }
-        guard !owners.isEmpty else { return [:] }
+        guard !owners.isEmpty else { return Array(repeating: [], count: ids.count) }
         let destination = try model.entity(named: relationship.destinationEntityName)
         let destinationTable = sqlQuoted(destination.tableName)
         let id = sqlQuoted(StorageNames.rowID), entityColumn = sqlQuoted(StorageNames.rowEntity)
@@ -219,16 +219,13 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
         }
         var binds = PostgresBindings()
         binds.append(owners.map(\.rawKey))
-        let byKey = Dictionary(owners.map { ($0.rawKey, $0) }) { first, _ in first }
-        let read = { (session: PostgresSession) throws -> [ObjectID: [ObjectID]] in
-            // An owner asked twice is answered once.
-            var result: [ObjectID: [ObjectID]] = Dictionary(owners.map { ($0, []) }) { first, _ in first }
+        let read = { (session: PostgresSession) throws -> [[ObjectID]] in
+            var byOwner: [Int64: [ObjectID]] = [:]
             for row in try session.query(sql, binds) {
                 let (ownerKey, key, name) = try row.decode((Int64, Int64, String).self)
-                guard let owner = byKey[ownerKey] else { continue }
-                result[owner, default: []].append(ObjectID(entityName: name, rawKey: key))
+                byOwner[ownerKey, default: []].append(ObjectID(entityName: name, rawKey: key))
             }
-            return result
+            return ids.map { $0.isTemporaryID ? [] : byOwner[$0.rawKey] ?? [] }
         }
         if let session { return try read(session) }
         return try self.read(read)

@@ -23,7 +23,7 @@ final class GatedStore: PersistentStore {
     func fetch(_ request: StoreFetchRequest) throws -> [Snapshot] { try inner.fetch(request) }
     func fetchIDs(_ request: StoreFetchRequest) throws -> [ObjectID] { try inner.fetchIDs(request) }
     func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[String: AttributeValue]] { try inner.fetchDictionaries(request) }
-    func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [ObjectID: [ObjectID]] {
+    func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [[ObjectID]] {
         try inner.relatedIDs(of: ids, relationship: relationship)
     }
     func count(_ request: StoreFetchRequest) throws -> Int { try inner.count(request) }

@@ -299,8 +299,8 @@ extension ContextState {
                 let lists = try layeredRelatedIDs(of: owners.map(\.objectID), relationship: relationship)
                 let inverseSlot = movingInverse(of: group[0].entity, index)
                 readAhead.reserveCapacity(readAhead.count + owners.count)
-                for owner in owners {
-                    let stored = resolved(lists[owner.objectID] ?? [])
+                for (owner, list) in zip(owners, lists) {
+                    let stored = resolved(list)
                     readAhead[RuledKey(owner: owner.objectID, index: index)] = currentMembers(stored, of: owner, inverseSlot: inverseSlot)
                 }
             }

@@ -60,67 +60,58 @@ extension ContextState {
         return try layeredSnapshots(for: [id]).first
     }
 
-    /// To-many contents as this context sees them.
-    func currentRelatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [ObjectID: [ObjectID]] {
-        var result: [ObjectID: [ObjectID]] = [:]
+    /// To-many contents as this context sees them: one list per ID of `ids`, in the same order.
+    func currentRelatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [[ObjectID]] {
+        var result = [[ObjectID]](repeating: [], count: ids.count)
         var others: [ObjectID] = []
-        for id in ids {
+        var otherPositions: [Int] = []
+        for (position, id) in ids.enumerated() {
             if let object = registered[coordinator.resolve(id)], !object.isFaultStorage,
                let index = object.entity.relationshipIndex[relationship.name] {
-                result[id] = try loadedToMany(object, index).ids
+                result[position] = try loadedToMany(object, index).ids
             } else {
                 others.append(id)
+                otherPositions.append(position)
             }
         }
-        if !others.isEmpty { result.merge(try layeredRelatedIDs(of: others, relationship: relationship)) { own, _ in own } }
+        if !others.isEmpty {
+            for (position, list) in zip(otherPositions, try layeredRelatedIDs(of: others, relationship: relationship)) { result[position] = list }
+        }
         return result
     }
 
-    /// To-many contents from the layers, then below.
+    /// To-many contents from the layers, then below: one list per ID of `ids`, in the same order.
     ///
-    /// A prefetch asks this for every owner of a large fetch at once: below is asked by the IDs it knows, and the
-    /// answer is taken as it comes, with a table from the IDs asked to this context's own only for temporary IDs a
-    /// save made permanent since (each table of 200,000 IDs cost more than reading the join table).
-    func layeredRelatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [ObjectID: [ObjectID]] {
+    /// A prefetch asks this for every owner of a large fetch at once: below is asked by the IDs it knows (temporary
+    /// ones a save made permanent since, resolved), and its answer, by position, is taken as it comes when it
+    /// answered every owner.
+    func layeredRelatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [[ObjectID]] {
         let layers = self.layers
-        var result: [ObjectID: [ObjectID]] = [:]
+        var result = [[ObjectID]](repeating: [], count: ids.count)
         var asked: [ObjectID] = []
-        var askedAs: [ObjectID: ObjectID] = [:]
-        outer: for id in ids {
+        var askedPositions: [Int] = []
+        asked.reserveCapacity(ids.count)
+        askedPositions.reserveCapacity(ids.count)
+        outer: for (position, id) in ids.enumerated() {
             for layer in layers.reversed() {
                 if let contents = layer.index.toMany[id]?[relationship.name] {
-                    result[id] = contents
+                    result[position] = contents
                     continue outer
                 }
-                if layer.index.rows[id]?.inserted == true {
-                    result[id] = []
-                    continue outer
-                }
+                // Inserted in a layer: nothing below.
+                if layer.index.rows[id]?.inserted == true { continue outer }
             }
             let resolved = coordinator.resolve(id)
-            if resolved.isTemporaryID {
-                result[id] = []
-                continue
-            }
-            if resolved != id, askedAs[resolved] == nil { askedAs[resolved] = id }
+            if resolved.isTemporaryID { continue }
             asked.append(resolved)
+            askedPositions.append(position)
         }
         guard !asked.isEmpty else { return result }
         let hides = !deleted.isEmpty || layers.contains { !$0.index.deleted.isEmpty }
         let fromBelow = try below.relatedIDs(of: asked, relationship: relationship)
-        if result.isEmpty && askedAs.isEmpty && !hides {
-            // Below answered every owner, by the IDs asked: its answer is this one.
-            result = fromBelow
-        } else {
-            for (owner, list) in fromBelow {
-                let id = askedAs.isEmpty ? owner : askedAs[owner] ?? owner
-                result[id] = hides ? list.filter { !isHidden($0) } : list
-            }
-        }
-        // Owners with no destinations are absent from below's answer.
-        if result.count < ids.count {
-            for id in ids where result[id] == nil { result[id] = [] }
-        }
+        // Below answered every owner: its answer is this one.
+        if asked.count == ids.count && !hides { return fromBelow }
+        for (position, list) in zip(askedPositions, fromBelow) { result[position] = hides ? list.filter { !isHidden($0) } : list }
         return result
     }
 
@@ -256,7 +247,7 @@ struct SnapshotSource: IdentifiableSource {
                 guard let target = snapshot.toOne[slot] else { return .value(.null) }
                 return try state.evaluationSource(for: target).map { .object($0) } ?? .value(.null)
             }
-            let ids = try state.currentRelatedIDs(of: [snapshot.objectID], relationship: entity.relationships[index])[snapshot.objectID] ?? []
+            let ids = try state.currentRelatedIDs(of: [snapshot.objectID], relationship: entity.relationships[index])[0]
             return .collection(try ids.compactMap { try state.evaluationSource(for: $0).map { .object($0) } })
         } catch {
             throw .evaluation("\(error)")

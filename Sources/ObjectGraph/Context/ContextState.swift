@@ -305,7 +305,7 @@ final class ContextState {
         if object.isFaultStorage { try fulfill(object) }
         var ids: [ObjectID] = []
         if !object.isInserted {
-            ids = try layeredRelatedIDs(of: [object.objectID], relationship: object.entity.relationships[index])[object.objectID] ?? []
+            ids = try layeredRelatedIDs(of: [object.objectID], relationship: object.entity.relationships[index])[0]
         }
         return install(ids, asToMany: index, of: object, inverseSlot: movingInverse(of: object.entity, index))
     }
@@ -316,11 +316,10 @@ final class ContextState {
         let unloaded = owners.filter { $0.toMany[index] == nil }
         guard let first = unloaded.first else { return }
         let stored = unloaded.filter { !$0.isInserted }
-        let related = stored.isEmpty ? [:] : try layeredRelatedIDs(of: stored.map(\.objectID), relationship: first.entity.relationships[index])
+        let related = stored.isEmpty ? [] : try layeredRelatedIDs(of: stored.map(\.objectID), relationship: first.entity.relationships[index])
         let inverseSlot = movingInverse(of: first.entity, index)
-        for owner in unloaded {
-            install(owner.isInserted ? [] : related[owner.objectID] ?? [], asToMany: index, of: owner, inverseSlot: inverseSlot)
-        }
+        for (owner, ids) in zip(stored, related) { install(ids, asToMany: index, of: owner, inverseSlot: inverseSlot) }
+        for owner in unloaded where owner.isInserted { install([], asToMany: index, of: owner, inverseSlot: inverseSlot) }
     }
 
     /// Sets a to-many relationship's contents as read from below (`ids`, committed), less the members registered

@@ -4,7 +4,8 @@ protocol RowSource: Sendable {
     func snapshots(for ids: [ObjectID]) throws -> [Snapshot]
     func fetch(_ request: StoreFetchRequest) throws -> [Snapshot]
     func count(_ request: StoreFetchRequest) throws -> Int
-    func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [ObjectID: [ObjectID]]
+    /// One list per ID of `ids`, in the same order.
+    func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [[ObjectID]]
     func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[String: AttributeValue]]
     /// Hands a child's saved changes (its own layer last) to what lies below.
     func push(_ layers: [ChangeSet]) throws -> SaveResult
@@ -17,7 +18,7 @@ struct StoreSource: RowSource {
     func snapshots(for ids: [ObjectID]) throws -> [Snapshot] { try coordinator.store.snapshots(for: ids) }
     func fetch(_ request: StoreFetchRequest) throws -> [Snapshot] { try coordinator.store.fetch(request) }
     func count(_ request: StoreFetchRequest) throws -> Int { try coordinator.store.count(request) }
-    func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [ObjectID: [ObjectID]] {
+    func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [[ObjectID]] {
         try coordinator.store.relatedIDs(of: ids, relationship: relationship)
     }
     func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[String: AttributeValue]] {
@@ -48,7 +49,7 @@ struct ParentSource: RowSource {
     func count(_ request: StoreFetchRequest) throws -> Int {
         try parent.performAndWait { try $0.state.serveCount(request) }
     }
-    func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [ObjectID: [ObjectID]] {
+    func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [[ObjectID]] {
         try parent.performAndWait { try $0.state.currentRelatedIDs(of: ids, relationship: relationship) }
     }
     func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[String: AttributeValue]] {

@@ -93,11 +93,9 @@ public final class InMemoryStore: PersistentStore {
         return try related(id, relationship, in: contents)
     }
 
-    public func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [ObjectID: [ObjectID]] {
+    public func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [[ObjectID]] {
         let contents = self.contents.withLock { $0 }
-        var result: [ObjectID: [ObjectID]] = [:]
-        for id in ids { result[id] = try related(id, relationship, in: contents) }
-        return result
+        return try ids.map { try related($0, relationship, in: contents) }
     }
 
     func related(_ id: ObjectID, _ relationship: ModelRelationship, in contents: Contents) throws -> [ObjectID] {

@@ -87,8 +87,10 @@ public protocol PersistentStore: AnyObject, Sendable {
     func fetchIDs(_ request: StoreFetchRequest) throws -> [ObjectID]
     /// Rows of chosen properties and aggregates, grouped and filtered (dictionary results).
     func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[String: AttributeValue]]
-    /// The destinations of one to-many relationship for many owners at once (prefetching), by owner.
-    func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [ObjectID: [ObjectID]]
+    /// The destinations of one to-many relationship for many owners at once (prefetching): one list per ID of
+    /// `ids`, in the same order (empty for an owner with none, or not stored). By position, not by ID: a table of
+    /// 200,000 owners cost a prefetch more than reading its rows.
+    func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [[ObjectID]]
     /// The number of rows a request selects.
     func count(_ request: StoreFetchRequest) throws -> Int
     /// The destinations of a to-many relationship of the stored object `id`, in order when ordered.

@@ -303,29 +303,30 @@ extension SQLiteStore {
     }
 
     public func relatedIDs(of id: ObjectID, relationship: ModelRelationship) throws -> [ObjectID] {
-        try relatedIDs(of: [id], relationship: relationship)[id] ?? []
+        try relatedIDs(of: [id], relationship: relationship)[0]
     }
 
-    public func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [ObjectID: [ObjectID]] {
-        let owners = ids.filter { !$0.isTemporaryID }
-        guard !owners.isEmpty else { return [:] }
+    public func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [[ObjectID]] {
+        // A temporary ID has no rows: its list stays empty.
+        let stored = ids.indices.filter { !ids[$0].isTemporaryID }
+        guard let firstStored = stored.first else { return Array(repeating: [], count: ids.count) }
         let (destination, table) = try layout(for: relationship.destinationEntityName)
         let root = sqlQuoted(destination.tableName)
         // One statement needs no read transaction (SQLite reads it from one snapshot): faulting in one object's
         // relationship, which deleting many objects does once per object, takes a statement reader.
-        return try readStore(singleStatement: owners.count <= 500) { db in
-            var result: [ObjectID: [ObjectID]] = Dictionary(minimumCapacity: owners.count)
-            for start in stride(from: 0, to: owners.count, by: 500) {
-                let chunk = owners[start..<min(start + 500, owners.count)]
-                // Rows come in owner order, so they meet the owners, sorted, in one pass: no table by key.
-                let sorted = chunk.sorted { $0.rawKey < $1.rawKey }
+        return try readStore(singleStatement: stored.count <= 500) { db in
+            var result = [[ObjectID]](repeating: [], count: ids.count)
+            for start in stride(from: 0, to: stored.count, by: 500) {
+                // Rows come in owner order, so they meet the owners, sorted, in one pass, and each run of rows goes
+                // straight to its owner's place: no table by key (one of 200,000 owners cost more than the read).
+                let sorted = stored[start..<min(start + 500, stored.count)].sorted { ids[$0].rawKey < ids[$1].rawKey }
                 var nextOwner = 0
-                let keys = KeyChunk(sorted.map(\.rawKey))
+                let keys = KeyChunk(sorted.map { ids[$0].rawKey })
                 let owned = keys.condition(on:)
                 let sql: String
                 switch relationship.storage {
                 case .foreignKey(let column):
-                    let source = try model.entity(named: chunk.first!.entityName)
+                    let source = try model.entity(named: ids[firstStored].entityName)
                     sql = "SELECT s.\(RowColumn.id), d.\(RowColumn.id), d.\(RowColumn.entity) FROM \(sqlQuoted(source.tableName)) AS s JOIN \(root) AS d ON d.\(RowColumn.id) = s.\(sqlQuoted(column)) WHERE \(owned("s.\(RowColumn.id)")) ORDER BY s.\(RowColumn.id)"
                 case .inverseForeignKey(let column, let orderColumn):
                     sql = "SELECT \(sqlQuoted(column)), \(RowColumn.id), \(RowColumn.entity) FROM \(root) WHERE \(owned(sqlQuoted(column))) ORDER BY \(sqlQuoted(column)), \(orderColumn.map(sqlQuoted) ?? RowColumn.id), \(RowColumn.id)"
@@ -338,30 +339,34 @@ extension SQLiteStore {
                     sql = "SELECT j.\(mine), d.\(RowColumn.id), d.\(RowColumn.entity) FROM \(sqlQuoted(table)) AS j JOIN \(root) AS d ON d.\(RowColumn.id) = j.\(theirs) WHERE \(owned("j.\(mine)")) ORDER BY j.\(mine)\(order)"
                 }
                 let sortsRuns = !relationship.isOrdered
-                // Each owner's run of rows is gathered, then stored with one look-up, and its destinations' IDs
-                // are read as words (a prefetch of a to-many for 200,000 owners reads 400,000 rows here).
-                var run: (owner: ObjectID, ids: [ObjectID])?
+                // Each owner's run of rows is gathered, then stored once, and its destinations' IDs are read as
+                // words (a prefetch of a to-many for 200,000 owners reads 400,000 rows here).
+                var run: (owner: Int64, ids: [ObjectID])?
                 func storeRun() {
                     // Taken out of `run`, so the sort below sorts the only reference in place.
-                    guard case (let owner, var ids)? = run.take() else { return }
+                    guard case (let owner, var members)? = run.take() else { return }
                     // Already in key order from a join table's source side: then the sort only checks.
-                    if sortsRuns && ids.count > 1 { ids.sort { $0.rawKey < $1.rawKey } }
-                    result[owner, default: []] += ids
+                    if sortsRuns && members.count > 1 { members.sort { $0.rawKey < $1.rawKey } }
+                    // An owner asked for twice gets its list in both places.
+                    while nextOwner < sorted.count, ids[sorted[nextOwner]].rawKey == owner {
+                        result[sorted[nextOwner]] = members
+                        nextOwner += 1
+                    }
                 }
                 // A relationship's statement for one owner, a range, or a full chunk has the same text every time:
                 // kept prepared, since preparing it cost more than running it.
-                try step(db, sql, keys.arguments, cached: keys.isRange || chunk.count == 1 || chunk.count == 500) { row in
+                try step(db, sql, keys.arguments, cached: keys.isRange || sorted.count == 1 || sorted.count == 500) { row in
                     let key = sqlite3_column_int64(row, 0)
                     let entityName = table.single?.name ?? sqlite3_column_text(row, 2).map { String(cString: $0) } ?? ""
                     let id = ObjectID(entityName: entityName, rawKey: sqlite3_column_int64(row, 1))
-                    if run?.owner.rawKey == key {
+                    if run?.owner == key {
                         run!.ids.append(id)
                         return
                     }
                     storeRun()
-                    while nextOwner < sorted.count, sorted[nextOwner].rawKey < key { nextOwner += 1 }
-                    guard nextOwner < sorted.count, sorted[nextOwner].rawKey == key else { return }
-                    run = (sorted[nextOwner], [id])
+                    while nextOwner < sorted.count, ids[sorted[nextOwner]].rawKey < key { nextOwner += 1 }
+                    guard nextOwner < sorted.count, ids[sorted[nextOwner]].rawKey == key else { return }
+                    run = (key, [id])
                 }
                 storeRun()
             }
