@@ -45,6 +45,37 @@ import Testing
         }
     }
 
+    /// An object's table of loaded to-many contents answers as a dictionary by relationship index would, whatever
+    /// the order indexes are loaded and unloaded in.
+    @Test(arguments: [0 as UInt64, 1, 2])
+    func toManyTableAgreesWithADictionary(seed: UInt64) {
+        var random = SplitMix(state: seed)
+        var table = ToManyTable()
+        var dictionary: [Int: RelatedIDs] = [:]
+        for step in 0..<500 {
+            let index = Int.random(in: 0..<6, using: &random)
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0: (table[index], dictionary[index]) = (nil, nil)
+            case 1:
+                let contents = RelatedIDs([ObjectID(entityName: "Tag", rawKey: Int64(step))])
+                (table[index], dictionary[index]) = (contents, contents)
+            case 2:
+                table[index]?.append(ObjectID(entityName: "Tag", rawKey: -Int64(step)))
+                dictionary[index]?.append(ObjectID(entityName: "Tag", rawKey: -Int64(step)))
+            default:
+                // A copy changed apart leaves the original as it was.
+                var copy = table
+                copy[index] = RelatedIDs()
+                #expect(copy[index] == RelatedIDs())
+            }
+            #expect((0..<8).allSatisfy { table[$0] == dictionary[$0] }, "step \(step)")
+            #expect(table.isEmpty == dictionary.isEmpty)
+            #expect(table.keys == dictionary.keys.sorted())
+            #expect(table.values == dictionary.sorted { $0.key < $1.key }.map(\.value))
+            #expect(table.map(\.key) == table.keys && table.map(\.value) == table.values)
+        }
+    }
+
     /// Owners in any order, twice over, with and without destinations, through each kind of to-many storage: the
     /// inverse's foreign key (ordered and not) and a join table from either side.
     @Test(arguments: StoreKind.allCases)

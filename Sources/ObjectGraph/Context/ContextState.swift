@@ -331,8 +331,17 @@ final class ContextState {
         let current = currentMembers(ids, of: object, inverseSlot: inverseSlot)
         // Mostly the same list: then both share one storage.
         let contents = current.count == ids.count ? committed : RelatedIDs(current)
-        object.committedToMany[index] = committed
-        object.toMany[index] = contents
+        let extras = object.madeExtras()
+        if current.count == ids.count && extras.toMany.isEmpty && extras.committedToMany.isEmpty {
+            // The first relationship loaded, as committed: both tables share one, until either changes (a
+            // prefetch loads one for each of many objects, and each table is an allocation to make and free).
+            var table = ToManyTable()
+            table[index] = committed
+            (extras.committedToMany, extras.toMany) = (table, table)
+        } else {
+            extras.committedToMany[index] = committed
+            extras.toMany[index] = contents
+        }
         return contents
     }
 

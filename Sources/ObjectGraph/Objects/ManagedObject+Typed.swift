@@ -182,7 +182,11 @@ extension ManagedObject {
     /// ``_toOne(_:at:as:)``.
     @inlinable
     public func _toMany<T: ManagedObject>(_ key: String, at position: Int = -1, as type: T.Type = T.self) -> [T] {
-        _toManyObjects(key, at: position).compactMap { $0 as? T }
+        let objects = _toManyObjects(key, at: position)
+        // Destinations of exactly `T`, the usual case, are handed over as they are, without a second array and a
+        // dynamic cast per member; sound for the reason `ObjectContext.fetch(_:as:)` gives.
+        if objects.allSatisfy({ Swift.type(of: $0) == T.self }) { return unsafeBitCast(objects, to: [T].self) }
+        return objects.compactMap { $0 as? T }
     }
 
     /// The destinations of to-many relationship `key` for a typed getter: reported to Observation, trapping where

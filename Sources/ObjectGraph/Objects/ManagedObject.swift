@@ -133,8 +133,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         return made
     }
     /// Loaded to-many relationships, by relationship index.
-    var toMany: [Int: RelatedIDs] {
-        get { extras?.toMany ?? [:] }
+    var toMany: ToManyTable {
+        get { extras?.toMany ?? ToManyTable() }
         set {
             // Emptying what was never loaded makes no box.
             if newValue.isEmpty && extras == nil { return }
@@ -143,8 +143,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         _modify { yield &madeExtras().toMany }
     }
     /// To-many contents as last loaded or saved, by relationship index.
-    var committedToMany: [Int: RelatedIDs] {
-        get { extras?.committedToMany ?? [:] }
+    var committedToMany: ToManyTable {
+        get { extras?.committedToMany ?? ToManyTable() }
         set {
             if newValue.isEmpty && extras == nil { return }
             madeExtras().committedToMany = newValue

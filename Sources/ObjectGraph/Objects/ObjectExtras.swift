@@ -12,9 +12,9 @@
 /// first change, and each save's comparison and commit, reads or writes the box).
 final class ObjectExtras {
     /// Loaded to-many relationships, by relationship index.
-    @exclusivity(unchecked) var toMany: [Int: RelatedIDs] = [:]
+    @exclusivity(unchecked) var toMany = ToManyTable()
     /// To-many contents as last loaded or saved, by relationship index.
-    @exclusivity(unchecked) var committedToMany: [Int: RelatedIDs] = [:]
+    @exclusivity(unchecked) var committedToMany = ToManyTable()
     /// The committed row's attribute values while kept apart from the current ones.
     @exclusivity(unchecked) var committedAttributes = AttributeValues.empty
     /// The committed row's to-one destinations while kept apart from the current ones.

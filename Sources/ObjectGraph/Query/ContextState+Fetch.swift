@@ -304,7 +304,8 @@ extension ContextState {
         for path in paths {
             var level = objects
             for key in path.split(separator: ".").map(String.init) {
-                var next: [ObjectID] = []
+                // Gathered straight into a set: 200,000 books name their 100 tags 400,000 times.
+                var next = Set<ObjectID>()
                 // Mostly objects of one entity: grouping them by name hashed a string per object.
                 let groups = level.first.map { first in level.allSatisfy { $0.entity === first.entity } } ?? true
                     ? [level.first?.entity.name ?? "": level] : Dictionary(grouping: level, by: { $0.entity.name })
@@ -314,13 +315,13 @@ extension ContextState {
                         throw ObjectGraphError.invalidFetch(entity: entityName, reason: "cannot prefetch '\(path)': \(entityName) has no relationship '\(key)'")
                     }
                     if let slot = entity.toOneSlot[index] {
-                        next += group.compactMap { $0.toOne[slot] }
+                        for object in group { if let id = object.toOne[slot] { next.insert(id) } }
                         continue
                     }
                     try loadToMany(index, of: group)
-                    next += group.flatMap { $0.toMany[index]?.ids ?? [] }
+                    for object in group { for id in object.toMany[index]?.ids ?? [] { next.insert(id) } }
                 }
-                level = try materialize(Array(Set(next)))
+                level = try materialize(Array(next))
                 // Keep the values for objects nobody holds yet: reading the relationship later costs no store read.
                 for object in level where !object.hasChanges {
                     if let committed = object.committed { rowCache[object.objectID] = committed }
