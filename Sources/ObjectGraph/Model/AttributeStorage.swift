@@ -210,12 +210,17 @@ extension AttributeValues {
                 return
             }
             let slot = AttributeStorage.tagWordCount(count) + position
-            if AttributeStorage.tag(row, position) == .other {
-                storage.header.others[Int(row[slot])] = value
-            } else {
-                storage.header.others.append(value)
-                AttributeStorage.setTag(.other, row, position)
-                row[slot] = UInt64(storage.header.others.count - 1)
+            // Through the header's address: `header` itself is checked for exclusive access at run time, a seventh of
+            // reading rows with a string each. Sound for the reason `AttributeStorage.setAside(_:)` gives: this row's
+            // storage is not shared while it is written, and nothing else reads or writes its side list meanwhile.
+            storage.withUnsafeMutablePointerToHeader { header in
+                if AttributeStorage.tag(row, position) == .other {
+                    header.pointee.others[Int(row[slot])] = value
+                } else {
+                    header.pointee.others.append(value)
+                    AttributeStorage.setTag(.other, row, position)
+                    row[slot] = UInt64(header.pointee.others.count - 1)
+                }
             }
         }
 

@@ -29,7 +29,7 @@ struct RowReader {
     @inline(__always)
     private mutating func read(_ statement: OpaquePointer, entityName: String, columns: TableLayout.EntityColumns) -> Snapshot {
         // Integers and reals in numeric attributes (most of what rows hold) go straight from SQLite's column
-        // functions into the values' words; everything else goes through GRDB's value and ``SQLiteValueCoding``,
+        // functions into the values' words, and text into strings; everything else goes through GRDB's value and ``SQLiteValueCoding``,
         // which holds the rules for every other pairing. The reads are walked by index through a buffer, taken once
         // per row, rather than by an enumerated iterator over the array.
         let values = blocks.row(for: columns) { row in
@@ -49,6 +49,12 @@ struct RowReader {
                     case (SQLITE_NULL, _): row.setNull(at: index)
                     case (SQLITE_INTEGER, .integer): row.setInt(sqlite3_value_int64(cell), at: index)
                     case (SQLITE_FLOAT, .real): row.setDouble(sqlite3_value_double(cell), at: index)
+                    case (SQLITE_TEXT, .text):
+                        // Read by its length, the text then its length as SQLite asks: no scan for its end, and
+                        // no database value made first.
+                        let text = sqlite3_value_text(cell)
+                        let length = Int(sqlite3_value_bytes(cell))
+                        row.set(.string(text.map { String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self) } ?? ""), at: index)
                     default:
                         let value = DatabaseValue(sqliteStatement: statement, index: read.position)
                         row.set(SQLiteValueCoding.decode(value, as: columns.attributeTypes[index]), at: index)

@@ -39,7 +39,7 @@ package final class TableLayout: Sendable {
         /// How many attributes' values never fit a word (strings, data…): rows with none share blocks of storage
         /// (`AttributeValues.RowAllocator`), others make room for that many values aside.
         let wordlessCount: Int
-        /// How each attribute is read: its column's position, and whether SQLite's integer or real column function
+        /// How each attribute is read: its column's position, and whether SQLite's integer, real or text value function
         /// reads it (the common cases, decided once here rather than by matching the attribute type per value).
         let reads: [ColumnRead]
 
@@ -51,7 +51,7 @@ package final class TableLayout: Sendable {
         package let defaults: AttributeValues
 
         struct ColumnRead {
-            enum Kind: UInt8 { case integer, real, other, transient }
+            enum Kind: UInt8 { case integer, real, text, other, transient }
             let position: Int32
             let kind: Kind
         }
@@ -74,6 +74,7 @@ package final class TableLayout: Sendable {
                 switch type {
                 case .int16, .int32, .int64: return ColumnRead(position: Int32(position), kind: .integer)
                 case .double, .float: return ColumnRead(position: Int32(position), kind: .real)
+                case .string: return ColumnRead(position: Int32(position), kind: .text)
                 default: return ColumnRead(position: Int32(position), kind: .other)
                 }
             }
