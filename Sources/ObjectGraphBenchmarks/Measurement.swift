@@ -29,15 +29,23 @@ package enum Measure {
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
-    /// The wall time and the process's CPU time `body` took.
+    /// Writes the files' dirty pages back before a run is timed, so that no contender pays for the writing back of
+    /// the files the contenders before it wrote.
+    package static func settle() {
+        sync()
+    }
+
+    /// The wall time and the process's CPU time `body` took, starting from settled files (see ``settle()``).
     package static func timed(_ body: () throws -> Void) rethrows -> Sample {
+        settle()
         let cpu = cpuSeconds()
         let wall = try seconds(body)
         return Sample(wall: wall, cpu: cpuSeconds() - cpu)
     }
 
-    /// The wall time and the process's CPU time `body` took.
+    /// The wall time and the process's CPU time `body` took, starting from settled files (see ``settle()``).
     package static func timed(_ body: () async throws -> Void) async rethrows -> Sample {
+        settle()
         let cpu = cpuSeconds()
         let wall = try await seconds(body)
         return Sample(wall: wall, cpu: cpuSeconds() - cpu)
