@@ -40,11 +40,10 @@ extension BenchmarkSuite {
             let context = ObjectContext(coordinator: coordinator, name: "bench")
             var taken: [GraphWalk: Samples] = [:]
             for walk in GraphWalk.allCases where selected("W11") {
+                let (sample, walked) = try await Measure.timed(on: context) { ctx in try Self.walk(walk, in: ctx) }
+                taken[walk, default: Samples()].add(sample, for: "ObjectGraph")
+                try check(walked, expectedSum(walk), "ObjectGraph (\(walk.rawValue))")
                 var sum: Int64 = 0
-                taken[walk, default: Samples()].add(try await Measure.timed {
-                    sum = try await context.perform { ctx in try Self.walk(walk, in: ctx) }
-                }, for: "ObjectGraph")
-                try check(sum, expectedSum(walk), "ObjectGraph (\(walk.rawValue))")
                 let raw = try RawSQLite(path: template, fair: true)
                 taken[walk, default: Samples()].add(try Measure.timed { sum = try raw.walk(walk) }, for: "raw")
                 raw.close()
@@ -62,12 +61,10 @@ extension BenchmarkSuite {
             if selected("W12") {
             let graphCopy = try copyOf(template, "w12-graph")
             let updateContext = ObjectContext(coordinator: try PersistentStoreCoordinator(model: Self.graphModel, storeURL: URL(fileURLWithPath: graphCopy)))
-            let updated = try await Measure.timed {
-                try await updateContext.perform { ctx in
-                    for book in try ctx.fetch(try FetchRequest(entityName: "Book", format: "serial < %d", changes), as: Book.self) { book.pages += 1 }
-                    try ctx.save()
-                    ctx.reset()
-                }
+            let (updated, _) = try await Measure.timed(on: updateContext) { ctx in
+                for book in try ctx.fetch(try FetchRequest(entityName: "Book", format: "serial < %d", changes), as: Book.self) { book.pages += 1 }
+                try ctx.save()
+                ctx.reset()
             }
             try checkPages(graphCopy, expected: expected.pages + Int64(changes), who: "ObjectGraph")
             let rawCopy = try copyOf(template, "w12-raw")
@@ -84,12 +81,10 @@ extension BenchmarkSuite {
 
             let deleteCopy = try copyOf(template, "w13-graph")
             let deleteContext = ObjectContext(coordinator: try PersistentStoreCoordinator(model: Self.graphModel, storeURL: URL(fileURLWithPath: deleteCopy)))
-            let deleted = try await Measure.timed {
-                try await deleteContext.perform { ctx in
-                    for book in try ctx.fetch(try FetchRequest(entityName: "Book", format: "serial < %d", changes), as: Book.self) { try ctx.delete(book) }
-                    try ctx.save()
-                    ctx.reset()
-                }
+            let (deleted, _) = try await Measure.timed(on: deleteContext) { ctx in
+                for book in try ctx.fetch(try FetchRequest(entityName: "Book", format: "serial < %d", changes), as: Book.self) { try ctx.delete(book) }
+                try ctx.save()
+                ctx.reset()
             }
             try checkRemaining(deleteCopy, books: options.graphBooks - changes, who: "ObjectGraph")
             let rawDeleteCopy = try copyOf(template, "w13-raw")

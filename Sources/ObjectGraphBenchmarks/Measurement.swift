@@ -1,4 +1,5 @@
 import Foundation
+import ObjectGraph
 
 /// Wall-clock timing and resident memory, as the report needs them.
 package enum Measure {
@@ -35,12 +36,13 @@ package enum Measure {
         sync()
     }
 
-    /// The wall time and the process's CPU time `body` took, starting from settled files (see ``settle()``).
+    /// The wall time and the process's CPU time `body` took, starting from settled files (see ``settle()``), and
+    /// the calling thread's CPU time, where `body` runs.
     package static func timed(_ body: () throws -> Void) rethrows -> Sample {
         settle()
-        let cpu = cpuSeconds()
+        let (cpu, thread) = (cpuSeconds(), threadCPUSeconds())
         let wall = try seconds(body)
-        return Sample(wall: wall, cpu: cpuSeconds() - cpu)
+        return Sample(wall: wall, cpu: cpuSeconds() - cpu, workThreadCPU: threadCPUSeconds() - thread)
     }
 
     /// The wall time and the process's CPU time `body` took, starting from settled files (see ``settle()``).
@@ -49,6 +51,23 @@ package enum Measure {
         let cpu = cpuSeconds()
         let wall = try await seconds(body)
         return Sample(wall: wall, cpu: cpuSeconds() - cpu)
+    }
+
+    /// ``timed(_:)-(()->Void)`` of `body` run on `context`'s queue, with the CPU time of the thread it ran on there: the
+    /// rest of the process's is other threads' (a large fetch reads ahead on one).
+    package static func timed<T: Sendable>(
+        on context: ObjectContext, _ body: @Sendable (isolated ObjectContext) throws -> T
+    ) async throws -> (Sample, T) {
+        var result: (value: T, threadCPU: Double)?
+        var sample = try await timed {
+            result = try await context.perform { ctx in
+                let start = threadCPUSeconds()
+                let value = try body(ctx)
+                return (value, threadCPUSeconds() - start)
+            }
+        }
+        sample.workThreadCPU = result!.threadCPU
+        return (sample, result!.value)
     }
 
     package static func median(_ values: [Double]) -> Double {
@@ -76,6 +95,12 @@ package enum Measure {
 package struct Sample: Sendable {
     package var wall: Double
     package var cpu: Double
+    /// The CPU time of the thread the work was handed to (the caller's, or a context's queue), where known.
+    package var workThreadCPU: Double?
+
+    package init(wall: Double, cpu: Double, workThreadCPU: Double? = nil) {
+        (self.wall, self.cpu, self.workThreadCPU) = (wall, cpu, workThreadCPU)
+    }
 }
 
 /// Each contender's samples of one measure.
@@ -90,6 +115,12 @@ package struct Samples: Sendable {
     package var wall: [String: Double] { byContender.mapValues { Measure.median($0.map(\.wall)) } }
     /// Each contender's median CPU time.
     package var cpu: [String: Double] { byContender.mapValues { Measure.median($0.map(\.cpu)) } }
+    /// `contender`'s median CPU time on the thread its work ran on, and on the process's other threads; nil unless
+    /// every sample knows its work thread's.
+    package func threadSplit(of contender: String) -> (work: Double, others: Double)? {
+        guard let samples = byContender[contender], !samples.isEmpty, samples.allSatisfy({ $0.workThreadCPU != nil }) else { return nil }
+        return (Measure.median(samples.map { $0.workThreadCPU! }), Measure.median(samples.map { max(0, $0.cpu - $0.workThreadCPU!) }))
+    }
 
     package static func + (a: Samples, b: Samples) -> Samples {
         Samples(byContender: a.byContender.merging(b.byContender, uniquingKeysWith: +))

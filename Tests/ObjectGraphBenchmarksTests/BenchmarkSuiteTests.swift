@@ -33,6 +33,24 @@ import Testing
         }
     }
 
+    /// A CPU row splits ObjectGraph's CPU time by thread, medians of its samples: the context's thread the work ran
+    /// on, and the others (a fetch reading ahead); no split when a sample does not know its thread's time.
+    @Test func theCPURowSplitsObjectGraphsTimeByThread() {
+        var samples = Samples()
+        samples.add(Sample(wall: 1, cpu: 0.5, workThreadCPU: 0.5), for: "raw")
+        for (cpu, thread) in [(1.5, 1.0), (1.7, 1.1), (1.4, 0.9)] {
+            samples.add(Sample(wall: 1, cpu: cpu, workThreadCPU: thread), for: "ObjectGraph")
+        }
+        let split = samples.threadSplit(of: "ObjectGraph")
+        #expect(split?.work == 1.0 && split?.others == 0.5)
+        let rows = BenchmarkReport.Row.wallAndCPU("W", samples, cpuNote: "every thread")
+        #expect(rows[0].note == "")
+        #expect(rows[1].note == "every thread; ObjectGraph: 1.00 s on its context's thread, 0.500 s on others")
+        samples.add(Sample(wall: 1, cpu: 1.6), for: "ObjectGraph")
+        #expect(samples.threadSplit(of: "ObjectGraph") == nil)
+        #expect(BenchmarkReport.Row.wallAndCPU("W", samples, cpuNote: "every thread")[1].note == "every thread")
+    }
+
     /// The verdicts the report prints are computed from the values: each kind of target at its boundary.
     @Test func targetsAreJudgedFromTheRunsValues() {
         func row(_ name: String, raw: Double?, graph: Double, _ target: BenchmarkTarget) -> BenchmarkReport.Row {
