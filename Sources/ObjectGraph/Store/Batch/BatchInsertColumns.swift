@@ -79,26 +79,51 @@ struct BatchInsertColumns {
     /// Puts row `index`'s values in `values`, in attribute order: the defaults, with `given` (by key position; nil
     /// keeps the default) checked and put in place. `values` is reused from row to row, so a row allocates nothing.
     func fill(_ values: inout [AttributeValue], from given: some Collection<AttributeValue?>, index: Int) throws {
-        if values.count != defaults.count {
-            values = defaults
-        } else {
-            for position in ungiven { values[position] = defaults[position] }
-        }
+        startRow(&values)
         for (position, value) in zip(positions, given) {
             guard let value else {
                 values[position] = defaults[position]
                 continue
             }
-            let coerced = types[position].coerce(value)
-            guard types[position].accepts(coerced), coerced != .null || optional[position] else {
-                // The slow path names the row, the key and both types.
-                _ = try Self.checked(value, attribute: position, of: entity, row: index)
-                continue
-            }
-            values[position] = coerced
+            try place(value, at: position, in: &values, row: index)
         }
+        try checkRequired(values, row: index)
+    }
+
+    /// ``fill(_:from:index:)`` for a row a request's closure filled, which holds a value for every key (its default
+    /// where the closure set none): nothing is wrapped as an optional first (a tenth of the time of inserting a million
+    /// rows).
+    func fill(_ values: inout [AttributeValue], fromFilled given: [AttributeValue], index: Int) throws {
+        startRow(&values)
+        for (position, value) in zip(positions, given) { try place(value, at: position, in: &values, row: index) }
+        try checkRequired(values, row: index)
+    }
+
+    /// Puts the defaults of the attributes the keys leave out in `values` (all of them the first time).
+    @inline(__always)
+    private func startRow(_ values: inout [AttributeValue]) {
+        if values.count != defaults.count {
+            values = defaults
+        } else {
+            for position in ungiven { values[position] = defaults[position] }
+        }
+    }
+
+    /// Puts `value` in attribute `position`'s place, checked and converted; the slow path names the row, the key and
+    /// both types.
+    @inline(__always)
+    private func place(_ value: AttributeValue, at position: Int, in values: inout [AttributeValue], row: Int) throws {
+        let coerced = types[position].coerce(value)
+        guard types[position].accepts(coerced), coerced != .null || optional[position] else {
+            _ = try Self.checked(value, attribute: position, of: entity, row: row)
+            return
+        }
+        values[position] = coerced
+    }
+
+    private func checkRequired(_ values: [AttributeValue], row: Int) throws {
         for position in required where values[position] == .null {
-            _ = try Self.checked(.null, attribute: position, of: entity, row: index)
+            _ = try Self.checked(.null, attribute: position, of: entity, row: row)
         }
     }
 
@@ -122,7 +147,7 @@ struct BatchInsertColumns {
                 if let key = draft.unknownKey {
                     throw ObjectGraphError.invalidBatchRequest(entity: entity.name, reason: "row \(draft.index): '\(key)' is not one of the request's keys \(request.keys)")
                 }
-                try self.fill(&values, from: draft.values.lazy.map { Optional($0) }, index: draft.index)
+                try self.fill(&values, fromFilled: draft.values, index: draft.index)
                 try body(draft.index, values)
                 draft.index += 1
             }
