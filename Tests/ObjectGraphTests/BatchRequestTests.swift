@@ -138,6 +138,25 @@ import Testing
             (BatchInsertRequest(entityName: "Book", objects: [["pages": .int(3)]]), "'title' is not optional"),
             (BatchInsertRequest(entityName: "Book", objects: [["title": .string("A"), "pages": .int(3_000_000_000)]]), "'pages' takes a value of type int32"),
             (BatchInsertRequest(entityName: "Media", objects: [["title": .string("A")]]), "abstract"),
+            // Rows a closure fills are checked as rows given as values are, each named by its number.
+            (BatchInsertRequest(entityName: "Book", keys: ["title", "pages"]) { row in
+                guard row.index < 5 else { return false }
+                row[0] = .string("Book \(row.index)")
+                row[1] = row.index == 3 ? .string("many") : .int(1)
+                return true
+            }, "row 3: 'pages' takes a value of type int32"),
+            (BatchInsertRequest(entityName: "Book", keys: ["title", "pages"]) { row in
+                guard row.index < 5 else { return false }
+                if row.index < 2 { row[0] = .string("Book \(row.index)") }
+                row[1] = .int(1)
+                return true
+            }, "row 2: 'title' is not optional"),
+            (BatchInsertRequest(entityName: "Book", keys: ["title", "pages"]) { row in
+                guard row.index < 5 else { return false }
+                row[0] = .string("Book \(row.index)")
+                row[1] = .int(row.index == 4 ? 3_000_000_000 : 1)
+                return true
+            }, "row 4: 'pages' takes a value of type int32"),
         ]
         for (request, expected) in cases { Self.expectRefusal(expected) { try coordinator.execute(request) } }
         #expect(try await Self.titles(coordinator).isEmpty)
