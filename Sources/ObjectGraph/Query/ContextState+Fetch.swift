@@ -73,7 +73,7 @@ extension ContextState {
         guard model.hasTransientAttributes else { return }
         let entity = try entity(named: request.entityName)
         var paths = request.sortKeys.map(\.keyPath) + request.propertiesToFetch.map(\.keyPath)
-        _ = try request.predicate?.mappingKeyPaths { path in
+        _ = request.predicate?.mappingKeyPaths { path in
             paths.append(path)
             return path
         }
