@@ -160,7 +160,7 @@ extension AttributeValue {
             case 2: await root.perform { ctx in Items.saveOrRollBack(ctx) }
             case 3: try await child.perform { ctx in try Items.edit(ctx, step); Items.saveOrRollBack(ctx) }
             case 4: try await sibling.perform { ctx in try Items.edit(ctx, step); Items.saveOrRollBack(ctx) }
-            case 5: try await root.perform { ctx in ctx.rollback() }
+            case 5: await root.perform { ctx in ctx.rollback() }
             default: try await child.perform { ctx in try Items.edit(ctx, step) }
             }
             // Merges and processing are queued on C: a job behind them sees them done, and the controller holds a

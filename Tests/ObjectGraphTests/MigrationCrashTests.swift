@@ -96,7 +96,7 @@ import Testing
             (try String.fetchAll(db, sql: "PRAGMA integrity_check"),
              try String.fetchOne(db, sql: #"SELECT value FROM "objectgraph.metadata" WHERE key = 'model_hash'"#))
         }
-        try await queue.close()
+        try queue.close()
         #expect(integrity == ["ok"])
         let isNew = hash == v2.versionHash
         #expect(isNew || hash == v1.versionHash, "an unknown model hash \(hash ?? "none")")

@@ -21,7 +21,9 @@ import Testing
         switch kind {
         case .sqlite: return try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL, options: StoreOptions(recordsHistory: true))
         case .memory: return PersistentStoreCoordinator.inMemory(model: model, recordsHistory: true)
-        default: return try kind.coordinator(model, folder)
+        #if canImport(ObjectGraphPostgres)
+        case .postgres: return try kind.coordinator(model, folder)
+        #endif
         }
     }
 
