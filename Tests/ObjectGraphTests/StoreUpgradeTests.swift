@@ -108,7 +108,7 @@ import Testing
             try db.execute(sql: "UPDATE Chapter SET book_id = 999 WHERE heading = 'One'")
             _ = try db.checkpoint(.truncate)
         }
-        try await queue.close()
+        try queue.close()
         let before = try Data(contentsOf: url)
         #expect {
             try PersistentStoreCoordinator(model: try Model(entities: Self.entities), storeURL: url)
