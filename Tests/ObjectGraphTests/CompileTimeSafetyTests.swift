@@ -17,19 +17,50 @@ import Testing
         try source.write(to: file, atomically: true, encoding: .utf8)
         let build = buildFolder
         let checkouts = build.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("checkouts")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["swiftc", "-typecheck", "-swift-version", "6",
-                             "-I", build.appendingPathComponent("Modules").path,
-                             "-I", checkouts.appendingPathComponent("GRDB.swift/Sources/GRDBSQLite").path,
-                             file.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus == 0, output)
+        return try run(["swiftc", "-typecheck", "-swift-version", "6",
+                        "-I", build.appendingPathComponent("Modules").path,
+                        "-I", checkouts.appendingPathComponent("GRDB.swift/Sources/GRDBSQLite").path,
+                        file.path])
+    }
+
+    /// Runs `arguments` (found on the path) with its output and errors gathered in one pipe, and waits for it.
+    ///
+    /// Spawned with `posix_spawnp` rather than Foundation's `Process`: on Linux, `Process.run()` crashed now and then
+    /// (a bad pointer in `memcpy` while it set the child up) when exit tests spawned their own children at the same
+    /// moment on other threads.
+    static func run(_ arguments: [String]) throws -> (succeeded: Bool, output: String) {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw SpawnError(arguments: arguments, code: errno) }
+        // Not inherited by children other threads spawn meanwhile: one holding the writing end would keep the read
+        // below waiting until it exits. (The child's copies on 1 and 2, made by `dup2`, stay open across its exec.)
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 2)
+        posix_spawn_file_actions_addclose(&actions, fds[0])
+        posix_spawn_file_actions_addclose(&actions, fds[1])
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        var child = pid_t()
+        let code = posix_spawnp(&child, arguments[0], &actions, nil, &argv, environ)
+        close(fds[1])
+        guard code == 0 else {
+            close(fds[0])
+            throw SpawnError(arguments: arguments, code: code)
+        }
+        let output = String(decoding: FileHandle(fileDescriptor: fds[0], closeOnDealloc: true).readDataToEndOfFile(), as: UTF8.self)
+        var status: Int32 = 0
+        while waitpid(child, &status, 0) == -1 && errno == EINTR {}
+        // Exited (low seven bits zero) with status 0.
+        return (status & 0x7f == 0 && (status >> 8) & 0xff == 0, output)
+    }
+
+    struct SpawnError: Error, CustomStringConvertible {
+        let arguments: [String]
+        let code: Int32
+        var description: String { "could not run \(arguments.joined(separator: " ")): \(String(cString: strerror(code)))" }
     }
 
     static let cases: [(name: String, wrong: String, diagnostic: String, right: String)] = [
