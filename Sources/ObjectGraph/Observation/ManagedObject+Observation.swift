@@ -26,7 +26,16 @@ extension ManagedObject {
     /// main-queue context.
     @inline(__always)
     func observedAccess(_ index: Int) {
-        guard let state, state.tracksReads, index >= 0, index < entity.observationKeyPaths.count else { return }
+        guard let state, state.tracksReads else { return }
+        reportAccess(index)
+    }
+
+    /// The report itself, kept out of the accessors it would be inlined into: the registrar's size is known only
+    /// at run time, so a function that holds one asks for its type's metadata on every call, which was a fifth of
+    /// reading an integer attribute on a private queue, where nothing is reported.
+    @inline(never)
+    private func reportAccess(_ index: Int) {
+        guard index >= 0, index < entity.observationKeyPaths.count else { return }
         if observationRegistrar == nil { observationRegistrar = ObservationRegistrarBox() }
         observationRegistrar.unsafelyUnwrapped.registrar.access(self, keyPath: entity.observationKeyPaths[index])
     }
