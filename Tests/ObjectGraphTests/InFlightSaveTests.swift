@@ -152,4 +152,28 @@ final class GatedStore: PersistentStore {
         board.clear()
         #expect(try isStale(view.serve(byAttribute, store: coordinator.store, board: board)))
     }
+
+    /// The board keeps the view before the current one, and frees the one before that on its release queue, never
+    /// on the publishing thread: a root publishes while a child's save waits for its queue.
+    @Test func aRetiredViewIsFreedOnTheReleaseQueueNotByThePublisher() throws {
+        let coordinator = PersistentStoreCoordinator.inMemory(model: try Fixtures.model())
+        let releaseQueue = DispatchQueue(label: "in-flight release")
+        let board = InFlightBoard(releasingOn: releaseQueue)
+        weak var first: InFlightSave?
+        do {
+            let view = InFlightSave(layers: [], coordinator: coordinator)
+            first = view
+            board.publish(view)
+        }
+        board.publish(InFlightSave(layers: [], coordinator: coordinator))
+        // Still the previous view: a reader may have taken it just before it was replaced.
+        #expect(first != nil)
+        releaseQueue.suspend()
+        board.publish(InFlightSave(layers: [], coordinator: coordinator))
+        // Retired, but freed only when the release queue runs.
+        #expect(first != nil)
+        releaseQueue.resume()
+        releaseQueue.sync {}
+        #expect(first == nil)
+    }
 }
