@@ -11,7 +11,7 @@ public struct ChangeSetIndex: Sendable {
     var toMany: [ObjectID: [String: [ObjectID]]] = [:]
     /// Inserted and updated rows by attribute value, per `Entity.attribute`, for `attribute == value` fetches over a
     /// pending layer; nil until ``ChangeSet/buildEqualityIndexes(model:)`` (only sets that become layers need it).
-    var equality: [String: [EqualityKey: [ObjectID]]]?
+    var equality: [String: EqualityIndex]?
     /// Whether ``ChangeSet/buildIndex()`` filled the tables. A root context indexes its own change set only for
     /// whoever hears its did-save (nothing else reads it), so lookups also answer from an unindexed set.
     var isBuilt = false
@@ -83,23 +83,50 @@ extension ChangeSet {
     /// Builds the equality indexes of ``index``; call it on the queue that made the change set, before handing it
     /// to a parent, so readers of the parent's layers never build them.
     mutating func buildEqualityIndexes(model: Model) {
-        var equality: [String: [EqualityKey: [ObjectID]]] = [:]
-        var names: [String: [(position: Int, name: String)]] = [:]
-        func add(_ row: Row) {
-            if names[row.objectID.entityName] == nil {
-                let entity = model.entityIfPresent(row.objectID.entityName)
-                names[row.objectID.entityName] = entity.map { entity in
+        let rowCount = inserted.count + updated.count
+        // Rows come in runs of one entity: a run's indexes are taken out of the table once, filled row by row, and
+        // put back, so an index is looked up by its name once per run rather than once per value.
+        var equality: [String: EqualityIndex] = [:]
+        var attributes: [String: [(position: Int, name: String)]] = [:]
+        func indexRun(_ entityName: String, _ rows: Range<Int>) {
+            if attributes[entityName] == nil {
+                attributes[entityName] = model.entityIfPresent(entityName).map { entity in
                     entity.attributes.indices.filter { EqualityKey.isIndexable(entity.attributes[$0].type) }
                         .map { ($0, entity.name + "." + entity.attributes[$0].name) }
                 } ?? []
             }
-            for (position, name) in names[row.objectID.entityName]! {
-                if let key = EqualityKey(row.values[position]) { equality[name, default: [:]][key, default: []].append(row.objectID) }
+            let indexed = attributes[entityName]!
+            guard !indexed.isEmpty else { return }
+            var indexes = indexed.map { equality.removeValue(forKey: $0.name) ?? EqualityIndex(rowCount: rowCount) }
+            for slot in indexes.indices { indexes[slot].reserveCapacity(rows.count) }
+            for position in rows {
+                // The values alone: a copy of the whole row retained everything it holds.
+                let values = position < inserted.count ? inserted[position].values : updated[position - inserted.count].values
+                for slot in indexed.indices {
+                    if let key = EqualityKey(values[indexed[slot].position]) { indexes[slot].add(key, at: position) }
+                }
             }
+            for slot in indexed.indices { equality[indexed[slot].name] = indexes[slot] }
         }
-        for row in inserted { add(row) }
-        for row in updated { add(row) }
+        var runStart = 0
+        for position in 0...rowCount {
+            guard position == rowCount || entityName(atPosition: position) != entityName(atPosition: runStart) else { continue }
+            if position > runStart { indexRun(entityName(atPosition: runStart), runStart..<position) }
+            runStart = position
+        }
         index.equality = equality
+    }
+
+    /// The entity of the row at `position` among the inserted, then the updated rows.
+    private func entityName(atPosition position: Int) -> String {
+        position < inserted.count ? inserted[position].objectID.entityName : updated[position - inserted.count].objectID.entityName
+    }
+
+    /// The IDs of the inserted and updated rows whose attribute `name` (`Entity.attribute`) holds `key`, in the set's
+    /// order; nil when that attribute is not indexed.
+    func equalityMatches(_ name: String, _ key: EqualityKey) -> [ObjectID]? {
+        guard let index = index.equality?[name] else { return nil }
+        return index.positions(of: key).map { $0 < inserted.count ? inserted[$0].objectID : updated[$0 - inserted.count].objectID }
     }
 
     /// `layers` (oldest first) as one indexed change set, later changes winning; a later layer cannot bring back
