@@ -206,6 +206,24 @@ func waitFor<T: Sendable>(_ start: (@escaping @MainActor (T) -> Void) -> Void) a
         #expect(results[0][0] == "11")
     }
 
+    /// A context that merges other contexts' saves goes when nothing else holds it, and stops hearing them: the
+    /// sibling layout makes one such context per background call, and each one left behind would merge every later
+    /// save.
+    @Test func aMergingContextIsFreedWhenNothingHoldsIt() throws {
+        let coordinator = PersistentStoreCoordinator.inMemory(model: Self.model)
+        let hub = coordinator.hub
+        let before = hub.subscriberCount
+        weak var released: ObjectContext?
+        do {
+            let context = ObjectContext(coordinator: coordinator, name: "worker")
+            context.performAndWait { ctx in ctx.automaticallyMergesChangesFromParent = true }
+            #expect(hub.subscriberCount == before + 1)
+            released = context
+        }
+        #expect(released == nil)
+        #expect(hub.subscriberCount == before)
+    }
+
     @Test func aStackIsRegisteredOnceAndTheHelpersUseIt() async throws {
         let folder = try TemporaryFolder()
         let previous = DataStack.shared

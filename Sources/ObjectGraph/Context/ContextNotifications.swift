@@ -97,6 +97,9 @@ final class NotificationHub: Sendable {
         return kind == .didSave && forward?.hasSubscribers(for: kind) == true
     }
 
+    /// How many callbacks are registered here.
+    var subscriberCount: Int { subscribers.withLock { $0.callbacks.count } }
+
     func remove(_ token: Int) {
         _ = subscribers.withLock { $0.callbacks.removeValue(forKey: token) }
     }

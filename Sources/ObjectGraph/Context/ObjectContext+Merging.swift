@@ -50,8 +50,10 @@ extension ObjectContext {
             let me = ObjectIdentifier(state)
             let target = self
             let isChild = parent != nil
-            let token = source.add(nil) { notification in
-                guard notification.sender != me else { return }
+            // Held weakly: the hub lives as long as the coordinator (or the parent), and a context it held would
+            // never go, merging every later save (the sibling layout makes a context per background call).
+            let token = source.add(nil) { [weak target] notification in
+                guard let target, notification.sender != me else { return }
                 // Roots merge other roots' saves; children merge their parent's saves and children's arrivals.
                 let wanted = isChild ? (notification.kind == .didSave || notification.isChildSaveArrival || notification.isStoreChange)
                     : (notification.kind == .didSave && notification.isRootSave)

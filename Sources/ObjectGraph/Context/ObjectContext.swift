@@ -92,6 +92,9 @@ public actor ObjectContext {
     /// would otherwise keep it and them alive in a cycle. An object the app still holds throws "its context was
     /// deallocated" from then on. It runs at once, so the store closes when the last context on it goes.
     deinit {
+        // The hubs' callbacks hold this context weakly; they go with it.
+        mergeToken?.remove()
+        remoteMergeToken?.remove()
         switch executor {
         case .queue:
             // Nothing can be running on a private queue for this context: every job and `performAndWait` holds the
