@@ -68,13 +68,12 @@ extension BenchmarkSuite {
                 let url = URL(fileURLWithPath: try freshPath("w10-\(recordsHistory)"))
                 let coordinator = try PersistentStoreCoordinator(model: Self.model, storeURL: url, options: StoreOptions(recordsHistory: recordsHistory))
                 let context = ObjectContext(coordinator: coordinator, name: "bench")
-                samples.add(try await Measure.timed {
-                    try await context.perform { ctx in
-                        for row in 0..<count { try ctx.insert(Item.self).fill(row) }
-                        try ctx.save()
-                        ctx.reset()
-                    }
-                }, for: recordsHistory ? "ObjectGraph" : "raw")
+                let (sample, _) = try await Measure.timed(on: context) { ctx in
+                    for row in 0..<count { try ctx.insert(Item.self).fill(row) }
+                    try ctx.save()
+                    ctx.reset()
+                }
+                samples.add(sample, for: recordsHistory ? "ObjectGraph" : "raw")
                 if recordsHistory, try coordinator.history(after: nil).first?.insertedObjectIDs.count != count {
                     throw BenchmarkError("W10: the history does not list the \(count) inserts")
                 }

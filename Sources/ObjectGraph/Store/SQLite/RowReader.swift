@@ -29,9 +29,9 @@ struct RowReader {
     @inline(__always)
     private mutating func read(_ statement: OpaquePointer, entityName: String, columns: TableLayout.EntityColumns) -> Snapshot {
         // Integers and reals in numeric attributes (most of what rows hold) go straight from SQLite's column
-        // functions into the values' words, and text into strings; everything else goes through GRDB's value and ``SQLiteValueCoding``,
-        // which holds the rules for every other pairing. The reads are walked by index through a buffer, taken once
-        // per row, rather than by an enumerated iterator over the array.
+        // functions into the values' words, and text into strings; everything else goes through GRDB's value and
+        // ``SQLiteValueCoding``, which holds the rules for every other pairing. The reads are walked by index through
+        // a buffer, taken once per row, rather than by an enumerated iterator over the array.
         let values = blocks.row(for: columns) { row in
             columns.reads.withUnsafeBufferPointer { reads in
                 for index in reads.indices {
