@@ -506,8 +506,8 @@ public struct BenchmarkSuite: Sendable {
         return rows
     }
 
-    /// Imports through a fresh stack of `layout` (one, or as many in a row as ``Options/leastWatchedImport`` needs), with
-    /// the main actor running `lookup`'s query meanwhile; `elapsed` is one import's time.
+    /// Imports through a fresh stack of `layout` (once, or as many times in a row as ``Options/leastWatchedImport``
+    /// needs), with the main actor running `lookup`'s query meanwhile; `elapsed` is one import's time.
     @MainActor
     func importWatched(layout: DataStack.Layout, lookup: String) async throws -> (elapsed: Double, monitor: MainThreadSampler) {
         let path = try freshPath("w4-\(layout.rawValue)")
