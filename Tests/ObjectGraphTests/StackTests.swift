@@ -224,6 +224,37 @@ func waitFor<T: Sendable>(_ start: (@escaping @MainActor (T) -> Void) -> Void) a
         #expect(hub.subscriberCount == before)
     }
 
+    /// A stack's background context goes once its work is saved, in either layout: each background call makes one.
+    @Test(arguments: DataStack.Layout.allCases)
+    func aBackgroundContextIsFreedOnceItsWorkIsSaved(_ layout: DataStack.Layout) async throws {
+        let folder = try TemporaryFolder()
+        let stack = try makeStack(layout, folder)
+        let hubs = [stack.coordinator.hub, stack.main.hub, stack.writer.hub]
+        // The stack sets up main's and the writer's merging on their queues: let that run first.
+        _ = try await stack.main.perform { ctx in try ctx.count(for: Book.fetchRequest()) }
+        _ = try await stack.writer.perform { ctx in try ctx.count(for: Book.fetchRequest()) }
+        let before = hubs.map(\.subscriberCount)
+        weak var released: ObjectContext?
+        do {
+            let worker = stack.newContext()
+            released = worker
+            try await worker.perform { ctx in
+                let book = try ctx.insert(Book.self)
+                book.name = "Dune"
+                _ = try ctx.fetch(Book.fetchRequest(), as: Book.self)
+                try ctx.save()
+            }
+        }
+        // The layout's own merges of that save run on main and the writer; wait for them. The worker's queue may
+        // still be letting go of the job that ran the save: wait for the worker itself to go, a bounded number of
+        // turns.
+        _ = try await stack.main.perform { ctx in try ctx.count(for: Book.fetchRequest()) }
+        _ = try await stack.writer.perform { ctx in try ctx.count(for: Book.fetchRequest()) }
+        for _ in 0..<10_000 where released != nil { await Task.yield() }
+        #expect(released == nil)
+        #expect(hubs.map(\.subscriberCount) == before)
+    }
+
     @Test func aStackIsRegisteredOnceAndTheHelpersUseIt() async throws {
         let folder = try TemporaryFolder()
         let previous = DataStack.shared
