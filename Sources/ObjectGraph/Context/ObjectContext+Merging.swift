@@ -37,7 +37,8 @@ extension ObjectContext {
     }
 
     /// Whether the context merges what is saved around it without being asked: a root context, what other root
-    /// contexts on its coordinator save (the sibling layout); a child, what its parent receives or saves.
+    /// contexts on its coordinator save (the sibling layout); a child, what its parent receives or saves. Merging
+    /// does not keep the context alive: it merges for as long as the app holds it, and stops when it goes.
     public var automaticallyMergesChangesFromParent: Bool {
         get { mergeToken != nil }
         set {
