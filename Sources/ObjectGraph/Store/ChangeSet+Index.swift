@@ -100,8 +100,7 @@ extension ChangeSet {
             var indexes = indexed.map { equality.removeValue(forKey: $0.name) ?? EqualityIndex(rowCount: rowCount) }
             for slot in indexes.indices { indexes[slot].reserveCapacity(rows.count) }
             for position in rows {
-                // The values alone: a copy of the whole row retained everything it holds.
-                let values = position < inserted.count ? inserted[position].values : updated[position - inserted.count].values
+                let values = values(atPosition: position)
                 for slot in indexed.indices {
                     if let key = EqualityKey(values[indexed[slot].position]) { indexes[slot].add(key, at: position) }
                 }
@@ -110,23 +109,30 @@ extension ChangeSet {
         }
         var runStart = 0
         for position in 0...rowCount {
-            guard position == rowCount || entityName(atPosition: position) != entityName(atPosition: runStart) else { continue }
-            if position > runStart { indexRun(entityName(atPosition: runStart), runStart..<position) }
+            guard position == rowCount || objectID(atPosition: position).entityName != objectID(atPosition: runStart).entityName
+            else { continue }
+            if position > runStart { indexRun(objectID(atPosition: runStart).entityName, runStart..<position) }
             runStart = position
         }
         index.equality = equality
     }
 
-    /// The entity of the row at `position` among the inserted, then the updated rows.
-    private func entityName(atPosition position: Int) -> String {
-        position < inserted.count ? inserted[position].objectID.entityName : updated[position - inserted.count].objectID.entityName
+    /// The ID of the row at `position`, as the equality indexes number rows: the inserted ones, then the updated ones.
+    /// Read in place, as ``values(atPosition:)`` is: a copy of the whole row retained everything it holds.
+    private func objectID(atPosition position: Int) -> ObjectID {
+        position < inserted.count ? inserted[position].objectID : updated[position - inserted.count].objectID
+    }
+
+    /// The values of the row at `position` (see ``objectID(atPosition:)``).
+    private func values(atPosition position: Int) -> AttributeValues {
+        position < inserted.count ? inserted[position].values : updated[position - inserted.count].values
     }
 
     /// The IDs of the inserted and updated rows whose attribute `name` (`Entity.attribute`) holds `key`, in the set's
     /// order; nil when that attribute is not indexed.
     func equalityMatches(_ name: String, _ key: EqualityKey) -> [ObjectID]? {
         guard let index = index.equality?[name] else { return nil }
-        return index.positions(of: key).map { $0 < inserted.count ? inserted[$0].objectID : updated[$0 - inserted.count].objectID }
+        return index.positions(of: key).map(objectID(atPosition:))
     }
 
     /// `layers` (oldest first) as one indexed change set, later changes winning; a later layer cannot bring back
