@@ -131,6 +131,36 @@ import Testing
         #expect(!(try FormatPredicate("n == 1 AND m == 2")).isIdentical(to: try FormatPredicate("n == 1 OR m == 2")))
     }
 
+    /// Comparing and hashing a tree as its shape, without building the shape, agrees with building it: a tree has
+    /// the shape of every tree that differs from it only in slottable constants of the same kinds, and of no other,
+    /// and feeds the words its shape feeds.
+    @Test func aTreeComparedAsItsShapeAgreesWithItsBuiltShape() throws {
+        let cases: [(String, [[Any?]])] = [
+            ("a0 == %lld", [[1], [2], [Int64.max]]),
+            ("name BEGINSWITH[cd] %@ AND pages > %@", [["na", 3], ["", -1], ["\u{0}x", 4], ["na", 3.5]]),
+            ("x == %@ OR y == 5", [[Double.nan], [5.0], [nil as Double?], ["5"]]),
+            ("SUBQUERY(books, $b, $b.title == %@ AND $b.pages > %@).@count > 0", [["a", 1], ["b", 2], ["b", true]]),
+            ("ANY tags.label IN {%@, 'x'} AND NOT (lowercase:(name) == %@)", [["a", "b"], ["c", "d"], [1, "d"]]),
+            ("TERNARY(pages > %@, 1, 0) == 1 AND stamps[FIRST] == %@", [[1, "a"], [2, "b"], ["1", "b"]]),
+            ("n == 12 OR m == %lld", [[5], [12]]),
+        ]
+        let predicates = try cases.flatMap { format, lists in try lists.map { try FormatPredicate(format: format, argumentArray: $0) } }
+        func hash(_ predicate: FormatPredicate, asShape: Bool) -> UInt64 {
+            var hash = FNV1a()
+            hash.combine(predicate, asShape: asShape)
+            return hash.value
+        }
+        for predicate in predicates {
+            #expect(hash(predicate, asShape: true) == hash(predicate.shape, asShape: false), "\(predicate)")
+            for other in predicates {
+                #expect(predicate.hasShape(other.shape) == predicate.shape.isIdentical(to: other.shape), "\(predicate) against \(other)")
+            }
+        }
+        // Two lookups by key share a shape; where a number was, a nil or a string makes another shape.
+        #expect(predicates[0].hasShape(predicates[1].shape) && predicates[1].hasShape(predicates[0].shape))
+        #expect(!predicates[8].hasShape(predicates[9].shape) && !predicates[8].hasShape(predicates[10].shape))
+    }
+
     /// The common argument types are recognized by their exact type, before any cast; other types still convert.
     @Test func commonArgumentsAreRecognizedByTheirExactType() {
         let arguments: [Any?] = [Int64(-5), 7, "text", 2.5, true]

@@ -36,6 +36,10 @@ package struct ConstantSlots: Sendable {
     }
 
     /// `values` (the result with the matched constants) with every slot filled from `constants`.
+    ///
+    /// Inlinable, so that a caller in another module fills its own type's array directly: unspecialized, each call
+    /// looked up the array's generic metadata at run time.
+    @inlinable
     package func filling<Value>(_ values: [Value], from constants: [Value]) -> [Value] {
         var filled = values
         for (source, target) in slots { filled[target] = constants[source] }

@@ -164,21 +164,28 @@ extension SQLiteStore {
         let key = FetchSQLKey(
             entityName: request.entityName, includesSubentities: request.includesSubentities, predicate: request.predicate,
             sortKeys: request.sortKeys)
-        let hash = key.hash
-        let compiled: FetchSQL
-        if let kept = fetchSQLCache.entry(for: hash) as? FetchSQL, kept.key.isIdentical(to: key) {
-            compiled = kept
-        } else {
-            compiled = try compiledFetch(request, key: key)
-            fetchSQLCache.keep(compiled, for: hash)
-        }
-        guard request.limit != nil || request.offset > 0 else { return (compiled, nil) }
-        return (compiled, FetchSlice(limit: Int64(request.limit ?? -1), offset: Int64(request.offset)))
+        let slice = request.limit != nil || request.offset > 0 ? FetchSlice(limit: Int64(request.limit ?? -1), offset: Int64(request.offset)) : nil
+        let hash = key.hash()
+        if let kept = fetchSQLCache.entry(for: hash) as? FetchSQL, kept.key.isIdentical(to: key) { return (kept, slice) }
+        // A fetch of a kept shape is not kept by its constants: a lookup by each of many keys would replace a kept
+        // compilation at every lookup, freeing one it may need next (a screen's query), and the shape serves them.
+        let constants = request.predicate?.constants ?? []
+        if constants.contains(where: \.isSlottable), let filled = filledTemplate(for: key, constants: constants) { return (filled, slice) }
+        let compiled = try compiledFetch(request, key: key, constants: constants)
+        fetchSQLCache.keep(compiled, for: hash)
+        return (compiled, slice)
     }
 
-    /// `request`'s SQL, from the kept compilation of its shape when there is one, else compiled (and its shape
-    /// matched, for the next fetch of that shape).
-    private func compiledFetch(_ request: StoreFetchRequest, key: FetchSQLKey) throws -> FetchSQL {
+    /// The compilation of `key`'s shape with `constants` (the key's, in order) in their slots, when one is kept.
+    private func filledTemplate(for key: FetchSQLKey, constants: [PredicateValue]) -> FetchSQL? {
+        guard let template = fetchSQLTemplates.entry(for: key.hash(asShape: true)) as? FetchSQLTemplate,
+              template.key.isShape(of: key), let slots = template.slots else { return nil }
+        return template.filled(with: constants.map(PredicateSQLValues.databaseValue), slots: slots, key: key)
+    }
+
+    /// `request`'s SQL (`constants` are its predicate's), compiled, and its shape matched for the next fetch of that
+    /// shape.
+    private func compiledFetch(_ request: StoreFetchRequest, key: FetchSQLKey, constants: [PredicateValue]) throws -> FetchSQL {
         var unsliced = request
         (unsliced.limit, unsliced.offset) = (nil, 0)
         func compile(_ predicate: FormatPredicate?) throws -> (sql: String, arguments: [DatabaseValue]) {
@@ -186,20 +193,14 @@ extension SQLiteStore {
             let (sql, arguments, _, _) = try selectSQL(unsliced, columns: { $0.selectList.joined(separator: ", ") }, ordered: true, sliced: false)
             return (sql, arguments)
         }
-        guard let predicate = request.predicate, case let constants = predicate.constants, constants.contains(where: \.isSlottable) else {
+        guard let predicate = request.predicate, constants.contains(where: \.isSlottable) else {
             let (sql, arguments) = try compile(request.predicate)
             return FetchSQL(key: key, sql: sql, slicedSQL: sql + " LIMIT ? OFFSET ?", arguments: arguments)
         }
         let shapeKey = FetchSQLKey(
             entityName: request.entityName, includesSubentities: request.includesSubentities, predicate: predicate.shape,
             sortKeys: request.sortKeys)
-        let shapeHash = shapeKey.hash
         let bound = constants.map(PredicateSQLValues.databaseValue)
-        if let template = fetchSQLTemplates.entry(for: shapeHash) as? FetchSQLTemplate, template.key.isIdentical(to: shapeKey),
-           let slots = template.slots {
-            let compiled = template.compiled
-            return FetchSQL(key: key, sql: compiled.sql, slicedSQL: compiled.slicedSQL, arguments: slots.filling(compiled.arguments, from: bound))
-        }
         let (sql, arguments) = try compile(predicate)
         let compiled = FetchSQL(key: key, sql: sql, slicedSQL: sql + " LIMIT ? OFFSET ?", arguments: arguments)
         // Compiled again with probes in place of the constants: where the probes went, any constants of these kinds go.
@@ -210,7 +211,7 @@ extension SQLiteStore {
                 actual: arguments, probed: probed.arguments, constants: bound, probes: probes.map { $0.map(PredicateSQLValues.databaseValue) },
                 same: DatabaseValue.isIdentical)
         }
-        fetchSQLTemplates.keep(FetchSQLTemplate(key: shapeKey, compiled: compiled, slots: slots), for: shapeHash)
+        fetchSQLTemplates.keep(FetchSQLTemplate(key: shapeKey, compiled: compiled, slots: slots), for: shapeKey.hash())
         return compiled
     }
 
@@ -462,9 +463,25 @@ final class FetchSQLTemplate: Sendable {
     let key: FetchSQLKey
     let compiled: FetchSQL
     let slots: ConstantSlots?
+    /// The compilation last filled in: a screen repeats its query with the same constants, and handing it the
+    /// same compilation again lets its reader's kept statement skip binding (see ``StatementMemo``).
+    private let lastFilled = Protected<FetchSQL?>(nil)
 
     init(key: FetchSQLKey, compiled: FetchSQL, slots: ConstantSlots?) {
         (self.key, self.compiled, self.slots) = (key, compiled, slots)
+    }
+
+    /// The compilation with `constants` (bound values of `key`'s constants, in order) in `slots`, this template's.
+    func filled(with constants: [DatabaseValue], slots: ConstantSlots, key: FetchSQLKey) -> FetchSQL {
+        lastFilled.withLock { last in
+            if let last, slots.slots.allSatisfy({ DatabaseValue.isIdentical(last.arguments[$0.target], constants[$0.source]) }) {
+                return last
+            }
+            let filled = FetchSQL(
+                key: key, sql: compiled.sql, slicedSQL: compiled.slicedSQL, arguments: slots.filling(compiled.arguments, from: constants))
+            last = filled
+            return filled
+        }
     }
 }
 
@@ -504,12 +521,23 @@ struct FetchSQLKey: Sendable {
         }
     }
 
-    /// The key's slot in the store's ``SlotTable`` of compilations.
-    var hash: FNV1a {
+    /// Whether `other` differs from this key, a shape's (``FormatPredicate/shape``), only in slottable constants.
+    func isShape(of other: FetchSQLKey) -> Bool {
+        guard entityName == other.entityName, includesSubentities == other.includesSubentities, sortKeys == other.sortKeys else { return false }
+        switch (predicate, other.predicate) {
+        case (nil, nil): return true
+        case (let shape?, let predicate?): return predicate.hasShape(shape)
+        default: return false
+        }
+    }
+
+    /// The key's slot in the store's ``SlotTable`` of compilations; with `asShape`, its shape's slot in the table of
+    /// templates (the slot of the key with its predicate's ``FormatPredicate/shape``).
+    func hash(asShape: Bool = false) -> FNV1a {
         var hash = FNV1a()
         hash.combine(bytesOf: entityName)
         hash.combine(byte: includesSubentities ? 1 : 0)
-        if let predicate { hash.combine(predicate) }
+        if let predicate { hash.combine(predicate, asShape: asShape) }
         for key in sortKeys {
             for name in key.keyPath { hash.combine(bytesOf: name) }
             hash.combine(byte: key.ascending ? 1 : 0)
