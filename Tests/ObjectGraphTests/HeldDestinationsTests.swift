@@ -38,6 +38,42 @@ import Testing
         }
     }
 
+    /// One relationship's destinations are held in the object itself and a second's move both into a table: in
+    /// either order of reading, each stays held, a read of one relationship replaces only its own, and a refresh
+    /// lets go of all of them.
+    @Test func destinationsOfSeveralRelationshipsAreEachHeldInAnyOrder() async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try StoreKind.sqlite.coordinator(try Fixtures.model(), folder)
+        let store = try #require(coordinator.store as? SQLiteStore)
+        try await ObjectContext(coordinator: coordinator).perform { ctx in
+            try seedLibrary(ctx)
+            for authorFirst in [true, false] {
+                ctx.reset()
+                let book = try #require(try ctx.fetch(FetchRequest(entityName: "Book", format: "title == 'Zola'")).first)
+                weak var author: ManagedObject?
+                weak var tag: ManagedObject?
+                if authorFirst {
+                    author = try book.object(forKey: "author")
+                    #expect(author != nil, "read alone, the author is held")
+                    tag = try book.objects(forKey: "tags").first
+                } else {
+                    tag = try book.objects(forKey: "tags").first
+                    #expect(tag != nil, "read alone, the tags are held")
+                    author = try book.object(forKey: "author")
+                }
+                #expect(author != nil && tag != nil)
+                // Read again, each relationship gives its own held destinations, with no query.
+                let before = store.queryCount
+                #expect(try book.object(forKey: "author") === author)
+                #expect(try book.objects(forKey: "tags").first === tag)
+                #expect(try book.object(forKey: "author") === author)
+                #expect(store.queryCount == before)
+                try ctx.refresh(book, mergeChanges: false)
+                #expect(author == nil && tag == nil, "author first: \(authorFirst)")
+            }
+        }
+    }
+
     /// Zola and zoë, her only book, each holding the other through a relationship read on both sides: a cycle, as in
     /// Core Data.
     static func zolaAndZoeHoldingEachOther(_ ctx: isolated ObjectContext) throws -> (book: ManagedObject, author: ManagedObject) {

@@ -72,7 +72,7 @@ final class ContextState {
     /// below: every freed object's `deinit` reaches both (a twentieth of walking 200,000 books went to checking
     /// them), always on the context's executor, and the drain releases each entry only after its access ended, so
     /// the appends of the objects that release frees never overlap another access.
-    @exclusivity(unchecked) var heldAwaitingRelease: [[HeldDestination]] = []
+    @exclusivity(unchecked) var heldAwaitingRelease: [HeldDestination] = []
     /// Whether ``releaseHeldAwaitingRelease()`` is draining ``heldAwaitingRelease`` further up the stack.
     @exclusivity(unchecked) var isReleasingHeld = false
     /// Values read ahead (prefetching, batches) for objects nobody holds yet; used before going to the store.

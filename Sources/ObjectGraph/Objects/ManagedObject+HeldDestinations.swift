@@ -10,14 +10,34 @@ enum HeldDestination {
     case objects([ManagedObject])
 }
 
+/// Where an object's held destinations are, beside a relationship index in ``ManagedObject/heldSingleIndex``.
+enum HeldIndex {
+    /// Nothing is held.
+    static let none: Int16 = -1
+    /// The destinations are in ``ObjectExtras/heldDestinations``.
+    static let table: Int16 = -2
+}
+
 extension ManagedObject {
     /// Keeps `held` alive through this object, in the place of relationship `index`'s previous destinations.
     @inline(__always)
     func hold(_ held: HeldDestination, forRelationship index: Int) {
-        if heldDestinations.isEmpty {
-            heldDestinations = Array(repeating: .nothing, count: entity.relationships.count)
+        if heldSingleIndex == HeldIndex.none || Int(heldSingleIndex) == index, let single = Int16(exactly: index) {
+            heldSingleIndex = single
+            heldSingle = held
+            return
         }
-        heldDestinations[index] = held
+        if heldSingleIndex != HeldIndex.table { holdInTable() }
+        madeExtras().heldDestinations[index] = held
+    }
+
+    /// Moves the destinations held so far into a table with a place for every relationship.
+    @inline(never)
+    private func holdInTable() {
+        var table = Array(repeating: HeldDestination.nothing, count: entity.relationships.count)
+        if heldSingleIndex >= 0 { swap(&table[Int(heldSingleIndex)], &heldSingle) }
+        heldSingleIndex = HeldIndex.table
+        madeExtras().heldDestinations = table
     }
 
     /// Lets go of every destination this object keeps alive: when it turns into a fault or leaves its context.
@@ -25,7 +45,11 @@ extension ManagedObject {
     /// This is what breaks a cycle of objects holding each other (a book holding its author, which holds its books),
     /// as Core Data's `refresh(_:mergeChanges: false)` does.
     func releaseHeldDestinations() {
-        guard !heldDestinations.isEmpty else { return }
-        heldDestinations = []
+        switch heldSingleIndex {
+        case HeldIndex.none: return
+        case HeldIndex.table: extras?.heldDestinations = []
+        default: heldSingle = .nothing
+        }
+        heldSingleIndex = HeldIndex.none
     }
 }

@@ -49,25 +49,43 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var isFaultStorage: Bool
     /// Whether the object sits in its context's updated set.
     @exclusivity(unchecked) var isMarkedUpdated = false
-    /// Whether the context's list of updated objects holds an entry for the object, marked or not (see
-    /// `UpdatedObjects`).
-    @exclusivity(unchecked) var isListedUpdated = false
-    /// Whether ``committed`` holds a row.
-    @exclusivity(unchecked) var hasCommitted = false
-    /// Whether the committed row's values and destinations are the current ones, not kept apart: true from a fetch
-    /// or a save until the next change (the object then holds its row's storage once, not twice).
-    @exclusivity(unchecked) var currentIsCommitted = false
+    /// ``isListedUpdated``, ``hasCommitted`` and ``currentIsCommitted``, a bit each: with ``heldSingleIndex`` beside
+    /// them, the flags still share one word.
+    @exclusivity(unchecked) private var bookkeepingFlags: UInt8 = 0
     /// Why ``state`` is nil, for the error message.
     var detachReason = DetachReason.contextDeallocated
+    /// The relationship whose destinations ``heldSingle`` holds; ``HeldIndex/none`` or ``HeldIndex/table`` when it
+    /// holds nothing. `@exclusivity(unchecked)` for the reason ``heldSingle`` is.
+    @exclusivity(unchecked) var heldSingleIndex = HeldIndex.none
     /// The object's Observation registrar, made on the first tracked read (see `ManagedObject+Observation`). Boxed:
     /// `ObservationRegistrar` is another module's resilient type, and testing an optional of it for nil went through
     /// its value witnesses on every setter (3% of a large insert); a box is tested by its pointer.
     /// `@exclusivity(unchecked)` for the reason ``values`` is: every setter reads it, only on the context's executor.
     @exclusivity(unchecked) var observationRegistrar: ObservationRegistrarBox?
-    /// The destinations this object keeps alive, by relationship index (see ``HeldDestination``); empty, with no
-    /// storage, until an app reads a relationship. `@exclusivity(unchecked)` for the reason ``values`` is; releasing
-    /// what it held never reaches back into it (a freed object's destinations wait in its context's queue).
-    @exclusivity(unchecked) var heldDestinations: [HeldDestination] = []
+    /// The destinations this object keeps alive (see ``HeldDestination``), while they are one relationship's: a walk
+    /// across one relationship then holds them with no storage of their own (an array per book, made and freed, was
+    /// a tenth of walking 200,000 books to their authors). Once a second relationship's are held, all of them move to
+    /// ``ObjectExtras/heldDestinations``. `@exclusivity(unchecked)` for the reason ``values`` is; releasing what it
+    /// held never reaches back into it (a freed object's destinations wait in its context's queue).
+    @exclusivity(unchecked) var heldSingle = HeldDestination.nothing
+
+    /// Whether the context's list of updated objects holds an entry for the object, marked or not (see
+    /// `UpdatedObjects`).
+    final var isListedUpdated: Bool {
+        get { bookkeepingFlags & 1 != 0 }
+        set { bookkeepingFlags = newValue ? bookkeepingFlags | 1 : bookkeepingFlags & ~1 }
+    }
+    /// Whether ``committed`` holds a row.
+    final var hasCommitted: Bool {
+        get { bookkeepingFlags & 2 != 0 }
+        set { bookkeepingFlags = newValue ? bookkeepingFlags | 2 : bookkeepingFlags & ~2 }
+    }
+    /// Whether the committed row's values and destinations are the current ones, not kept apart: true from a fetch
+    /// or a save until the next change (the object then holds its row's storage once, not twice).
+    final var currentIsCommitted: Bool {
+        get { bookkeepingFlags & 4 != 0 }
+        set { bookkeepingFlags = newValue ? bookkeepingFlags | 4 : bookkeepingFlags & ~4 }
+    }
 
     /// The context's bookkeeping; nil once the context forgot the object (reset, rollback of an insert, saved delete,
     /// the context's deallocation).
@@ -227,12 +245,17 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             if !state.isAccessible { concurrencyViolation(context: state.name) }
             if !isFaultStorage { state.materializedCount.add(-1) }
             state.registered.remove(self)
-            if !heldDestinations.isEmpty {
-                // Moved to the queue, not copied: a copy left here would be released after the drain, nested.
-                state.heldAwaitingRelease.append(heldDestinations)
-                heldDestinations = []
-                state.releaseHeldAwaitingRelease()
+            // Moved to the queue, none left here: what is left would be released after the drain, nested.
+            guard heldSingleIndex != HeldIndex.none else { return }
+            if heldSingleIndex == HeldIndex.table, let extras {
+                state.heldAwaitingRelease.append(contentsOf: extras.heldDestinations)
+                extras.heldDestinations = []
+            } else {
+                state.heldAwaitingRelease.append(heldSingle)
+                heldSingle = .nothing
             }
+            heldSingleIndex = HeldIndex.none
+            state.releaseHeldAwaitingRelease()
         }
     }
 

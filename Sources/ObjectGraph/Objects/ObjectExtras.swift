@@ -1,6 +1,7 @@
 /// The parts of a managed object that most objects never use, kept in a box of their own made on first use: the
-/// loaded to-many contents, and the committed row once it is kept apart from the current one (a fetched object
-/// shares one row for both until its first change; see ``ManagedObject/currentIsCommitted``).
+/// loaded to-many contents, the committed row once it is kept apart from the current one (a fetched object shares
+/// one row for both until its first change; see ``ManagedObject/currentIsCommitted``), and the destinations it holds
+/// once they are more than one relationship's.
 ///
 /// Every fetched row becomes an object, and most are only read: without these 40 bytes (four fields held inline,
 /// 32 of them empty) an object is a smaller allocation, with less memory to fault in and fewer fields to release
@@ -19,6 +20,9 @@ final class ObjectExtras {
     @exclusivity(unchecked) var committedAttributes = AttributeValues.empty
     /// The committed row's to-one destinations while kept apart from the current ones.
     @exclusivity(unchecked) var committedDestinations: [ObjectID?] = []
+    /// The destinations the object keeps alive, by relationship index, once it holds more than one relationship's
+    /// (see ``ManagedObject/heldSingle``).
+    @exclusivity(unchecked) var heldDestinations: [HeldDestination] = []
 
     /// Drops a committed row kept apart: the current row is the committed one again, or there is none.
     func dropCommittedRow() {
