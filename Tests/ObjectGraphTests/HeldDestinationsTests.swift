@@ -5,15 +5,26 @@ import Testing
 /// A relationship's destinations live as long as the source that handed them out, as in Core Data; a refresh or a
 /// reset lets go of them, cycles included; and letting go of a long chain nests nothing.
 @Suite struct HeldDestinationsTests {
-    @Test func aDestinationReadOnceLivesAsLongAsItsSource() async throws {
+    /// Runs `body` on a context over a SQLite store seeded with the fixtures' library, with that store.
+    static func withLibrary(_ body: @Sendable (isolated ObjectContext, SQLiteStore) throws -> Void) async throws {
         let folder = try TemporaryFolder()
         let coordinator = try StoreKind.sqlite.coordinator(try Fixtures.model(), folder)
         let store = try #require(coordinator.store as? SQLiteStore)
         try await ObjectContext(coordinator: coordinator).perform { ctx in
             try seedLibrary(ctx)
+            try body(ctx, store)
+        }
+    }
+
+    /// Zola, fetched anew: zoë's only book.
+    static func zola(_ ctx: isolated ObjectContext) throws -> ManagedObject {
+        try #require(try ctx.fetch(FetchRequest(entityName: "Book", format: "title == 'Zola'")).first)
+    }
+
+    @Test func aDestinationReadOnceLivesAsLongAsItsSource() async throws {
+        try await Self.withLibrary { ctx, store in
             ctx.reset()
-            // Zola is zoë's only book.
-            let book = try #require(try ctx.fetch(FetchRequest(entityName: "Book", format: "title == 'Zola'")).first)
+            let book = try Self.zola(ctx)
             weak var author: ManagedObject?
             author = try book.object(forKey: "author")
             #expect(try author?.value(forKey: "name") == .string("zoë"))
@@ -42,14 +53,10 @@ import Testing
     /// either order of reading, each stays held, a read of one relationship replaces only its own, and a refresh
     /// lets go of all of them.
     @Test func destinationsOfSeveralRelationshipsAreEachHeldInAnyOrder() async throws {
-        let folder = try TemporaryFolder()
-        let coordinator = try StoreKind.sqlite.coordinator(try Fixtures.model(), folder)
-        let store = try #require(coordinator.store as? SQLiteStore)
-        try await ObjectContext(coordinator: coordinator).perform { ctx in
-            try seedLibrary(ctx)
+        try await Self.withLibrary { ctx, store in
             for authorFirst in [true, false] {
                 ctx.reset()
-                let book = try #require(try ctx.fetch(FetchRequest(entityName: "Book", format: "title == 'Zola'")).first)
+                let book = try Self.zola(ctx)
                 weak var author: ManagedObject?
                 weak var tag: ManagedObject?
                 if authorFirst {
@@ -79,7 +86,7 @@ import Testing
     static func zolaAndZoeHoldingEachOther(_ ctx: isolated ObjectContext) throws -> (book: ManagedObject, author: ManagedObject) {
         try seedLibrary(ctx)
         ctx.reset()
-        let zola = try #require(try ctx.fetch(FetchRequest(entityName: "Book", format: "title == 'Zola'")).first)
+        let zola = try Self.zola(ctx)
         let zoe = try #require(try zola.object(forKey: "author"))
         #expect(try zoe.objects(forKey: "books").contains(zola))
         return (zola, zoe)
