@@ -211,7 +211,8 @@ extension SQLiteStore {
                 actual: arguments, probed: probed.arguments, constants: bound, probes: probes.map { $0.map(PredicateSQLValues.databaseValue) },
                 same: DatabaseValue.isIdentical)
         }
-        fetchSQLTemplates.keep(FetchSQLTemplate(key: shapeKey, compiled: compiled, slots: slots), for: shapeKey.hash())
+        // Kept where `filledTemplate` looks: the request's hash as its shape, which equals its built shape's hash.
+        fetchSQLTemplates.keep(FetchSQLTemplate(key: shapeKey, compiled: compiled, slots: slots), for: key.hash(asShape: true))
         return compiled
     }
 
