@@ -77,7 +77,11 @@ final class RowPipeline: @unchecked Sendable {
     func run(_ body: (Snapshot) throws -> Void) throws {
         while let batch = next() {
             do {
-                for snapshot in batch { try body(snapshot) }
+                // Each snapshot is lent to `body` where the batch keeps it: iterating would copy every one out,
+                // retaining its values and its to-one list, and release them again.
+                try batch.withUnsafeBufferPointer { snapshots in
+                    for index in snapshots.indices { try body(snapshots[index]) }
+                }
             } catch {
                 stop()
                 throw error
