@@ -14,8 +14,8 @@ struct PostgresSaveTransaction {
     private var tombstones: [ObjectID: [String: AttributeValue]] = [:]
     private static let id = sqlQuoted(StorageNames.rowID)
     private static let version = sqlQuoted(StorageNames.rowVersion)
-    /// PostgreSQL takes at most 65,535 bound values per statement; an insert binds whole rows up to this many.
-    private static let bindsPerInsert = 30_000
+    /// PostgreSQL takes at most 65,535 bound values per statement; an insert or update binds whole rows up to this many.
+    private static let bindsPerStatement = 30_000
 
     init(store: PostgresStore, session: PostgresSession) {
         self.store = store
@@ -27,10 +27,8 @@ struct PostgresSaveTransaction {
         try insert(changes.inserted, keys: keys)
         // In key order, and referring tables first, as the SQLite store writes them (see `ChangeSet.updateOrder`
         // and `Model.deletionOrder(of:)`).
-        for position in changes.updateOrder { try update(changes.updated[position]) }
-        for position in store.model.deletionOrder(of: changes.deleted.map(\.objectID)) {
-            try delete(changes.deleted[position].objectID, version: changes.deleted[position].version)
-        }
+        try update(changes.updateOrder.map { changes.updated[$0] })
+        try delete(store.model.deletionOrder(of: changes.deleted.map(\.objectID)).map { changes.deleted[$0] })
         guard conflicts.isEmpty else { throw ObjectGraphError.conflict(conflicts) }
         for contents in changes.toMany { try rewrite(contents) }
         try readDerivedValues(changes)
@@ -99,7 +97,7 @@ struct PostgresSaveTransaction {
             var end = start + 1
             while end < rows.count && rows[end].objectID.entityName == entityName { end += 1 }
             let width = 2 + columns.insertColumns.count
-            let perStatement = max(1, Self.bindsPerInsert / width)
+            let perStatement = max(1, Self.bindsPerStatement / width)
             let names = ([StorageNames.rowID, StorageNames.rowEntity] + columns.insertColumns).map(sqlQuoted).joined(separator: ", ")
             for chunkStart in stride(from: start, to: end, by: perStatement) {
                 let chunk = chunkStart..<min(chunkStart + perStatement, end)
@@ -123,48 +121,90 @@ struct PostgresSaveTransaction {
         }
     }
 
-    private mutating func update(_ row: ChangeSet.Row) throws {
-        let (entity, table) = try store.layout(for: row.objectID.entityName)
-        guard let columns = table.entities[entity.name] else { throw ObjectGraphError.unknownEntity(entity.name) }
-        var assignments: [String] = []
-        var binds = PostgresBindings()
-        for index in row.changedAttributes where !entity.attributes[index].isTransient {
-            PostgresValueCoding.append(row.values[index], to: &binds)
-            assignments.append("\(sqlQuoted(entity.attributeColumns[index])) = $\(binds.count)")
+    /// Updates `rows` in order, each run of rows of one entity changing the same columns in statements of many rows
+    /// (a row each was a round trip each: 50,000 changed objects took 50,000). A row the statement did not change
+    /// (its version moved on, or it is gone) is a conflict.
+    private mutating func update(_ rows: [ChangeSet.Row]) throws {
+        var start = 0
+        while start < rows.count {
+            let shape = try PostgresUpdateShape(rows[start], store: store)
+            var end = start + 1
+            while end < rows.count, shape.matches(rows[end]) { end += 1 }
+            if !shape.assignments.isEmpty {
+                let perStatement = max(1, Self.bindsPerStatement / (2 + shape.assignments.count))
+                for chunkStart in stride(from: start, to: end, by: perStatement) {
+                    try update(rows[chunkStart..<min(chunkStart + perStatement, end)], shape: shape)
+                }
+            }
+            start = end
         }
-        for slot in row.changedToOne {
-            appendKey(row.toOne[slot], to: &binds)
-            assignments.append("\(sqlQuoted(columns.insertColumns[columns.storedAttributes.count + slot])) = $\(binds.count)")
-        }
-        guard !assignments.isEmpty else { return }
-        assignments.append("\(Self.version) = \(Self.version) + 1")
-        binds.append(row.objectID.rawKey)
-        binds.append(row.version)
-        let sql = """
-            UPDATE \(sqlQuoted(table.name)) SET \(assignments.joined(separator: ", "))
-            WHERE \(Self.id) = $\(binds.count - 1) AND \(Self.version) = $\(binds.count)
-            """
-        let changed = try guardingUniqueness(entity) { try session.query(sql, binds).metadata.rows ?? 0 }
-        guard changed == 1 else {
-            conflicts.append(try conflict(row.objectID, table: table, expected: row.version, row: row, entity: entity))
-            return
-        }
-        result.updatedRows.append((row.objectID, row.version + 1))
     }
 
-    private mutating func delete(_ id: ObjectID, version: Int64) throws {
-        let (entity, table) = try store.layout(for: id.entityName)
-        if case let preserved = entity.preservedAttributes, !preserved.isEmpty,
-           let stored = try store.snapshot(of: id, table: table, in: session) {
-            tombstones[id] = Dictionary(uniqueKeysWithValues: preserved.map { (entity.attributes[$0].name, stored.values[$0]) })
+    private mutating func update(_ rows: ArraySlice<ChangeSet.Row>, shape: PostgresUpdateShape) throws {
+        var binds = PostgresBindings(capacity: rows.count * (2 + shape.assignments.count))
+        var tuples: [String] = []
+        tuples.reserveCapacity(rows.count)
+        for row in rows {
+            // Each placeholder cast to its column's type: a column of NULLs alone would otherwise be text.
+            var placeholders = ["$\(binds.count + 1)::BIGINT", "$\(binds.count + 2)::BIGINT"]
+            binds.append(row.objectID.rawKey)
+            binds.append(row.version)
+            for assignment in shape.assignments {
+                switch assignment.source {
+                case .attribute(let index): PostgresValueCoding.append(row.values[index], to: &binds)
+                case .toOne(let slot): appendKey(row.toOne[slot], to: &binds)
+                }
+                placeholders.append("$\(binds.count)::\(assignment.sqlType)")
+            }
+            tuples.append("(" + placeholders.joined(separator: ", ") + ")")
         }
-        var binds = PostgresBindings()
-        binds.append(id.rawKey)
-        binds.append(version)
-        let deleted = try session.query("DELETE FROM \(sqlQuoted(table.name)) WHERE \(Self.id) = $1 AND \(Self.version) = $2", binds).metadata.rows ?? 0
-        guard deleted == 1 else {
-            conflicts.append(try conflict(id, table: table, expected: version, row: nil, entity: entity))
-            return
+        let values = shape.assignments.indices.map { "v.c\($0)" }
+        let sql = """
+            UPDATE \(sqlQuoted(shape.table.name)) AS t
+            SET \(zip(shape.assignments, values).map { "\(sqlQuoted($0.column)) = \($1)" }.joined(separator: ", ")), \(Self.version) = t.\(Self.version) + 1
+            FROM (VALUES \(tuples.joined(separator: ", "))) AS v(id, version\(values.map { ", " + $0.dropFirst(2) }.joined()))
+            WHERE t.\(Self.id) = v.id AND t.\(Self.version) = v.version
+            RETURNING t.\(Self.id)
+            """
+        let changed = try guardingUniqueness(shape.entity) { try Set(session.query(sql, binds).map { try $0.decode(Int64.self) }) }
+        for row in rows {
+            guard changed.contains(row.objectID.rawKey) else {
+                conflicts.append(try conflict(row.objectID, table: shape.table, expected: row.version, row: row, entity: shape.entity))
+                continue
+            }
+            result.updatedRows.append((row.objectID, row.version + 1))
+        }
+    }
+
+    /// Deletes `rows` in order, each run of rows of one table in one statement. A row the statement did not delete
+    /// (its version moved on, or it is gone) is a conflict.
+    private mutating func delete(_ rows: [(objectID: ObjectID, version: Int64)]) throws {
+        var start = 0
+        while start < rows.count {
+            let (_, table) = try store.layout(for: rows[start].objectID.entityName)
+            var end = start + 1
+            while end < rows.count, try store.layout(for: rows[end].objectID.entityName).1 === table { end += 1 }
+            let run = rows[start..<end]
+            for row in run {
+                let entity = try store.model.entity(named: row.objectID.entityName)
+                if case let preserved = entity.preservedAttributes, !preserved.isEmpty,
+                   let stored = try store.snapshot(of: row.objectID, table: table, in: session) {
+                    tombstones[row.objectID] = Dictionary(uniqueKeysWithValues: preserved.map { (entity.attributes[$0].name, stored.values[$0]) })
+                }
+            }
+            var binds = PostgresBindings()
+            binds.append(run.map(\.objectID.rawKey))
+            binds.append(run.map(\.version))
+            let deleted = try Set(session.query("""
+                DELETE FROM \(sqlQuoted(table.name)) AS t USING unnest($1::BIGINT[], $2::BIGINT[]) AS v(id, version)
+                WHERE t.\(Self.id) = v.id AND t.\(Self.version) = v.version
+                RETURNING t.\(Self.id)
+                """, binds).map { try $0.decode(Int64.self) })
+            for row in run where !deleted.contains(row.objectID.rawKey) {
+                let entity = try store.model.entity(named: row.objectID.entityName)
+                conflicts.append(try conflict(row.objectID, table: table, expected: row.version, row: nil, entity: entity))
+            }
+            start = end
         }
     }
 

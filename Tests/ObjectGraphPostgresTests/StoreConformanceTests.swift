@@ -201,6 +201,103 @@ import Testing
         }
     }
 
+    /// A book's values in ``manyChangedAndDeletedRowsAreEachWrittenOrNamedInTheConflict(_:)``: every attribute type,
+    /// each different from what ``seed(_:count:)`` stored (so every row changes the same attributes), pages NULL in
+    /// every row and the ISBN in every other one.
+    static func changedValues(_ index: Int) -> [String: AttributeValue] {
+        [
+            "title": .string("New \(index)"), "pages": .null, "price": .double(Double(index) / 3),
+            "published": .date(Date(timeIntervalSinceReferenceDate: Double(index) * 86_400)),
+            "isbn": index % 2 == 0 ? .null : .string("ISBN \(index)"), "inPrint": .bool(index % 2 != 0),
+            "cost": .decimal(Decimal(index) + Decimal(string: "0.5")!), "cover": .data(Data([UInt8(index), 0])),
+            "uuid": .uuid(UUID(uuidString: String(format: "00000000-0000-0000-0000-%012d", index))!),
+            "site": .url(URL(string: "https://example.com/\(index)")!), "weight": .double(Double(index) + 0.25),
+            "copies": .int(Int64.max - Int64(index)), "edition": .int(Int64(-index - 1)),
+        ]
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func manyChangedAndDeletedRowsAreEachWrittenOrNamedInTheConflict(_ kind: StoreKind) async throws {
+        try await withStore(kind) { coordinator in
+            _ = try await seed(coordinator, count: 40)
+            let reader = ObjectContext(coordinator: coordinator), other = ObjectContext(coordinator: coordinator)
+            let ids = try await reader.perform { ctx in
+                try ctx.fetch(FetchRequest(entityName: "Book", sortKeys: [SortKey("pages")])).map(\.objectID)
+            }
+            let conflicting = try await reader.perform { ctx in
+                // Held while another context changes two of them, so these objects keep the versions read here.
+                let books = try ids.map { try ctx.existingObject(with: $0) }
+                for book in books { _ = try book.value(forKey: "title") }
+                try other.performAndWait { ctx in
+                    for index in [3, 17] { try ctx.existingObject(with: ids[index]).setValue(Int64(1_000 + index), forKey: "pages") }
+                    try ctx.save()
+                }
+                // Every book changes every attribute; books 0, 4 and 8 also move to an author inserted in the same
+                // save, so rows of different shapes alternate before a run of 31 alike.
+                let newAuthor = try ctx.insert("Author")
+                try newAuthor.setValue("Bo", forKey: "name")
+                for (index, book) in books.enumerated() {
+                    for (key, value) in Self.changedValues(index) { try book.setValue(value, forKey: key) }
+                    if index % 4 == 0 && index < 12 { try book.setObject(newAuthor, forKey: "author") }
+                }
+                do {
+                    try ctx.save()
+                    return [ObjectID]()
+                } catch ObjectGraphError.conflict(let conflicts) {
+                    return conflicts.map(\.objectID)
+                }
+            }
+            #expect(Set(conflicting) == [ids[3], ids[17]])
+            let untouched = try await ObjectContext(coordinator: coordinator).perform { ctx in
+                try ids.map { try ctx.existingObject(with: $0).value(forKey: "title") }
+            }
+            #expect(untouched == ids.indices.map { .string("Book \($0)") })
+
+            try await reader.perform { ctx in
+                ctx.mergePolicy = .mergeByPropertyObjectTrump
+                try ctx.save()
+            }
+            let stored = try await ObjectContext(coordinator: coordinator).perform { ctx in
+                try ids.map { id in
+                    let book = try ctx.existingObject(with: id)
+                    let author = try book.object(forKey: "author")?.value(forKey: "name")
+                    return (try Dictionary(uniqueKeysWithValues: Self.changedValues(0).keys.map { ($0, try book.value(forKey: $0)) }), author)
+                }
+            }
+            for (index, (values, author)) in stored.enumerated() {
+                #expect(values == Self.changedValues(index), "book \(index)")
+                #expect(author == .string(index % 4 == 0 && index < 12 ? "Bo" : "Ann"), "book \(index)")
+            }
+
+            // Deleting every book while another context changes one: that one is named, and nothing is deleted.
+            let stale = try await ObjectContext(coordinator: coordinator).perform { ctx in
+                let books = try ctx.fetch(FetchRequest(entityName: "Book"))
+                try other.performAndWait { ctx in
+                    let book = try ctx.existingObject(with: ids[5])
+                    try ctx.refresh(book, mergeChanges: false)
+                    try book.setValue(Int64(5_000), forKey: "pages")
+                    try ctx.save()
+                }
+                for book in books { try ctx.delete(book) }
+                do {
+                    try ctx.save()
+                    return [ObjectID]()
+                } catch ObjectGraphError.conflict(let conflicts) {
+                    return conflicts.map(\.objectID)
+                }
+            }
+            #expect(stale == [ids[5]])
+            let kept = try await ObjectContext(coordinator: coordinator).perform { try $0.count(for: FetchRequest(entityName: "Book")) }
+            #expect(kept == 40)
+            let left = try await ObjectContext(coordinator: coordinator).perform { ctx in
+                for book in try ctx.fetch(FetchRequest(entityName: "Book")) { try ctx.delete(book) }
+                try ctx.save()
+                return try ctx.count(for: FetchRequest(entityName: "Book"))
+            }
+            #expect(left == 0)
+        }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func dictionaryResultsGroupAndAggregate(_ kind: StoreKind) async throws {
         try await withStore(kind) { coordinator in
