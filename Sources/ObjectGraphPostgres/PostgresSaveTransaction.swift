@@ -30,7 +30,7 @@ struct PostgresSaveTransaction {
         try update(changes.updateOrder.map { changes.updated[$0] })
         try delete(store.model.deletionOrder(of: changes.deleted.map(\.objectID)).map { changes.deleted[$0] })
         guard conflicts.isEmpty else { throw ObjectGraphError.conflict(conflicts) }
-        for contents in changes.toMany { try rewrite(contents) }
+        try rewrite(changes.toMany)
         try readDerivedValues(changes)
         let record = HistoryRecord.of(changes, result: result, model: store.model, source: changes.source, tombstones: tombstones, insertedKeys: keys)
         try store.writeHistory(record, in: session)
@@ -208,41 +208,40 @@ struct PostgresSaveTransaction {
         }
     }
 
-    private func rewrite(_ contents: ChangeSet.ToManyContents) throws {
-        let owner = permanent(contents.objectID)
-        let entity = try store.model.entity(named: owner.entityName)
-        guard let relationship = entity.relationship(named: contents.relationship) else {
-            throw ObjectGraphError.unknownKey(entity: entity.name, key: contents.relationship)
-        }
-        switch relationship.storage {
-        case .joinTable(let table, true):
-            // A row this save inserted has no links to remove.
-            if result.permanentIDs[contents.objectID] == nil {
-                var binds = PostgresBindings()
-                binds.append(owner.rawKey)
-                try session.query("DELETE FROM \(sqlQuoted(table)) WHERE source = $1", binds)
+    /// Writes the new contents of to-many relationships: each join table's links in two statements for the whole
+    /// save (the owners' old links deleted, then every new one inserted), where a statement or two per owner were a
+    /// round trip or two per owner; the positions of an ordered one-to-many, a statement per owner.
+    private func rewrite(_ changes: [ChangeSet.ToManyContents]) throws {
+        var links: [String: JoinTableLinks] = [:]
+        var tables: [String] = []
+        for contents in changes {
+            let owner = permanent(contents.objectID)
+            let entity = try store.model.entity(named: owner.entityName)
+            guard let relationship = entity.relationship(named: contents.relationship) else {
+                throw ObjectGraphError.unknownKey(entity: entity.name, key: contents.relationship)
             }
-            guard !contents.destinations.isEmpty else { return }
-            var rows = PostgresBindings()
-            rows.append(owner.rawKey)
-            rows.append(contents.destinations.map { permanent($0).rawKey })
-            // Positions only for an ordered relationship; an unordered one leaves them NULL.
-            let position = relationship.isOrdered ? "position - 1" : "NULL"
-            try session.query("""
-                INSERT INTO \(sqlQuoted(table)) (source, target, position)
-                SELECT $1, target, \(position) FROM unnest($2::BIGINT[]) WITH ORDINALITY AS members(target, position)
-                """, rows)
-        case .inverseForeignKey(_, let orderColumn?):
-            let destination = try store.model.entity(named: relationship.destinationEntityName)
-            var binds = PostgresBindings()
-            binds.append(contents.destinations.map { permanent($0).rawKey })
-            try session.query("""
-                UPDATE \(sqlQuoted(destination.tableName)) AS d SET \(sqlQuoted(orderColumn)) = members.position - 1
-                FROM unnest($1::BIGINT[]) WITH ORDINALITY AS members(key, position) WHERE d.\(Self.id) = members.key
-                """, binds)
-        default:
-            break
+            switch relationship.storage {
+            case .joinTable(let table, true):
+                if links[table] == nil {
+                    tables.append(table)
+                    links[table] = JoinTableLinks(isOrdered: relationship.isOrdered)
+                }
+                // A row this save inserted has no links to remove.
+                links[table]!.add(owner: owner.rawKey, isNew: result.permanentIDs[contents.objectID] != nil,
+                                  destinations: contents.destinations.map { permanent($0).rawKey })
+            case .inverseForeignKey(_, let orderColumn?):
+                let destination = try store.model.entity(named: relationship.destinationEntityName)
+                var binds = PostgresBindings()
+                binds.append(contents.destinations.map { permanent($0).rawKey })
+                try session.query("""
+                    UPDATE \(sqlQuoted(destination.tableName)) AS d SET \(sqlQuoted(orderColumn)) = members.position - 1
+                    FROM unnest($1::BIGINT[]) WITH ORDINALITY AS members(key, position) WHERE d.\(Self.id) = members.key
+                    """, binds)
+            default:
+                break
+            }
         }
+        for table in tables { try links[table]!.write(to: table, in: session) }
     }
 
     private func conflict(_ id: ObjectID, table: TableLayout, expected: Int64, row: ChangeSet.Row?, entity: ModelEntity) throws -> SaveConflict {

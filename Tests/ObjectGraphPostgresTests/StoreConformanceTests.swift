@@ -130,6 +130,51 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
+    func manyOwnersLinksAreWrittenReplacedAndClearedInOneSave(_ kind: StoreKind) async throws {
+        try await withStore(kind) { coordinator in
+            // Book i links tags i % 5 and (i + 1) % 5: new owners only.
+            @Sendable func labels(_ tags: [Int]) -> Set<AttributeValue> { Set(tags.map { .string("t\($0)") }) }
+            let bookIDs = try await ObjectContext(coordinator: coordinator).perform { ctx in
+                let tags = try (0..<5).map { index in
+                    let tag = try ctx.insert("Tag")
+                    try tag.setValue("t\(index)", forKey: "label")
+                    return tag
+                }
+                let books = try (0..<30).map { index in
+                    let book = try ctx.insert("Book")
+                    try book.setValue("Book \(index)", forKey: "title")
+                    try book.setObjects([tags[index % 5], tags[(index + 1) % 5]], forKey: "tags")
+                    return book
+                }
+                try ctx.save()
+                return books.map(\.objectID)
+            }
+            // Stored owners: every third loses its links, every other one gets new ones, the rest keep theirs.
+            @Sendable func expected(_ index: Int) -> [Int] {
+                index % 3 == 0 ? [] : index % 2 == 0 ? [(index + 2) % 5] : [index % 5, (index + 1) % 5]
+            }
+            try await ObjectContext(coordinator: coordinator).perform { ctx in
+                let tags = try ctx.fetch(FetchRequest(entityName: "Tag", sortKeys: [SortKey("label")]))
+                for (index, id) in bookIDs.enumerated() where index % 3 == 0 || index % 2 == 0 {
+                    try ctx.existingObject(with: id).setObjects(expected(index).map { tags[$0] }, forKey: "tags")
+                }
+                try ctx.save()
+            }
+            try await ObjectContext(coordinator: coordinator).perform { ctx throws in
+                for (index, id) in bookIDs.enumerated() {
+                    let stored = try Set(ctx.existingObject(with: id).objects(forKey: "tags").map { try $0.value(forKey: "label") })
+                    #expect(stored == labels(expected(index)), "book \(index)")
+                }
+                for tag in try ctx.fetch(FetchRequest(entityName: "Tag")) {
+                    guard case .string(let label) = try tag.value(forKey: "label"), let number = Int(label.dropFirst()) else { continue }
+                    let owners = try Set(tag.objects(forKey: "books").map(\.objectID))
+                    #expect(owners == Set(bookIDs.indices.filter { expected($0).contains(number) }.map { bookIDs[$0] }), "tag \(label)")
+                }
+            }
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func deleteRulesCascadeAndNullify(_ kind: StoreKind) async throws {
         try await withStore(kind) { coordinator in
             let authorID = try await seed(coordinator, count: 3)
