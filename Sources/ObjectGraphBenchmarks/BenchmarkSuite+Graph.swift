@@ -16,7 +16,7 @@ import ObjectGraph
 ///
 /// Each contender's result is checked: sums of what was read, and the rows left after a write.
 extension BenchmarkSuite {
-    static let graphModel: Model = try! Model([Author.self, Book.self, Tag.self, Chapter.self])
+    package static let graphModel: Model = try! Model([Author.self, Book.self, Tag.self, Chapter.self])
 
     /// The selected of W11, W12 and W13 (all three when `workloads` is empty).
     func graph(_ workloads: Set<String>) async throws -> [BenchmarkReport.Row] {
@@ -113,7 +113,7 @@ extension BenchmarkSuite {
     }
 
     /// W11's walk through a context: what an app writes.
-    private static func walk(_ walk: GraphWalk, in ctx: isolated ObjectContext) throws -> Int64 {
+    package static func walk(_ walk: GraphWalk, in ctx: isolated ObjectContext) throws -> Int64 {
         var request = Book.fetchRequest()
         request.relationshipKeyPathsForPrefetching = [.authorsPrefetched: ["author"], .tagsPrefetched: ["tags"]][walk] ?? []
         var total: Int64 = 0
@@ -136,31 +136,34 @@ extension BenchmarkSuite {
         let path = try freshPath("w11-template")
         let coordinator = try PersistentStoreCoordinator(model: Self.graphModel, storeURL: URL(fileURLWithPath: path))
         let shape = graphShape
-        try await ObjectContext(coordinator: coordinator).perform { ctx in
-            let tags = try (0..<GraphShape.tagCount).map { index in
-                let tag = try ctx.insert(Tag.self)
-                tag.label = shape.label(ofTag: index)
-                return tag
-            }
-            let authors = try (0..<shape.authors).map { index in
-                let author = try ctx.insert(Author.self)
-                author.name = shape.name(ofAuthor: index)
-                return author
-            }
-            for index in 0..<shape.books {
-                let book = try ctx.insert(Book.self)
-                book.serial = shape.serial(ofBook: index)
-                book.title = shape.title(ofBook: index)
-                book.pages = shape.pages(ofBook: index)
-                book.author = authors[shape.author(ofBook: index)]
-                book.tags = Set(shape.tags(ofBook: index).map { tags[$0] })
-                let chapter = try ctx.insert(Chapter.self)
-                chapter.heading = shape.heading(ofChapterOfBook: index)
-                chapter.book = book
-            }
-            try ctx.save()
-        }
+        try await ObjectContext(coordinator: coordinator).perform { ctx in try Self.insertGraph(shape, in: ctx) }
         return path
+    }
+
+    /// Inserts and saves the graph of `shape`: tags, authors, and each book with its tags and a chapter.
+    package static func insertGraph(_ shape: GraphShape, in ctx: isolated ObjectContext) throws {
+        let tags = try (0..<GraphShape.tagCount).map { index in
+            let tag = try ctx.insert(Tag.self)
+            tag.label = shape.label(ofTag: index)
+            return tag
+        }
+        let authors = try (0..<shape.authors).map { index in
+            let author = try ctx.insert(Author.self)
+            author.name = shape.name(ofAuthor: index)
+            return author
+        }
+        for index in 0..<shape.books {
+            let book = try ctx.insert(Book.self)
+            book.serial = shape.serial(ofBook: index)
+            book.title = shape.title(ofBook: index)
+            book.pages = shape.pages(ofBook: index)
+            book.author = authors[shape.author(ofBook: index)]
+            book.tags = Set(shape.tags(ofBook: index).map { tags[$0] })
+            let chapter = try ctx.insert(Chapter.self)
+            chapter.heading = shape.heading(ofChapterOfBook: index)
+            chapter.book = book
+        }
+        try ctx.save()
     }
 
     /// What each walk must read, computed by SQL over the template: titles and author names; titles, tag links and

@@ -5,8 +5,8 @@ import ObjectGraphBenchmarks
 import ObjectGraphPostgres
 import PostgresNIO
 
-/// W1, W2 and W3 on PostgreSQL: ObjectGraph's PostgreSQL store against raw postgres-nio (async/await on one
-/// connection, as its documentation shows) running the same statements on a table of the same layout, in one run.
+/// W1, W2, W3 and W11-W13 on PostgreSQL: ObjectGraph's PostgreSQL store against raw postgres-nio (async/await on
+/// one connection, as its documentation shows) running the same statements on tables of the same layout, in one run.
 ///
 /// Each contender works in a database of its own, created and dropped by the suite on the server the URL names
 /// (its role must be allowed to create databases).
@@ -19,7 +19,13 @@ public struct PostgresBenchmarkSuite: Sendable {
         public var lookups = 2_000
         /// Saves whose announcement to another host's coordinator is timed.
         public var notices = 200
+        /// W11-W13's books (authors are a tenth of them); W12 changes and W13 deletes ``graphChanges`` of them.
+        public var graphBooks = 200_000
+        public var graphChanges = 50_000
         public var repetitions = 5
+        /// The workloads to run (W1, W2, W3, W11, W12, W13; W2 and W3 run together, and so do W11-W13); all when
+        /// empty.
+        public var workloads: Set<String> = []
 
         public init(url: String) { self.url = url }
 
@@ -30,6 +36,8 @@ public struct PostgresBenchmarkSuite: Sendable {
             options.fetchCount = 1_000
             options.lookups = 20
             options.notices = 5
+            options.graphBooks = 1_000
+            options.graphChanges = 250
             options.repetitions = 1
             return options
         }
@@ -49,16 +57,31 @@ public struct PostgresBenchmarkSuite: Sendable {
 
     public func run() async throws -> BenchmarkReport {
         var report = BenchmarkReport()
+        func selected(_ names: String...) -> Bool { options.workloads.isEmpty || !options.workloads.isDisjoint(with: names) }
+        if selected("W1") { try await insertRows(into: &report) }
+        if selected("W2", "W3") { try await readRows(into: &report) }
+        if options.workloads.isEmpty { try await noticeRows(into: &report) }
+        if selected("W11", "W12", "W13") { report.rows += try await graph() }
+        return report
+    }
+
+    func insertRows(into report: inout BenchmarkReport) async throws {
         log("PostgreSQL W1: insert \(options.insertCount)")
         let insert = try await insertSamples(count: options.insertCount)
         report.rows.append(.init(workload: "PG W1 insert \(options.insertCount)", unit: "s", values: insert.wall, target: .ratio(1.5)))
         report.rows.append(.init(workload: "PG W1 insert CPU", unit: "s", values: insert.cpu, note: "this process only; the server's is apart"))
+    }
+
+    func readRows(into report: inout BenchmarkReport) async throws {
         log("PostgreSQL W2, W3: fetch \(options.fetchCount), \(options.lookups) lookups")
         let (fetch, lookups) = try await readSamples(count: options.fetchCount)
         report.rows.append(.init(workload: "PG W2 fetch \(options.fetchCount)", unit: "s", values: fetch.wall, target: .ratio(1.5)))
         report.rows.append(.init(workload: "PG W2 fetch CPU", unit: "s", values: fetch.cpu, note: "this process only"))
         report.rows.append(.init(workload: "PG W3 lookup median", unit: "µs", values: lookups.mapValues { Measure.median($0) * 1e6 }, target: .ratio(1.5)))
         report.rows.append(.init(workload: "PG W3 lookup p99", unit: "µs", values: lookups.mapValues { Measure.percentile($0, 0.99) * 1e6 }))
+    }
+
+    func noticeRows(into report: inout BenchmarkReport) async throws {
         log("PostgreSQL: another host's saves heard, \(options.notices) times")
         let heard = try await noticeLatencies(count: options.notices)
         report.rows.append(.init(
@@ -67,7 +90,6 @@ public struct PostgresBenchmarkSuite: Sendable {
         report.rows.append(.init(
             workload: "PG another host's save heard, p99", unit: "ms", values: ["ObjectGraph": Measure.percentile(heard, 0.99) * 1e3],
             target: .atMost(100)))
-        return report
     }
 
     // MARK: Databases
