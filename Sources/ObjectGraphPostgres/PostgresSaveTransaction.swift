@@ -216,10 +216,7 @@ struct PostgresSaveTransaction {
         var tables: [String] = []
         for contents in changes {
             let owner = permanent(contents.objectID)
-            let entity = try store.model.entity(named: owner.entityName)
-            guard let relationship = entity.relationship(named: contents.relationship) else {
-                throw ObjectGraphError.unknownKey(entity: entity.name, key: contents.relationship)
-            }
+            let relationship = try contents.modelRelationship(of: owner, in: store.model)
             switch relationship.storage {
             case .joinTable(let table, true):
                 if links[table] == nil {

@@ -27,6 +27,15 @@ public struct ChangeSet: Sendable {
         public var relationship: String
         /// The destinations, in order.
         public var destinations: [ObjectID]
+
+        /// The relationship these contents are of, on the entity of `owner` (the owner's ID as the store writes it).
+        package func modelRelationship(of owner: ObjectID, in model: Model) throws -> ModelRelationship {
+            let entity = try model.entity(named: owner.entityName)
+            guard let found = entity.relationship(named: relationship) else {
+                throw ObjectGraphError.unknownKey(entity: entity.name, key: relationship)
+            }
+            return found
+        }
     }
 
     /// Objects to insert.

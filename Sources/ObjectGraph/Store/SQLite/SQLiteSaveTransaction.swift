@@ -316,10 +316,7 @@ struct SQLiteSaveTransaction {
 
     private func rewrite(_ contents: ChangeSet.ToManyContents) throws {
         let owner = permanent(contents.objectID)
-        let entity = try store.model.entity(named: owner.entityName)
-        guard let relationship = entity.relationship(named: contents.relationship) else {
-            throw ObjectGraphError.unknownKey(entity: entity.name, key: contents.relationship)
-        }
+        let relationship = try contents.modelRelationship(of: owner, in: store.model)
         switch relationship.storage {
         case .joinTable(let table, true):
             // A row this save inserted has no links to remove.
