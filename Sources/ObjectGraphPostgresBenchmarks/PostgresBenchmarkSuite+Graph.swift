@@ -11,7 +11,7 @@ import PostgresNIO
 extension PostgresBenchmarkSuite {
     static let graphTemplate = "og_bench_graph_t"
 
-    var graphShape: GraphShape { GraphShape(books: options.graphBooks, authors: options.graphBooks / 10) }
+    var graphShape: GraphShape { GraphShape(books: options.graphBooks, authors: max(1, options.graphBooks / 10)) }
 
     /// W11, W12 and W13's rows.
     func graph() async throws -> [BenchmarkReport.Row] {
