@@ -179,30 +179,31 @@ struct PostgresSaveTransaction {
     /// Deletes `rows` in order, each run of rows of one table in one statement. A row the statement did not delete
     /// (its version moved on, or it is gone) is a conflict.
     private mutating func delete(_ rows: [(objectID: ObjectID, version: Int64)]) throws {
+        let entities = try rows.map { try store.layout(for: $0.objectID.entityName) }
         var start = 0
         while start < rows.count {
-            let (_, table) = try store.layout(for: rows[start].objectID.entityName)
+            let table = entities[start].1
             var end = start + 1
-            while end < rows.count, try store.layout(for: rows[end].objectID.entityName).1 === table { end += 1 }
-            let run = rows[start..<end]
-            for row in run {
-                let entity = try store.model.entity(named: row.objectID.entityName)
+            while end < rows.count, entities[end].1 === table { end += 1 }
+            let run = start..<end
+            for position in run {
+                let (id, entity) = (rows[position].objectID, entities[position].0)
                 if case let preserved = entity.preservedAttributes, !preserved.isEmpty,
-                   let stored = try store.snapshot(of: row.objectID, table: table, in: session) {
-                    tombstones[row.objectID] = Dictionary(uniqueKeysWithValues: preserved.map { (entity.attributes[$0].name, stored.values[$0]) })
+                   let stored = try store.snapshot(of: id, table: table, in: session) {
+                    tombstones[id] = Dictionary(uniqueKeysWithValues: preserved.map { (entity.attributes[$0].name, stored.values[$0]) })
                 }
             }
             var binds = PostgresBindings()
-            binds.append(run.map(\.objectID.rawKey))
-            binds.append(run.map(\.version))
+            binds.append(rows[run].map(\.objectID.rawKey))
+            binds.append(rows[run].map(\.version))
             let deleted = try Set(session.query("""
                 DELETE FROM \(sqlQuoted(table.name)) AS t USING unnest($1::BIGINT[], $2::BIGINT[]) AS v(id, version)
                 WHERE t.\(Self.id) = v.id AND t.\(Self.version) = v.version
                 RETURNING t.\(Self.id)
                 """, binds).map { try $0.decode(Int64.self) })
-            for row in run where !deleted.contains(row.objectID.rawKey) {
-                let entity = try store.model.entity(named: row.objectID.entityName)
-                conflicts.append(try conflict(row.objectID, table: table, expected: row.version, row: nil, entity: entity))
+            for position in run where !deleted.contains(rows[position].objectID.rawKey) {
+                conflicts.append(try conflict(
+                    rows[position].objectID, table: table, expected: rows[position].version, row: nil, entity: entities[position].0))
             }
             start = end
         }

@@ -5,7 +5,7 @@ import ObjectGraph
 struct PostgresUpdateShape {
     /// One changed column, where its value comes from in the row, and its type for the statement's cast.
     struct Assignment {
-        enum Source: Equatable {
+        enum Source {
             case attribute(Int)
             case toOne(Int)
         }
@@ -43,6 +43,6 @@ struct PostgresUpdateShape {
     /// Whether `row` writes the same columns of the same entity.
     func matches(_ row: ChangeSet.Row) -> Bool {
         row.objectID.entityName == entity.name && row.changedToOne == toOneSlots
-            && row.changedAttributes.filter { !entity.attributes[$0].isTransient } == attributes
+            && row.changedAttributes.lazy.filter { !entity.attributes[$0].isTransient }.elementsEqual(attributes)
     }
 }
