@@ -24,9 +24,7 @@ extension PostgresBenchmarkSuite {
         let changes = options.graphChanges
         for repetition in 0...options.repetitions {
             var taken: [GraphWalk: Samples] = [:]
-            let coordinator = PersistentStoreCoordinator(
-                model: BenchmarkSuite.graphModel, store: try PostgresStore(configuration: try configuration("og_bench_w11"), model: BenchmarkSuite.graphModel))
-            let context = ObjectContext(coordinator: coordinator, name: "bench")
+            let context = try makeContext(on: "og_bench_w11", model: BenchmarkSuite.graphModel)
             let connection = try await connect("og_bench_w11")
             for walk in GraphWalk.allCases {
                 let (sample, walked) = try await Measure.timed(on: context) { ctx in try BenchmarkSuite.walk(walk, in: ctx) }
@@ -39,9 +37,7 @@ extension PostgresBenchmarkSuite {
             try await connection.close()
 
             try await copyTemplate(to: "og_bench_w12_graph")
-            let updating = ObjectContext(coordinator: PersistentStoreCoordinator(
-                model: BenchmarkSuite.graphModel,
-                store: try PostgresStore(configuration: try configuration("og_bench_w12_graph"), model: BenchmarkSuite.graphModel)))
+            let updating = try makeContext(on: "og_bench_w12_graph", model: BenchmarkSuite.graphModel)
             let (updated, _) = try await Measure.timed(on: updating) { ctx in
                 for book in try ctx.fetch(try FetchRequest(entityName: "Book", format: "serial < %d", changes), as: Book.self) { book.pages += 1 }
                 try ctx.save()
@@ -55,9 +51,7 @@ extension PostgresBenchmarkSuite {
             try await checkPages("og_bench_w12_raw", expected: expected.pages + Int64(changes), who: "raw")
 
             try await copyTemplate(to: "og_bench_w13_graph")
-            let deleting = ObjectContext(coordinator: PersistentStoreCoordinator(
-                model: BenchmarkSuite.graphModel,
-                store: try PostgresStore(configuration: try configuration("og_bench_w13_graph"), model: BenchmarkSuite.graphModel)))
+            let deleting = try makeContext(on: "og_bench_w13_graph", model: BenchmarkSuite.graphModel)
             let (deleted, _) = try await Measure.timed(on: deleting) { ctx in
                 for book in try ctx.fetch(try FetchRequest(entityName: "Book", format: "serial < %d", changes), as: Book.self) { try ctx.delete(book) }
                 try ctx.save()
@@ -95,26 +89,16 @@ extension PostgresBenchmarkSuite {
     func makeGraphTemplate() async throws {
         try await freshDatabase(Self.graphTemplate)
         let shape = graphShape
-        do {
-            let store = try PostgresStore(configuration: try configuration(Self.graphTemplate), model: BenchmarkSuite.graphModel)
-            let context = ObjectContext(coordinator: PersistentStoreCoordinator(model: BenchmarkSuite.graphModel, store: store))
-            try await context.perform { ctx in try BenchmarkSuite.insertGraph(shape, in: ctx) }
-        }
+        let writer = try makeContext(on: Self.graphTemplate, model: BenchmarkSuite.graphModel)
+        try await writer.perform { ctx in try BenchmarkSuite.insertGraph(shape, in: ctx) }
         let connection = try await connect(Self.graphTemplate)
         _ = try await connection.query("ANALYZE", logger: Self.logger)
         try await connection.close()
     }
 
-    /// Drops `name` and creates it as a copy of the template, first ending whatever sessions are still connected to
-    /// the template (a store's pool closes its connections asynchronously once it goes).
+    /// Drops `name` and creates it as a copy of the template.
     func copyTemplate(to name: String) async throws {
-        let admin = try await connect(try PostgresStoreConfiguration(url: options.url).database)
-        defer { Task { try? await admin.close() } }
-        _ = try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: Self.logger)
-        _ = try await admin.query(PostgresQuery(unsafeSQL: """
-            SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(Self.graphTemplate)' AND pid <> pg_backend_pid()
-            """), logger: Self.logger)
-        _ = try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name) TEMPLATE \(Self.graphTemplate)"), logger: Self.logger)
+        try await freshDatabase(name, template: Self.graphTemplate)
     }
 
     /// The quoted name of the table keeping Book.tags.

@@ -111,11 +111,27 @@ public struct PostgresBenchmarkSuite: Sendable {
     }
 
     /// Drops and creates `name` on the server.
-    func freshDatabase(_ name: String) async throws {
+    ///
+    /// With a `template`, `name` is created as a copy of it, after ending whatever sessions are still connected to
+    /// the template (a store's pool closes its connections asynchronously once it goes).
+    func freshDatabase(_ name: String, template: String? = nil) async throws {
         let admin = try await connect(try PostgresStoreConfiguration(url: options.url).database)
         defer { Task { try? await admin.close() } }
         _ = try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: Self.logger)
-        _ = try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: Self.logger)
+        guard let template else {
+            _ = try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: Self.logger)
+            return
+        }
+        _ = try await admin.query(PostgresQuery(unsafeSQL: """
+            SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(template)' AND pid <> pg_backend_pid()
+            """), logger: Self.logger)
+        _ = try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name) TEMPLATE \(template)"), logger: Self.logger)
+    }
+
+    /// A context over a new PostgreSQL store of `model` on `database`.
+    func makeContext(on database: String, model: Model) throws -> ObjectContext {
+        let store = try PostgresStore(configuration: try configuration(database), model: model)
+        return ObjectContext(coordinator: PersistentStoreCoordinator(model: model, store: store), name: "bench")
     }
 
     /// The raw contender's table: the store's layout for `Item`, and its index.
@@ -166,8 +182,7 @@ public struct PostgresBenchmarkSuite: Sendable {
             try await connection.close()
 
             try await freshDatabase("og_bench_graph")
-            let store = try PostgresStore(configuration: try configuration("og_bench_graph"), model: Self.model)
-            let context = ObjectContext(coordinator: PersistentStoreCoordinator(model: Self.model, store: store), name: "bench")
+            let context = try makeContext(on: "og_bench_graph", model: Self.model)
             taken.add(try await Measure.timed {
                 try await context.perform { ctx in
                     for row in 0..<count { try ctx.insert(Item.self).fill(row) }
@@ -239,8 +254,7 @@ public struct PostgresBenchmarkSuite: Sendable {
         try await Self.rawInsert(connection, count: count)
         _ = try await connection.query(#"ANALYZE "Item""#, logger: Self.logger)
         try await freshDatabase("og_bench_graph")
-        let store = try PostgresStore(configuration: try configuration("og_bench_graph"), model: Self.model)
-        let context = ObjectContext(coordinator: PersistentStoreCoordinator(model: Self.model, store: store), name: "bench")
+        let context = try makeContext(on: "og_bench_graph", model: Self.model)
         try await context.perform { ctx in
             for row in 0..<count { try ctx.insert(Item.self).fill(row) }
             try ctx.save()
