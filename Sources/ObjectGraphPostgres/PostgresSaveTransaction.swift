@@ -38,13 +38,17 @@ struct PostgresSaveTransaction {
     }
 
     /// The rows this save wrote whose entity has derived attributes, as the triggers left them: the saving context
-    /// shows the values the store computed.
+    /// shows the values the store computed. One statement per table.
     private mutating func readDerivedValues(_ changes: ChangeSet) throws {
+        var tables: [String: (table: TableLayout, keys: [Int64])] = [:]
         for row in changes.inserted + changes.updated {
             let id = permanent(row.objectID)
             guard let entity = store.model.entityIfPresent(id.entityName), !entity.derivedAttributes.isEmpty,
                   let table = store.tables[entity.rootName] else { continue }
-            result.refreshed[id] = try store.snapshot(of: id, table: table, in: session)
+            tables[table.name, default: (table, [])].keys.append(id.rawKey)
+        }
+        for (table, keys) in tables.values {
+            for snapshot in try store.snapshots(ofKeys: keys, table: table, in: session).values { result.refreshed[snapshot.objectID] = snapshot }
         }
     }
 
@@ -167,9 +171,12 @@ struct PostgresSaveTransaction {
             RETURNING t.\(Self.id)
             """
         let changed = try guardingUniqueness(shape.entity) { try Set(session.query(sql, binds).map { try $0.decode(Int64.self) }) }
+        let missed = rows.filter { !changed.contains($0.objectID.rawKey) }
+        let stored = try store.snapshots(ofKeys: missed.map(\.objectID.rawKey), table: shape.table, in: session)
         for row in rows {
             guard changed.contains(row.objectID.rawKey) else {
-                conflicts.append(try conflict(row.objectID, table: shape.table, expected: row.version, row: row, entity: shape.entity))
+                conflicts.append(SaveConflict.make(
+                    row, id: row.objectID, expected: row.version, stored: stored[row.objectID.rawKey], entity: shape.entity))
                 continue
             }
             result.updatedRows.append((row.objectID, row.version + 1))
@@ -186,11 +193,13 @@ struct PostgresSaveTransaction {
             var end = start + 1
             while end < rows.count, entities[end].1 === table { end += 1 }
             let run = start..<end
+            // What a tombstone keeps, read before the rows go, in one statement for the run.
+            let kept = try store.snapshots(
+                ofKeys: run.filter { !entities[$0].0.preservedAttributes.isEmpty }.map { rows[$0].objectID.rawKey }, table: table, in: session)
             for position in run {
                 let (id, entity) = (rows[position].objectID, entities[position].0)
-                if case let preserved = entity.preservedAttributes, !preserved.isEmpty,
-                   let stored = try store.snapshot(of: id, table: table, in: session) {
-                    tombstones[id] = Dictionary(uniqueKeysWithValues: preserved.map { (entity.attributes[$0].name, stored.values[$0]) })
+                if let stored = kept[id.rawKey] {
+                    tombstones[id] = Dictionary(uniqueKeysWithValues: entity.preservedAttributes.map { (entity.attributes[$0].name, stored.values[$0]) })
                 }
             }
             var binds = PostgresBindings()
@@ -201,20 +210,24 @@ struct PostgresSaveTransaction {
                 WHERE t.\(Self.id) = v.id AND t.\(Self.version) = v.version
                 RETURNING t.\(Self.id)
                 """, binds).map { try $0.decode(Int64.self) })
-            for position in run where !deleted.contains(rows[position].objectID.rawKey) {
-                conflicts.append(try conflict(
-                    rows[position].objectID, table: table, expected: rows[position].version, row: nil, entity: entities[position].0))
+            let missed = run.filter { !deleted.contains(rows[$0].objectID.rawKey) }
+            let stored = try store.snapshots(ofKeys: missed.map { rows[$0].objectID.rawKey }, table: table, in: session)
+            for position in missed {
+                let id = rows[position].objectID
+                conflicts.append(SaveConflict.make(nil, id: id, expected: rows[position].version, stored: stored[id.rawKey], entity: entities[position].0))
             }
             start = end
         }
     }
 
     /// Writes the new contents of to-many relationships: each join table's links in two statements for the whole
-    /// save (the owners' old links deleted, then every new one inserted), where a statement or two per owner were a
-    /// round trip or two per owner; the positions of an ordered one-to-many, a statement per owner.
+    /// save (the owners' old links deleted, then every new one inserted), and the positions of each ordered
+    /// one-to-many's members in one, where a statement or two per owner were a round trip or two per owner.
     private func rewrite(_ changes: [ChangeSet.ToManyContents]) throws {
         var links: [String: JoinTableLinks] = [:]
         var tables: [String] = []
+        var positions: [OrderColumn: (keys: [Int64], positions: [Int64])] = [:]
+        var columns: [OrderColumn] = []
         for contents in changes {
             let owner = permanent(contents.objectID)
             let relationship = try contents.modelRelationship(of: owner, in: store.model)
@@ -229,21 +242,32 @@ struct PostgresSaveTransaction {
                                   destinations: contents.destinations.map { permanent($0).rawKey })
             case .inverseForeignKey(_, let orderColumn?):
                 let destination = try store.model.entity(named: relationship.destinationEntityName)
-                var binds = PostgresBindings()
-                binds.append(contents.destinations.map { permanent($0).rawKey })
-                try session.query("""
-                    UPDATE \(sqlQuoted(destination.tableName)) AS d SET \(sqlQuoted(orderColumn)) = members.position - 1
-                    FROM unnest($1::BIGINT[]) WITH ORDINALITY AS members(key, position) WHERE d.\(Self.id) = members.key
-                    """, binds)
+                let column = OrderColumn(table: destination.tableName, name: orderColumn)
+                for (position, member) in contents.destinations.enumerated() {
+                    if positions[column] == nil { columns.append(column) }
+                    positions[column, default: ([], [])].keys.append(permanent(member).rawKey)
+                    positions[column, default: ([], [])].positions.append(Int64(position))
+                }
             default:
                 break
             }
         }
         for table in tables { try links[table]!.write(to: table, in: session) }
+        for column in columns {
+            var binds = PostgresBindings()
+            binds.append(positions[column]!.keys)
+            binds.append(positions[column]!.positions)
+            try session.query("""
+                UPDATE \(sqlQuoted(column.table)) AS d SET \(sqlQuoted(column.name)) = members.position
+                FROM unnest($1::BIGINT[], $2::BIGINT[]) AS members(key, position) WHERE d.\(Self.id) = members.key
+                """, binds)
+        }
     }
 
-    private func conflict(_ id: ObjectID, table: TableLayout, expected: Int64, row: ChangeSet.Row?, entity: ModelEntity) throws -> SaveConflict {
-        SaveConflict.make(row, id: id, expected: expected, stored: try store.snapshot(of: id, table: table, in: session), entity: entity)
+    /// The column keeping the positions of an ordered one-to-many's members in their table.
+    private struct OrderColumn: Hashable {
+        let table: String
+        let name: String
     }
 
     /// Runs a statement, turning a broken uniqueness constraint into the error naming the constraint's keys.
@@ -262,12 +286,19 @@ struct PostgresSaveTransaction {
 }
 
 extension PostgresStore {
-    /// The stored row `id`, read inside a save's transaction.
-    func snapshot(of id: ObjectID, table: TableLayout, in session: PostgresSession, locking: Bool = false) throws -> Snapshot? {
+    /// The stored rows of `keys` in `table`, by key, read inside a save's transaction in one statement (a row a
+    /// time was a round trip a row), and locked for it when `locking`.
+    func snapshots(ofKeys keys: [Int64], table: TableLayout, in session: PostgresSession, locking: Bool = false) throws -> [Int64: Snapshot] {
+        guard !keys.isEmpty else { return [:] }
         var binds = PostgresBindings()
-        binds.append(id.rawKey)
-        let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(sqlQuoted(table.name)) AS t0 WHERE t0.\(sqlQuoted(StorageNames.rowID)) = $1"
+        binds.append(keys)
+        let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(sqlQuoted(table.name)) AS t0 WHERE t0.\(sqlQuoted(StorageNames.rowID)) = ANY($1::BIGINT[])"
             + (locking ? " FOR UPDATE OF t0" : "")
-        return try session.query(sql, binds).first.map { try PostgresRowReader.snapshot($0, table: table) }
+        var found: [Int64: Snapshot] = [:]
+        for row in try session.query(sql, binds) {
+            let snapshot = try PostgresRowReader.snapshot(row, table: table)
+            found[snapshot.objectID.rawKey] = snapshot
+        }
+        return found
     }
 }

@@ -25,11 +25,18 @@ struct PostgresBatchReading: BatchPlanReading {
     let store: PostgresStore
     let session: PostgresSession
 
-    func row(_ id: ObjectID) throws -> Snapshot? {
-        let (entity, table) = try store.layout(for: id.entityName)
-        guard let row = try store.snapshot(of: id, table: table, in: session, locking: true),
-              store.model.entityIfPresent(row.objectID.entityName)?.isKind(of: entity) == true else { return nil }
-        return row
+    func rows(_ ids: [ObjectID]) throws -> [Snapshot?] {
+        let layouts = try ids.map { try store.layout(for: $0.entityName) }
+        var tables: [String: (table: TableLayout, keys: [Int64])] = [:]
+        for (id, (_, table)) in zip(ids, layouts) { tables[table.name, default: (table, [])].keys.append(id.rawKey) }
+        var found: [String: [Int64: Snapshot]] = [:]
+        for (name, (table, keys)) in tables { found[name] = try store.snapshots(ofKeys: keys, table: table, in: session, locking: true) }
+        return zip(ids, layouts).map { id, layout in
+            // The key may hold a row of another entity of the tree than the one asked for.
+            guard let row = found[layout.1.name]?[id.rawKey], store.model.entityIfPresent(row.objectID.entityName)?.isKind(of: layout.0) == true
+            else { return nil }
+            return row
+        }
     }
 
     func select(_ request: StoreFetchRequest) throws -> [Snapshot] {
@@ -39,14 +46,16 @@ struct PostgresBatchReading: BatchPlanReading {
         return try session.query(sql, binds).map { try PostgresRowReader.snapshot($0, table: table) }
     }
 
-    func related(_ id: ObjectID, _ relationship: ModelRelationship) throws -> [ObjectID] {
+    func related(_ ids: [ObjectID], _ relationship: ModelRelationship) throws -> [[ObjectID]] {
         guard case .foreignKey = relationship.storage else {
-            return try store.relatedIDs(of: [id], relationship: relationship, in: session)[0]
+            return try store.relatedIDs(of: ids, relationship: relationship, in: session)
         }
-        let entity = try store.model.entity(named: id.entityName)
-        guard let stored = try row(id), let index = entity.relationships.firstIndex(where: { $0.name == relationship.name }),
-              let slot = entity.toOneSlot[index] else { return [] }
-        return stored.toOne[slot].map { [$0] } ?? []
+        return try rows(ids).map { stored in
+            guard let stored, let entity = store.model.entityIfPresent(stored.objectID.entityName),
+                  let index = entity.relationships.firstIndex(where: { $0.name == relationship.name }),
+                  let slot = entity.toOneSlot[index] else { return [] }
+            return stored.toOne[slot].map { [$0] } ?? []
+        }
     }
 
     func rows(ofTree root: String) throws -> [Snapshot] {

@@ -129,6 +129,63 @@ import Testing
         }
     }
 
+    /// The headings of each book's chapters, in order.
+    static func headings(_ ctx: isolated ObjectContext, _ ids: [ObjectID]) throws -> [[String]] {
+        try ids.map { id in
+            try ctx.existingObject(with: id).objects(forKey: "chapters").map { chapter in
+                guard case .string(let heading) = try chapter.value(forKey: "heading") else { return "" }
+                return heading
+            }
+        }
+    }
+
+    /// The positions of an ordered one-to-many's members, for many owners in one save: new owners, reordered ones,
+    /// and a member moved from one owner to another.
+    @Test(arguments: StoreKind.allCases)
+    func manyOwnersOrderedMembersKeepTheirOrderInOneSave(_ kind: StoreKind) async throws {
+        try await withStore(kind) { coordinator in
+            // Book i's chapters "i.2", "i.0", "i.1": stored in that order, not in key or heading order.
+            let ids = try await ObjectContext(coordinator: coordinator).perform { ctx in
+                let books = try (0..<20).map { index in
+                    let book = try ctx.insert("Book")
+                    try book.setValue("Book \(index)", forKey: "title")
+                    let chapters = try [2, 0, 1].map { position in
+                        let chapter = try ctx.insert("Chapter")
+                        try chapter.setValue("\(index).\(position)", forKey: "heading")
+                        return chapter
+                    }
+                    try book.setObjects(chapters, forKey: "chapters")
+                    return book
+                }
+                try ctx.save()
+                return books.map(\.objectID)
+            }
+            let saved = try await ObjectContext(coordinator: coordinator).perform { ctx in try Self.headings(ctx, ids) }
+            #expect(saved == (0..<20).map { index in [2, 0, 1].map { "\(index).\($0)" } })
+            // Even books reversed; book 1's first chapter moved to the end of book 3's.
+            try await ObjectContext(coordinator: coordinator).perform { ctx in
+                for id in ids.enumerated().filter({ $0.offset % 2 == 0 }).map(\.element) {
+                    let book = try ctx.existingObject(with: id)
+                    try book.setObjects(Array(try book.objects(forKey: "chapters").reversed()), forKey: "chapters")
+                }
+                let (one, three) = (try ctx.existingObject(with: ids[1]), try ctx.existingObject(with: ids[3]))
+                let moved = try one.objects(forKey: "chapters")[0]
+                try one.setObjects(Array(try one.objects(forKey: "chapters").dropFirst()), forKey: "chapters")
+                try three.setObjects(try three.objects(forKey: "chapters") + [moved], forKey: "chapters")
+                try ctx.save()
+            }
+            let reordered = try await ObjectContext(coordinator: coordinator).perform { ctx in try Self.headings(ctx, ids) }
+            #expect(reordered == (0..<20).map { index -> [String] in
+                let stored = [2, 0, 1].map { "\(index).\($0)" }
+                switch index {
+                case 1: return Array(stored.dropFirst())
+                case 3: return stored + ["1.2"]
+                default: return index % 2 == 0 ? stored.reversed() : stored
+                }
+            })
+        }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func manyOwnersLinksAreWrittenReplacedAndClearedInOneSave(_ kind: StoreKind) async throws {
         try await withStore(kind) { coordinator in

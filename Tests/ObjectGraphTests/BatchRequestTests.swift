@@ -289,6 +289,85 @@ import Testing
         #expect(author.version == 2 && author.toOne.allSatisfy { $0 == nil || $0?.entityName != "Agent" })
     }
 
+    /// A delete of many objects reads their rows and destinations an entity at a time: every rule still applies to
+    /// each object, the refusal named is the first in ID order, and objects of two entities of one table go by ID.
+    @Test(arguments: StoreKind.allCases)
+    func deletesOfManyObjectsApplyEveryRuleToEachOfThem(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try kind.coordinator(try Fixtures.model(), folder)
+        // 120 authors, every tenth with a profile, alternating between two agents; two books each with two chapters;
+        // and 30 movies beside the books in Media's table.
+        let (agentIDs, guarded, movieIDs) = try await ObjectContext(coordinator: coordinator).perform { ctx in
+            let agents = try (0..<2).map { index in
+                let agent = try ctx.insert("Agent")
+                try agent.setValue("Agent \(index)", forKey: "name")
+                return agent
+            }
+            var guarded: [ManagedObject] = []
+            for a in 0..<120 {
+                let author = try ctx.insert("Author")
+                try author.setValue("Author \(a)", forKey: "name")
+                try author.setObject(agents[a % 2], forKey: "agent")
+                if a % 10 == 3 {
+                    let profile = try ctx.insert("Profile")
+                    try author.setObject(profile, forKey: "profile")
+                    guarded.append(author)
+                }
+                for b in 0..<2 {
+                    let book = try ctx.insert("Book")
+                    try book.setValue("Book \(a)-\(b)", forKey: "title")
+                    try book.setObject(author, forKey: "author")
+                    for c in 0..<2 {
+                        let chapter = try ctx.insert("Chapter")
+                        try chapter.setValue("Chapter \(c)", forKey: "heading")
+                        try chapter.setObject(book, forKey: "book")
+                    }
+                }
+            }
+            let movies = try (0..<30).map { index in
+                let movie = try ctx.insert("Movie")
+                try movie.setValue("Movie \(index)", forKey: "title")
+                return movie
+            }
+            try ctx.save()
+            return (agents.map(\.objectID), guarded.map(\.objectID).sorted(), movies.map(\.objectID))
+        }
+        func count(_ entity: String) throws -> Int { try coordinator.store.count(StoreFetchRequest(entityName: entity)) }
+
+        // Every author: the twelve with a profile refuse, and the first of them in ID order is the one named.
+        let before = try Self.dump(coordinator)
+        #expect {
+            try coordinator.execute(BatchDeleteRequest(entityName: "Author"))
+        } throws: { error in
+            guard case ObjectGraphError.deleteDenied("Author", let id, "profile", 1) = error else { return false }
+            return id == guarded[0]
+        }
+        #expect(try Self.dump(coordinator) == before)
+
+        // The 108 without one go, with their 216 books and 432 chapters.
+        var unguarded = BatchDeleteRequest(entityName: "Author", predicate: try FormatPredicate("profile == nil"))
+        unguarded.resultType = .objectIDs
+        let deleted = try coordinator.execute(unguarded)
+        #expect(deleted.count == 108 && deleted.changes?.deletedObjectIDs.count == 108 + 216 + 432)
+        #expect(try [count("Author"), count("Book"), count("Chapter"), count("Movie")] == [12, 24, 48, 30])
+
+        // The second agent's twelve remaining clients (the guarded authors are odd) each lose their reference, and
+        // nothing else of theirs changes.
+        var agent = BatchDeleteRequest(objectIDs: [agentIDs[1]])
+        agent.resultType = .objectIDs
+        let cleared = try coordinator.execute(agent)
+        let clients = try coordinator.store.snapshots(for: try #require(cleared.changes?.updatedObjectIDs))
+        #expect(clients.map(\.objectID).sorted() == guarded)
+        #expect(clients.allSatisfy { client in client.version == 2 && !client.toOne.contains { $0?.entityName == "Agent" } && client.toOne.contains { $0?.entityName == "Profile" } })
+
+        // Books and movies named together, by ID, from their common table; a missing ID is skipped.
+        let books = try coordinator.store.fetch(StoreFetchRequest(entityName: "Book")).map(\.objectID)
+        let media = Array(books.prefix(10)) + movieIDs.prefix(20) + [ObjectID(entityName: "Movie", rawKey: 1_000_000)]
+        let named = try coordinator.execute(BatchDeleteRequest(objectIDs: media))
+        #expect(named.count == 30)
+        #expect(try [count("Book"), count("Chapter"), count("Movie")] == [14, 28, 10])
+    }
+
     /// The same changes, once through batch requests and once through a context on a second store, leave both
     /// stores holding the same rows, versions included.
     @Test(arguments: StoreKind.allCases)

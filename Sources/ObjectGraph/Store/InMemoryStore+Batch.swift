@@ -24,14 +24,18 @@ struct MemoryBatchReading: BatchPlanReading {
     let store: InMemoryStore
     let contents: InMemoryStore.Contents
 
-    func row(_ id: ObjectID) throws -> Snapshot? {
-        guard let root = store.model.entityIfPresent(id.entityName)?.rootName, let row = contents.rows[root]?[id.rawKey] else { return nil }
-        return store.snapshot(id.rawKey, row)
+    func rows(_ ids: [ObjectID]) throws -> [Snapshot?] {
+        ids.map { id in
+            guard let root = store.model.entityIfPresent(id.entityName)?.rootName, let row = contents.rows[root]?[id.rawKey] else { return nil }
+            return store.snapshot(id.rawKey, row)
+        }
     }
 
     func select(_ request: StoreFetchRequest) throws -> [Snapshot] { try store.selected(request, sliced: false, in: contents) }
 
-    func related(_ id: ObjectID, _ relationship: ModelRelationship) throws -> [ObjectID] { try store.related(id, relationship, in: contents) }
+    func related(_ ids: [ObjectID], _ relationship: ModelRelationship) throws -> [[ObjectID]] {
+        try ids.map { try store.related($0, relationship, in: contents) }
+    }
 
     func rows(ofTree root: String) throws -> [Snapshot] { (contents.rows[root] ?? [:]).map { store.snapshot($0.key, $0.value) } }
 

@@ -2,13 +2,16 @@ import PredicateFormat
 
 /// What planning a batch request reads of a store: one consistent view of its rows (a store's lock held, or one
 /// database transaction).
+///
+/// Rows and destinations are asked for many objects at a time: on a server each call is a round trip, and a batch
+/// delete of 10,000 books asked one book at a time took 72 times the two `DELETE`s it comes to.
 package protocol BatchPlanReading {
-    /// The stored row `id` (of `id`'s entity or one of its sub-entities), nil when there is none.
-    func row(_ id: ObjectID) throws -> Snapshot?
+    /// The stored row of each of `ids` (of the ID's entity or one of its sub-entities), nil where there is none.
+    func rows(_ ids: [ObjectID]) throws -> [Snapshot?]
     /// The rows a fetch selects, unsliced.
     func select(_ request: StoreFetchRequest) throws -> [Snapshot]
-    /// The destinations of `relationship` of the stored object `id`.
-    func related(_ id: ObjectID, _ relationship: ModelRelationship) throws -> [ObjectID]
+    /// The destinations of `relationship` of each of the stored objects `ids`, all of one entity.
+    func related(_ ids: [ObjectID], _ relationship: ModelRelationship) throws -> [[ObjectID]]
     /// Every row of the inheritance tree rooted at `root`: the holders of its uniqueness constraints.
     func rows(ofTree root: String) throws -> [Snapshot]
     /// The row as the evaluator reads it, for a batch update's computed values.
@@ -50,6 +53,7 @@ package struct BatchPlan: Sendable {
         let kinds = model.entities.filter { $0.rootName == entity.rootName }
         let constraints = request.upserts ? kinds.flatMap { kind in kind.uniquenessConstraints.map { (kind, $0) } } : []
         let tree = constraints.isEmpty ? [] : try reading.rows(ofTree: entity.rootName)
+        let stored = Dictionary(tree.map { ($0.objectID, $0) }) { first, _ in first }
         // Each constraint's values → the row holding them (stored, or new in this request).
         var holders: [[[AttributeValue]: ObjectID]] = constraints.map { kind, keys in
             var table: [[AttributeValue]: ObjectID] = [:]
@@ -89,7 +93,7 @@ package struct BatchPlan: Sendable {
                 for index in given { plan.changes.inserted[position].values[index] = values[index] }
             } else if let position = updated[holder] {
                 for index in given { plan.changes.updated[position].values[index] = values[index] }
-            } else if let stored = try reading.row(holder) {
+            } else if let stored = stored[holder] {
                 let kind = try model.entity(named: stored.objectID.entityName)
                 var newValues = stored.values
                 for index in given { newValues[kind.attributeIndex[entity.attributes[index].name]!] = values[index] }
@@ -151,14 +155,12 @@ package struct BatchPlan: Sendable {
     }
 
     /// The objects selected, those their cascades reach, refused by a deny rule with a surviving destination, and
-    /// the survivors whose reference to a deleted object is cleared.
+    /// the survivors whose reference to a deleted object is cleared. Each step reads its rows and destinations for
+    /// all the objects of one entity at once (a cascade one level at a time).
     static func deletePlan(_ request: BatchDeleteRequest, model: Model, reading: some BatchPlanReading) throws -> BatchPlan {
         var plan = BatchPlan()
         if let ids = request.objectIDs {
-            for id in try request.checkedObjectIDs(ids, model: model) {
-                if let stored = try reading.row(id) { plan.matched.append(stored.objectID) }
-            }
-            plan.matched = Array(Set(plan.matched)).sorted()
+            plan.matched = Array(Set(try reading.rows(try request.checkedObjectIDs(ids, model: model)).compactMap { $0?.objectID })).sorted()
         } else {
             var fetch = StoreFetchRequest(entityName: request.entityName)
             fetch.includesSubentities = request.includesSubentities
@@ -166,32 +168,50 @@ package struct BatchPlan: Sendable {
             plan.matched = try reading.select(fetch).map(\.objectID).sorted()
         }
         var doomed = Set(plan.matched)
-        var pending = plan.matched
-        while let id = pending.popLast() {
-            let entity = try model.entity(named: id.entityName)
-            for relationship in entity.relationships where relationship.deleteRule == .cascade {
-                for target in try reading.related(id, relationship) where doomed.insert(target).inserted { pending.append(target) }
+        var level = plan.matched
+        while !level.isEmpty {
+            var next: [ObjectID] = []
+            try forEachRelationship(of: level, model: model, reading: reading, where: { $0.deleteRule == .cascade }) { _, _, destinations in
+                for target in destinations.joined() where doomed.insert(target).inserted { next.append(target) }
             }
+            level = next
         }
         let ordered = doomed.sorted()
-        for id in ordered {
-            let entity = try model.entity(named: id.entityName)
-            for relationship in entity.relationships where relationship.deleteRule == .deny {
-                let survivors = try reading.related(id, relationship).filter { !doomed.contains($0) }
-                if !survivors.isEmpty {
-                    throw ObjectGraphError.deleteDenied(entity: entity.name, objectID: id, relationship: relationship.name, count: survivors.count)
-                }
+        // The first refusal in ID order, as deleting them one by one would meet it.
+        var refusal: (id: ObjectID, relationship: Int, count: Int)?
+        try forEachRelationship(of: ordered, model: model, reading: reading, where: { $0.deleteRule == .deny }) { ids, relationship, destinations in
+            for (id, targets) in zip(ids, destinations) {
+                let count = targets.count(where: { !doomed.contains($0) })
+                if count > 0, refusal.map({ (id, relationship) < ($0.id, $0.relationship) }) ?? true { refusal = (id, relationship, count) }
             }
         }
+        if let refusal {
+            let entity = try model.entity(named: refusal.id.entityName)
+            throw ObjectGraphError.deleteDenied(
+                entity: entity.name, objectID: refusal.id, relationship: entity.relationships[refusal.relationship].name, count: refusal.count)
+        }
+        // Survivors holding a to-one reference to a deleted object: cleared, in ID order, then relationship order.
+        var clearing: [ObjectID: [(relationship: Int, survivors: [ObjectID])]] = [:]
+        try forEachRelationship(of: ordered, model: model, reading: reading, where: { relationship in
+            guard relationship.deleteRule != .noAction, relationship.hasInverse, case .inverseForeignKey = relationship.storage else { return false }
+            return true
+        }) { ids, relationship, destinations in
+            for (id, targets) in zip(ids, destinations) {
+                let survivors = targets.filter { !doomed.contains($0) }
+                if !survivors.isEmpty { clearing[id, default: []].append((relationship, survivors)) }
+            }
+        }
+        let survivorIDs = Array(Set(clearing.values.joined().flatMap(\.survivors)))
+        let survivorRows = Dictionary(uniqueKeysWithValues: zip(survivorIDs, try reading.rows(survivorIDs)))
         var cleared: [ObjectID: Int] = [:]
         for id in ordered {
+            guard let relationships = clearing[id] else { continue }
             let entity = try model.entity(named: id.entityName)
-            for relationship in entity.relationships where relationship.deleteRule != .noAction && relationship.hasInverse {
-                guard case .inverseForeignKey = relationship.storage else { continue }
-                for survivor in try reading.related(id, relationship) where !doomed.contains(survivor) {
-                    guard let stored = try reading.row(survivor) else { continue }
+            for (relationship, survivors) in relationships.sorted(by: { $0.relationship < $1.relationship }) {
+                for survivor in survivors {
+                    guard let stored = survivorRows[survivor] ?? nil else { continue }
                     let kind = try model.entity(named: stored.objectID.entityName)
-                    guard let index = kind.relationshipIndex[relationship.inverseName], let slot = kind.toOneSlot[index] else { continue }
+                    guard let index = kind.relationshipIndex[entity.relationships[relationship].inverseName], let slot = kind.toOneSlot[index] else { continue }
                     if let position = cleared[survivor] {
                         plan.changes.updated[position].toOne[slot] = nil
                         plan.changes.updated[position].changedToOne.append(slot)
@@ -205,10 +225,30 @@ package struct BatchPlan: Sendable {
                 }
             }
         }
-        plan.changes.deleted = try ordered.map { id in
-            guard let stored = try reading.row(id) else { throw ObjectGraphError.objectNotFound(id) }
+        plan.changes.deleted = try zip(ordered, try reading.rows(ordered)).map { id, stored in
+            guard let stored else { throw ObjectGraphError.objectNotFound(id) }
             return (id, stored.version)
         }
         return plan
+    }
+
+    /// Calls `body` with the IDs of each entity among `ids` (in their order), the index of each of its relationships
+    /// `selected` picks, and those objects' destinations across it, read at once.
+    private static func forEachRelationship(
+        of ids: [ObjectID], model: Model, reading: some BatchPlanReading, where selected: (ModelRelationship) -> Bool,
+        _ body: (_ ids: [ObjectID], _ relationship: Int, _ destinations: [[ObjectID]]) throws -> Void
+    ) throws {
+        var byEntity: [String: [ObjectID]] = [:]
+        var names: [String] = []
+        for id in ids {
+            if byEntity[id.entityName] == nil { names.append(id.entityName) }
+            byEntity[id.entityName, default: []].append(id)
+        }
+        for name in names {
+            let entity = try model.entity(named: name)
+            for (index, relationship) in entity.relationships.enumerated() where selected(relationship) {
+                try body(byEntity[name]!, index, try reading.related(byEntity[name]!, relationship))
+            }
+        }
     }
 }
