@@ -19,12 +19,13 @@ public struct BenchmarkReport: Sendable {
         /// Two rows for one measure: its median wall time, and its median CPU time (every thread of the process,
         /// user and system) named `label` + " CPU", each judged against its target (`cpuTarget` defaults to `target`).
         /// Where ObjectGraph's work ran on a context's queue, the CPU row's note splits its CPU time by thread: that
-        /// queue's, and the rest (a large fetch reads ahead on a thread of its own).
+        /// queue's, and the rest (a large fetch reads ahead on a thread of its own); `workThread` names the first
+        /// where the work ran elsewhere.
         package static func wallAndCPU(_ label: String, _ samples: Samples, note: String = "", target: BenchmarkTarget? = nil,
-                                       cpuTarget: BenchmarkTarget? = nil, cpuNote: String? = nil) -> [Row] {
+                                       cpuTarget: BenchmarkTarget? = nil, cpuNote: String? = nil, workThread: String = "its context's thread") -> [Row] {
             var cpuNote = cpuNote ?? note
             if let split = samples.threadSplit(of: "ObjectGraph"), split.others >= 0.0005 {
-                cpuNote += (cpuNote.isEmpty ? "" : "; ") + "ObjectGraph: \(BenchmarkReport.format(split.work)) s on its context's thread, \(BenchmarkReport.format(split.others)) s on others"
+                cpuNote += (cpuNote.isEmpty ? "" : "; ") + "ObjectGraph: \(BenchmarkReport.format(split.work)) s on \(workThread), \(BenchmarkReport.format(split.others)) s on others"
             }
             return [Row(workload: label, unit: "s", values: samples.wall, note: note, target: target),
                     Row(workload: "\(label) CPU", unit: "s", values: samples.cpu, note: cpuNote, target: cpuTarget ?? target)]

@@ -13,10 +13,9 @@ extension PostgresBenchmarkSuite {
 
     var graphShape: GraphShape { GraphShape(books: options.graphBooks, authors: max(1, options.graphBooks / 10)) }
 
-    /// W11, W12 and W13's rows.
+    /// W11, W12 and W13's rows, over the template ``makeGraphTemplate()`` wrote.
     func graph() async throws -> [BenchmarkReport.Row] {
         log("PostgreSQL W11-W13: relationships, updates and deletes over \(options.graphBooks) books")
-        try await makeGraphTemplate()
         let expected = try await graphSums()
         try await copyTemplate(to: "og_bench_w11")
         var reads: [GraphWalk: Samples] = [:]

@@ -5,7 +5,7 @@ import ObjectGraphBenchmarks
 import ObjectGraphPostgres
 import PostgresNIO
 
-/// W1, W2, W3 and W11-W13 on PostgreSQL: ObjectGraph's PostgreSQL store against raw postgres-nio (async/await on
+/// W1, W2, W3, W9 and W11-W13 on PostgreSQL: ObjectGraph's PostgreSQL store against raw postgres-nio (async/await on
 /// one connection, as its documentation shows) running the same statements on tables of the same layout, in one run.
 ///
 /// Each contender works in a database of its own, created and dropped by the suite on the server the URL names
@@ -22,9 +22,11 @@ public struct PostgresBenchmarkSuite: Sendable {
         /// W11-W13's books (authors are a tenth of them); W12 changes and W13 deletes ``graphChanges`` of them.
         public var graphBooks = 200_000
         public var graphChanges = 50_000
+        /// W9's batch insert and update; its batch delete takes ``graphChanges`` books of the graph.
+        public var batchCount = 200_000
         public var repetitions = 5
-        /// The workloads to run (W1, W2, W3, W11, W12, W13; W2 and W3 run together, and so do W11-W13); all when
-        /// empty.
+        /// The workloads to run (W1, W2, W3, W9, W11, W12, W13; W2 and W3 run together, and so do W11-W13); all
+        /// when empty.
         public var workloads: Set<String> = []
 
         public init(url: String) { self.url = url }
@@ -38,6 +40,7 @@ public struct PostgresBenchmarkSuite: Sendable {
             options.notices = 5
             options.graphBooks = 1_000
             options.graphChanges = 250
+            options.batchCount = 1_000
             options.repetitions = 1
             return options
         }
@@ -61,6 +64,8 @@ public struct PostgresBenchmarkSuite: Sendable {
         if selected("W1") { try await insertRows(into: &report) }
         if selected("W2", "W3") { try await readRows(into: &report) }
         if options.workloads.isEmpty { try await noticeRows(into: &report) }
+        if selected("W9", "W11", "W12", "W13") { try await makeGraphTemplate() }
+        if selected("W9") { try await batchRows(into: &report) }
         if selected("W11", "W12", "W13") { report.rows += try await graph() }
         return report
     }

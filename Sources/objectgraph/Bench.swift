@@ -15,7 +15,7 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Run only these workloads (W1 … W13), e.g. --only W2 --only W3; for profiling one alone.") var only: [String] = []
     @Option(help: "Contenders to run (raw, GRDB rows, GRDB records, ObjectGraph); all when not given.") var contender: [String] = []
 
-    @Option(help: "Run W1-W3 and W11-W13 on this PostgreSQL server instead (postgres://user@host:port/database; its role creates and drops og_bench_* databases).")
+    @Option(help: "Run W1-W3, W9 and W11-W13 on this PostgreSQL server instead (postgres://user@host:port/database; its role creates and drops og_bench_* databases).")
     var postgres: String?
     @Option(help: "W11-W13's books (W12 changes and W13 deletes a quarter of them).") var graphBooks: Int?
     @Flag(help: .hidden) var memoryChild = false

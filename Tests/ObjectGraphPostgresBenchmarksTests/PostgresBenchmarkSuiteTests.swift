@@ -12,6 +12,8 @@ import Testing
         #expect(report.rows.map(\.workload) == [
             "PG W1 insert 500", "PG W1 insert CPU", "PG W2 fetch 1000", "PG W2 fetch CPU", "PG W3 lookup median", "PG W3 lookup p99",
             "PG another host's save heard, median", "PG another host's save heard, p99",
+            "PG W9 batch insert 1000", "PG W9 batch insert 1000 CPU", "PG W9 batch update 1000", "PG W9 batch update 1000 CPU",
+            "PG W9 batch delete 250", "PG W9 batch delete 250 CPU",
             "PG W11 1000 books, authors prefetched", "PG W11 1000 books, authors prefetched CPU",
             "PG W11 1000 books, tags prefetched", "PG W11 1000 books, tags prefetched CPU",
             "PG W11 1000 books, authors faulted", "PG W11 1000 books, authors faulted CPU",
