@@ -117,7 +117,7 @@ struct PostgresSaveTransaction {
                     for attribute in columns.storedAttributes { PostgresValueCoding.append(values[attribute], to: &binds) }
                     for destination in rows[position].toOne { appendKey(destination, to: &binds) }
                 }
-                _ = try guardingUniqueness(entity) {
+                _ = try store.guardingUniqueness(entity) {
                     try session.query("INSERT INTO \(sqlQuoted(table.name)) (\(names)) VALUES \(tuples.joined(separator: ", "))", binds)
                 }
             }
@@ -170,7 +170,7 @@ struct PostgresSaveTransaction {
             WHERE t.\(Self.id) = v.id AND t.\(Self.version) = v.version
             RETURNING t.\(Self.id)
             """
-        let changed = try guardingUniqueness(shape.entity) { try Set(session.query(sql, binds).map { try $0.decode(Int64.self) }) }
+        let changed = try store.guardingUniqueness(shape.entity) { try Set(session.query(sql, binds).map { try $0.decode(Int64.self) }) }
         let missed = rows.filter { !changed.contains($0.objectID.rawKey) }
         let stored = try store.snapshots(ofKeys: missed.map(\.objectID.rawKey), table: shape.table, in: session)
         for row in rows {
@@ -269,9 +269,11 @@ struct PostgresSaveTransaction {
         let table: String
         let name: String
     }
+}
 
+extension PostgresStore {
     /// Runs a statement, turning a broken uniqueness constraint into the error naming the constraint's keys.
-    private func guardingUniqueness<T>(_ entity: ModelEntity, _ body: () throws -> T) throws -> T {
+    func guardingUniqueness<T>(_ entity: ModelEntity, _ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let failure as PostgresErrors.Failure where failure.sqlState == "23505" {
@@ -283,9 +285,7 @@ struct PostgresSaveTransaction {
             throw ObjectGraphError.uniquenessViolation(entity: entity.name, keys: keys, detail: failure.message)
         }
     }
-}
 
-extension PostgresStore {
     /// The stored rows of `keys` in `table`, by key, read inside a save's transaction in one statement (a row a
     /// time was a round trip a row), and locked for it when `locking`.
     func snapshots(ofKeys keys: [Int64], table: TableLayout, in session: PostgresSession, locking: Bool = false) throws -> [Int64: Snapshot] {

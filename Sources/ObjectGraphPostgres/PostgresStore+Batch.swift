@@ -2,14 +2,19 @@ import ObjectGraph
 import PostgresNIO
 import PredicateFormat
 
-/// Batch requests on PostgreSQL: each becomes its `BatchPlan` (the change set a context would save), read and
-/// saved in one transaction, with the rows it read locked until it ends; the save records the request in history
-/// with its source and announces it, as any save.
+/// Batch requests on PostgreSQL: a batch update is SQL of its own where its new values allow it
+/// (``PostgresBatchUpdate``); every other request becomes its `BatchPlan` (the change set a context would save),
+/// read and saved in one transaction, with the rows it read locked until it ends. Either records the request in
+/// history with its source and announces it, as any save.
 extension PostgresStore {
     public func execute(_ request: BatchRequest, source: TransactionSource) throws -> BatchResult {
         try PostgresErrors.writing(location) {
             try pool.withSession { session in
                 try session.transaction {
+                    if case .update(let update) = request,
+                       let result = try PostgresBatchUpdate(store: self, session: session).run(update, source: source) {
+                        return result
+                    }
                     var plan = try BatchPlan.make(request, model: model, reading: PostgresBatchReading(store: self, session: session))
                     plan.changes.source = source
                     var transaction = PostgresSaveTransaction(store: self, session: session)

@@ -106,11 +106,21 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
         }
     }
 
-    /// The SELECT of a request with `columns`, in its order when `ordered`, sliced by its offset and limit.
-    func selectSQL(
-        _ request: StoreFetchRequest, columns: (TableLayout) -> String, ordered: Bool, sliced: Bool = true, extraTerms: [[String]] = [],
-        expressions: [FormatExpression] = [], locking: Bool = false
-    ) throws -> (sql: String, binds: PostgresBindings, terms: [String], expressions: [(sql: String, family: PredicateValue.Family?)]) {
+    /// What a request selects, compiled: the rows of its entity (`t0`) with the tables its predicate and terms
+    /// join, the condition on them, their bound values, and the compiled terms and expressions.
+    struct Selection {
+        var table: TableLayout
+        var joins: String
+        var condition: String
+        var binds: PostgresBindings
+        var compiled: CompiledPredicate
+    }
+
+    /// The rows `request` selects, with `terms` and `expressions` compiled beside its predicate (aggregates over the
+    /// rows when `aggregatingRows`, as a dictionary request reads them).
+    func selection(
+        _ request: StoreFetchRequest, terms: [[String]] = [], expressions: [FormatExpression] = [], aggregatingRows: Bool = true
+    ) throws -> Selection {
         let (entity, table) = try layout(for: request.entityName)
         var conditions: [String] = []
         var arguments: [String] = []
@@ -119,19 +129,33 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
             conditions.append("t0.\(sqlQuoted(StorageNames.rowEntity)) IN (\((1...names.count).map { "$\($0)" }.joined(separator: ", ")))")
             arguments = names
         }
-        let sortPaths = ordered ? request.sortKeys.map(\.keyPath) : []
         let compiled: CompiledPredicate
         do {
             compiled = try SQLCompiler(schema: schema, dialect: .postgres).compile(
-                request.predicate, entity: entity.name, alias: "t0", terms: sortPaths + extraTerms, expressions: expressions,
-                aggregatingRows: true, firstArgumentIndex: arguments.count + 1)
+                request.predicate, entity: entity.name, alias: "t0", terms: terms, expressions: expressions,
+                aggregatingRows: aggregatingRows, firstArgumentIndex: arguments.count + 1)
         } catch {
             throw ObjectGraphError.invalidPredicate(entity: entity.name, error: error)
         }
         conditions.append(compiled.condition)
         var binds = PostgresSchema.binds(arguments)
         for value in compiled.arguments { PostgresValueCoding.append(value, to: &binds) }
-        var sql = "SELECT \(columns(table)) FROM \(sqlQuoted(table.name)) AS t0 \(compiled.joins.joined(separator: " ")) WHERE \(conditions.joined(separator: " AND "))"
+        return Selection(
+            table: table, joins: compiled.joins.joined(separator: " "), condition: conditions.joined(separator: " AND "), binds: binds,
+            compiled: compiled)
+    }
+
+    /// The SELECT of a request with `columns`, in its order when `ordered`, sliced by its offset and limit.
+    func selectSQL(
+        _ request: StoreFetchRequest, columns: (TableLayout) -> String, ordered: Bool, sliced: Bool = true, extraTerms: [[String]] = [],
+        expressions: [FormatExpression] = [], locking: Bool = false
+    ) throws -> (sql: String, binds: PostgresBindings, terms: [String], expressions: [(sql: String, family: PredicateValue.Family?)]) {
+        let (entity, table) = try layout(for: request.entityName)
+        let sortPaths = ordered ? request.sortKeys.map(\.keyPath) : []
+        let selection = try selection(request, terms: sortPaths + extraTerms, expressions: expressions)
+        let compiled = selection.compiled
+        var binds = selection.binds
+        var sql = "SELECT \(columns(table)) FROM \(sqlQuoted(table.name)) AS t0 \(selection.joins) WHERE \(selection.condition)"
         if ordered {
             var order: [String] = []
             for (key, term) in zip(request.sortKeys, compiled.terms) {

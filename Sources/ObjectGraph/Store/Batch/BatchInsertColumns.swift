@@ -3,7 +3,7 @@ import PredicateFormat
 /// A batch insert's keys resolved against its entity, and the check every row passes before a store writes it:
 /// every key an attribute that is stored and settable, every value of its attribute's type (or convertible to it
 /// without loss), every non-optional attribute given a value or a default.
-struct BatchInsertColumns {
+package struct BatchInsertColumns {
     let entity: ModelEntity
     /// For each of the request's keys, its attribute's position.
     let positions: [Int]
@@ -159,7 +159,7 @@ extension BatchInsertColumns {
     /// A batch update's computed value for attribute `index`, converted as ``BatchValueCheck`` converts it in SQL: an
     /// integral number into an integer attribute, any number into a Double one, a truth value as 0 or 1; anything
     /// else of another type, out of range, or nil for a non-optional attribute is refused.
-    static func computed(_ value: AttributeValue, attribute index: Int, of entity: ModelEntity) throws -> AttributeValue {
+    package static func computed(_ value: AttributeValue, attribute index: Int, of entity: ModelEntity) throws -> AttributeValue {
         let attribute = entity.attributes[index]
         func refuse(_ reason: String) -> ObjectGraphError {
             .invalidBatchRequest(entity: entity.name, reason: "'\(attribute.name)' \(reason)")
@@ -199,17 +199,40 @@ extension BatchInsertColumns {
 
 /// One attribute a batch update sets: its position, and its new value as a checked constant, or as an expression
 /// each store computes per row.
-struct BatchAssignment {
-    let index: Int
-    let expression: FormatExpression
+package struct BatchAssignment {
+    package let index: Int
+    package let expression: FormatExpression
     /// The value, checked against the attribute, when the expression is a constant.
-    let constant: AttributeValue?
+    package let constant: AttributeValue?
+
+    /// The refusal of new values read across a to-one relationship: a store computes them from the row alone.
+    package static func acrossToOne(_ entity: ModelEntity) -> ObjectGraphError {
+        .invalidBatchRequest(
+            entity: entity.name, reason: "a new value reads across a to-one relationship, which a batch update cannot; compute it through a context")
+    }
+
+    /// Refuses an expression whose values (of `family`, nil when unknown) can never be the attribute's type: a
+    /// store computing the values in SQL checks this before it runs the statement.
+    package func checkFamily(_ family: PredicateValue.Family?, of entity: ModelEntity) throws {
+        let attribute = entity.attributes[index]
+        let fits = switch attribute.type {
+        case .int16, .int32, .int64, .bool, .double, .float: family == nil || family == .number
+        case .string: family == nil || family == .string
+        case .date: family == .date
+        default: false
+        }
+        guard BatchValueCheck.typeName(attribute.type) != nil, fits else {
+            throw ObjectGraphError.invalidBatchRequest(
+                entity: entity.name,
+                reason: "'\(attribute.name)' takes a value of type \(attribute.type), which its new value's expression does not give\(family.map { " (it gives \($0.rawValue))" } ?? ""); set a constant instead")
+        }
+    }
 }
 
 extension BatchUpdateRequest {
     /// The request's attributes of `entity`, in name order, each settable, with constants checked: what both stores
     /// refuse alike before touching a row.
-    func assignments(of entity: ModelEntity) throws -> [BatchAssignment] {
+    package func assignments(of entity: ModelEntity) throws -> [BatchAssignment] {
         guard !propertiesToUpdate.isEmpty else {
             throw ObjectGraphError.invalidBatchRequest(entity: entity.name, reason: "it names no attribute to update")
         }

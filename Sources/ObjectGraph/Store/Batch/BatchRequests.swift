@@ -258,4 +258,9 @@ public struct BatchResult: Sendable {
     /// With ``BatchResultType/objectIDs``, every object it changed, cascades and nullified references included:
     /// merge it with ``PersistentStoreCoordinator/mergeChanges(_:into:)``.
     public var changes: StoreChanges?
+
+    /// A result of `count` objects, with their IDs and changes where the request asked for them.
+    package init(count: Int, objectIDs: [ObjectID]? = nil, changes: StoreChanges? = nil) {
+        (self.count, self.objectIDs, self.changes) = (count, objectIDs, changes)
+    }
 }

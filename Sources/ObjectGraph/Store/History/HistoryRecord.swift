@@ -33,7 +33,7 @@ package struct HistoryRecord: Sendable {
     package var source: TransactionSource
     package private(set) var runs: [HistoryRun] = []
 
-    init(source: TransactionSource) { self.source = source }
+    package init(source: TransactionSource) { self.source = source }
 
     package var isEmpty: Bool { runs.isEmpty }
 
@@ -48,7 +48,7 @@ package struct HistoryRecord: Sendable {
     }
 
     /// Records keys `keys` of `entityName`, sorted first so that consecutive keys make one run.
-    mutating func add(entityName: String, keys: [Int64], _ kind: PersistentHistoryChange.ChangeType, properties: [String] = []) {
+    package mutating func add(entityName: String, keys: [Int64], _ kind: PersistentHistoryChange.ChangeType, properties: [String] = []) {
         for key in keys.sorted() { add(ObjectID(entityName: entityName, rawKey: key), kind, properties: properties) }
     }
 

@@ -133,17 +133,14 @@ extension SQLiteStore {
         let assignmentList = try request.assignments(of: entity)
         let keys = assignmentList.map { entity.attributes[$0.index].name }
         let constants = assignmentList.compactMap { assignment in assignment.constant.map { (column: entity.attributeColumns[assignment.index], value: $0) } }
-        let computed = assignmentList.filter { $0.constant == nil }.map { (index: $0.index, expression: $0.expression) }
+        let computed = assignmentList.filter { $0.constant == nil }
         var (conditions, arguments) = entityFilter(entity, includesSubentities: request.includesSubentities)
         let expressions = computed.map(\.expression)
         let compiled: CompiledPredicate
         do {
             if !expressions.isEmpty {
                 let alone = try SQLCompiler(schema: self).compile(nil, entity: entity.name, alias: "t0", expressions: expressions)
-                if !alone.joins.isEmpty {
-                    throw ObjectGraphError.invalidBatchRequest(
-                        entity: entity.name, reason: "a new value reads across a to-one relationship, which a batch update cannot; compute it through a context")
-                }
+                if !alone.joins.isEmpty { throw BatchAssignment.acrossToOne(entity) }
             }
             compiled = try SQLCompiler(schema: self).compile(
                 request.predicate, entity: entity.name, alias: "t0", expressions: expressions, firstArgumentIndex: arguments.count + 1)
@@ -153,12 +150,10 @@ extension SQLiteStore {
         arguments += compiled.arguments
         conditions.append(compiled.condition)
         var assignments: [String] = []
-        for ((index, _), (sql, family)) in zip(computed, zip(compiled.expressions, compiled.expressionFamilies)) {
-            let attribute = entity.attributes[index]
-            guard let type = BatchValueCheck.typeName(attribute.type), Self.family(family, fits: attribute.type) else {
-                throw ObjectGraphError.invalidBatchRequest(
-                    entity: entity.name, reason: "'\(attribute.name)' takes a value of type \(attribute.type), which its new value's expression does not give\(family.map { " (it gives \($0.rawValue))" } ?? ""); set a constant instead")
-            }
+        for (assignment, (sql, family)) in zip(computed, zip(compiled.expressions, compiled.expressionFamilies)) {
+            try assignment.checkFamily(family, of: entity)
+            let (index, attribute) = (assignment.index, entity.attributes[assignment.index])
+            let type = BatchValueCheck.typeName(attribute.type)!
             arguments.append(attribute.name.databaseValue)
             let checked = "og_batch_value(\(sql), '\(type)', \(attribute.isOptional ? 1 : 0), ?\(arguments.count))"
             // A value SQLite computed alone (no function of ours, so nothing volatile and nothing costly to compute
@@ -197,15 +192,6 @@ extension SQLiteStore {
         return batchResult(request.resultType, count: count, ids: ids, changes: StoreChanges(updated: ids))
     }
 
-    /// Whether an expression of `family` (nil when unknown) can give values for an attribute of `type`.
-    private static func family(_ family: PredicateValue.Family?, fits type: AttributeType) -> Bool {
-        switch type {
-        case .int16, .int32, .int64, .bool, .double, .float: family == nil || family == .number
-        case .string: family == nil || family == .string
-        case .date: family == .date
-        default: false
-        }
-    }
 }
 
 extension BatchRequest {
