@@ -23,8 +23,11 @@ import Testing
         return lines
     }
 
-    /// Two agents, three authors (one with a profile), six books with chapters and tags.
-    static func fill(_ coordinator: PersistentStoreCoordinator) async throws {
+    /// Two agents, `authors` authors (by default three, the third with a profile), each with two books with two
+    /// chapters each and tags.
+    static func fill(
+        _ coordinator: PersistentStoreCoordinator, authors: Int = 3, hasProfile: @escaping @Sendable (Int) -> Bool = { $0 == 2 }
+    ) async throws {
         try await ObjectContext(coordinator: coordinator).perform { ctx in
             let agents = try (0..<2).map { index in
                 let agent = try ctx.insert("Agent")
@@ -36,11 +39,11 @@ import Testing
                 try tag.setValue("tag\(index)", forKey: "label")
                 return tag
             }
-            for a in 0..<3 {
+            for a in 0..<authors {
                 let author = try ctx.insert("Author")
                 try author.setValue("Author \(a)", forKey: "name")
                 try author.setObject(agents[a % 2], forKey: "agent")
-                if a == 2 {
+                if hasProfile(a) {
                     let profile = try ctx.insert("Profile")
                     try profile.setValue("bio", forKey: "bio")
                     try author.setObject(profile, forKey: "profile")
@@ -297,39 +300,16 @@ import Testing
         let coordinator = try kind.coordinator(try Fixtures.model(), folder)
         // 120 authors, every tenth with a profile, alternating between two agents; two books each with two chapters;
         // and 30 movies beside the books in Media's table.
+        try await Self.fill(coordinator, authors: 120, hasProfile: { $0 % 10 == 3 })
         let (agentIDs, guarded, movieIDs) = try await ObjectContext(coordinator: coordinator).perform { ctx in
-            let agents = try (0..<2).map { index in
-                let agent = try ctx.insert("Agent")
-                try agent.setValue("Agent \(index)", forKey: "name")
-                return agent
-            }
-            var guarded: [ManagedObject] = []
-            for a in 0..<120 {
-                let author = try ctx.insert("Author")
-                try author.setValue("Author \(a)", forKey: "name")
-                try author.setObject(agents[a % 2], forKey: "agent")
-                if a % 10 == 3 {
-                    let profile = try ctx.insert("Profile")
-                    try author.setObject(profile, forKey: "profile")
-                    guarded.append(author)
-                }
-                for b in 0..<2 {
-                    let book = try ctx.insert("Book")
-                    try book.setValue("Book \(a)-\(b)", forKey: "title")
-                    try book.setObject(author, forKey: "author")
-                    for c in 0..<2 {
-                        let chapter = try ctx.insert("Chapter")
-                        try chapter.setValue("Chapter \(c)", forKey: "heading")
-                        try chapter.setObject(book, forKey: "book")
-                    }
-                }
-            }
             let movies = try (0..<30).map { index in
                 let movie = try ctx.insert("Movie")
                 try movie.setValue("Movie \(index)", forKey: "title")
                 return movie
             }
             try ctx.save()
+            let agents = try ctx.fetch(FetchRequest(entityName: "Agent", sortKeys: [SortKey("name")]))
+            let guarded = try ctx.fetch(try FetchRequest(entityName: "Author", format: "profile != nil"))
             return (agents.map(\.objectID), guarded.map(\.objectID).sorted(), movies.map(\.objectID))
         }
         func count(_ entity: String) throws -> Int { try coordinator.store.count(StoreFetchRequest(entityName: entity)) }
