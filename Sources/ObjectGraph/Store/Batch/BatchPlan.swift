@@ -159,14 +159,19 @@ package struct BatchPlan: Sendable {
     /// all the objects of one entity at once (a cascade one level at a time).
     static func deletePlan(_ request: BatchDeleteRequest, model: Model, reading: some BatchPlanReading) throws -> BatchPlan {
         var plan = BatchPlan()
+        // The rows read so far, by ID: the versions the deletions are checked against.
+        var versions: [ObjectID: Int64] = [:]
+        let selected: [Snapshot]
         if let ids = request.objectIDs {
-            plan.matched = Array(Set(try reading.rows(try request.checkedObjectIDs(ids, model: model)).compactMap { $0?.objectID })).sorted()
+            selected = try reading.rows(try request.checkedObjectIDs(ids, model: model)).compactMap { $0 }
         } else {
             var fetch = StoreFetchRequest(entityName: request.entityName)
             fetch.includesSubentities = request.includesSubentities
             fetch.predicate = request.predicate
-            plan.matched = try reading.select(fetch).map(\.objectID).sorted()
+            selected = try reading.select(fetch)
         }
+        for row in selected { versions[row.objectID] = row.version }
+        plan.matched = versions.keys.sorted()
         var doomed = Set(plan.matched)
         var level = plan.matched
         while !level.isEmpty {
@@ -190,10 +195,11 @@ package struct BatchPlan: Sendable {
             throw ObjectGraphError.deleteDenied(
                 entity: entity.name, objectID: refusal.id, relationship: entity.relationships[refusal.relationship].name, count: refusal.count)
         }
-        // Survivors holding a to-one reference to a deleted object: cleared, in ID order, then relationship order.
+        // Survivors holding a to-one reference to a deleted object: cleared, in ID order, then relationship order. (A
+        // cascade leaves no survivor, and a deny refused any above.)
         var clearing: [ObjectID: [(relationship: Int, survivors: [ObjectID])]] = [:]
         try forEachRelationship(of: ordered, model: model, reading: reading, where: { relationship in
-            guard relationship.deleteRule != .noAction, relationship.hasInverse, case .inverseForeignKey = relationship.storage else { return false }
+            guard relationship.deleteRule == .nullify, relationship.hasInverse, case .inverseForeignKey = relationship.storage else { return false }
             return true
         }) { ids, relationship, destinations in
             for (id, targets) in zip(ids, destinations) {
@@ -225,10 +231,12 @@ package struct BatchPlan: Sendable {
                 }
             }
         }
-        plan.changes.deleted = try zip(ordered, try reading.rows(ordered)).map { id, stored in
+        let unread = ordered.filter { versions[$0] == nil }
+        for (id, stored) in zip(unread, try reading.rows(unread)) {
             guard let stored else { throw ObjectGraphError.objectNotFound(id) }
-            return (id, stored.version)
+            versions[id] = stored.version
         }
+        plan.changes.deleted = ordered.map { ($0, versions[$0]!) }
         return plan
     }
 
