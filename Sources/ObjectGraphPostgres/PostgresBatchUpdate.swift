@@ -53,8 +53,9 @@ struct PostgresBatchUpdate {
                     _ = try BatchInsertColumns.computed(try Self.value(cells[position], family: compiled[position].1), attribute: assignment.index, of: entity)
                 }
                 // The SQL and the check disagree: refuse rather than leave the row out of the update.
+                let keys = computed.map { "'\(entity.attributes[$0.index].name)'" }.joined(separator: ", ")
                 throw ObjectGraphError.invalidBatchRequest(
-                    entity: entity.name, reason: "a new value of a row matched does not fit its attribute (\(refused))")
+                    entity: entity.name, reason: "the server refused a new value of \(keys) for a row matched, which the request's own check accepts")
             }
         }
 
@@ -131,6 +132,8 @@ struct PostgresBatchUpdate {
         case .int2, .int4, .int8: return .int(try cell.decode(Int64.self))
         case .text, .varchar: return .string(try cell.decode(String.self))
         case .bool: return .bool(try cell.decode(Bool.self))
+        // An aggregate of integers (`@sum`) is NUMERIC.
+        case .numeric: return .double(Double(try cell.decode(Decimal.self).description) ?? .nan)
         default:
             let number = try cell.decode(Double.self)
             return family == .date ? .date(Date(timeIntervalSinceReferenceDate: number)) : .double(number)

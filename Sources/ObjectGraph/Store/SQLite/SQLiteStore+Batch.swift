@@ -191,7 +191,6 @@ extension SQLiteStore {
         }
         return batchResult(request.resultType, count: count, ids: ids, changes: StoreChanges(updated: ids))
     }
-
 }
 
 extension BatchRequest {
