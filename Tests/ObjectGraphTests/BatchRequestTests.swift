@@ -256,6 +256,38 @@ import Testing
         #expect(try Self.dump(coordinator) == before)
     }
 
+    /// New values that change from call to call (`now()`, `random()`): every row matched gets one, of its
+    /// attribute's type. (PostgreSQL computes these in its plan, other expressions on the server.)
+    @Test(arguments: StoreKind.allCases)
+    func volatileNewValuesAreComputedForEveryRow(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try kind.coordinator(try Fixtures.model(), folder)
+        try await ObjectContext(coordinator: coordinator).perform { ctx in
+            for index in 0..<50 { try ctx.insert("Sample").setValue(Int64(index), forKey: "int64") }
+            try ctx.save()
+        }
+        let before = Date()
+        let request = try BatchUpdateRequest(
+            entityName: "Sample", format: "int64 < 40", set: ["double": "random()", "date": "now()", "int32": "randomn:(10)"])
+        #expect(try coordinator.execute(request).count == 40)
+        let rows = try coordinator.store.fetch(StoreFetchRequest(entityName: "Sample"))
+        let entity = try coordinator.model.entity(named: "Sample")
+        func value(_ row: Snapshot, _ key: String) -> AttributeValue { row.values[entity.attributeIndex[key]!] }
+        for row in rows {
+            guard case .int(let index) = value(row, "int64"), index < 40 else {
+                #expect(value(row, "double") == .null && row.version == 1)
+                continue
+            }
+            guard case .double(let double) = value(row, "double"), case .date(let date) = value(row, "date"),
+                  case .int(let int32) = value(row, "int32") else {
+                Issue.record("row \(index): \(Array(row.values))")
+                continue
+            }
+            #expect((0..<1).contains(double) && (0..<10).contains(int32) && row.version == 2)
+            #expect(date.timeIntervalSince(before) > -1 && date.timeIntervalSinceNow < 1)
+        }
+    }
+
     // MARK: Delete
 
     @Test(arguments: StoreKind.allCases)
