@@ -61,7 +61,8 @@ struct PostgresBatchUpdate {
 
         var binds = selection.binds
         var sets = zip(computed, values).map { assignment, value in
-            "\(sqlQuoted(entity.attributeColumns[assignment.index])) = CAST(\(value) AS \(Self.columnType(entity.attributes[assignment.index].type)))"
+            let column = entity.attributeColumns[assignment.index]
+            return "\(sqlQuoted(column)) = CAST(\(value) AS \(PostgresValueCoding.sqlType(ofColumn: column, in: table)))"
         }
         for assignment in assignments {
             guard let constant = assignment.constant else { continue }
@@ -99,15 +100,6 @@ struct PostgresBatchUpdate {
 
     /// Whether `sql` calls a function whose value changes from call to call (see the compiler's PostgreSQL dialect).
     private static func isVolatile(_ sql: String) -> Bool { sql.contains("random()") || sql.contains("clock_timestamp()") }
-
-    /// The column type a value of `type` is written as (see ``PostgresValueCoding``).
-    private static func columnType(_ type: AttributeType) -> String {
-        switch type {
-        case .int16, .int32, .int64, .bool: "BIGINT"
-        case .string: "TEXT"
-        default: "DOUBLE PRECISION"
-        }
-    }
 
     /// A condition true when `value` (SQL) is one `attribute` takes, as ``BatchInsertColumns/computed(_:attribute:of:)``
     /// judges it: nil only where optional; for integers and Booleans, a whole number in the type's range.

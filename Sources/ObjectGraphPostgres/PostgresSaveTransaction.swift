@@ -40,16 +40,10 @@ struct PostgresSaveTransaction {
     /// The rows this save wrote whose entity has derived attributes, as the triggers left them: the saving context
     /// shows the values the store computed. One statement per table.
     private mutating func readDerivedValues(_ changes: ChangeSet) throws {
-        var tables: [String: (table: TableLayout, keys: [Int64])] = [:]
-        for row in changes.inserted + changes.updated {
-            let id = permanent(row.objectID)
-            guard let entity = store.model.entityIfPresent(id.entityName), !entity.derivedAttributes.isEmpty,
-                  let table = store.tables[entity.rootName] else { continue }
-            tables[table.name, default: (table, [])].keys.append(id.rawKey)
+        let ids = (changes.inserted + changes.updated).map { permanent($0.objectID) }.filter { id in
+            store.model.entityIfPresent(id.entityName).map { !$0.derivedAttributes.isEmpty } ?? false
         }
-        for (table, keys) in tables.values {
-            for snapshot in try store.snapshots(ofKeys: keys, table: table, in: session).values { result.refreshed[snapshot.objectID] = snapshot }
-        }
+        for snapshot in try store.snapshots(of: ids, in: session).values { result.refreshed[snapshot.objectID] = snapshot }
     }
 
     private func permanent(_ id: ObjectID) -> ObjectID { result.permanentIDs[id] ?? id }
@@ -298,6 +292,27 @@ extension PostgresStore {
         for row in try session.query(sql, binds) {
             let snapshot = try PostgresRowReader.snapshot(row, table: table)
             found[snapshot.objectID.rawKey] = snapshot
+        }
+        return found
+    }
+
+    /// The stored row of each of `ids` that has one of its ID's entity or a sub-entity, by the ID asked: one statement
+    /// per table, locked for the transaction when `locking`.
+    func snapshots(of ids: [ObjectID], in session: PostgresSession, locking: Bool = false) throws -> [ObjectID: Snapshot] {
+        var tables: [String: (table: TableLayout, ids: [ObjectID])] = [:]
+        for id in ids where !id.isTemporaryID {
+            let table = try layout(for: id.entityName).1
+            tables[table.name, default: (table, [])].ids.append(id)
+        }
+        var found: [ObjectID: Snapshot] = [:]
+        for (table, ids) in tables.values {
+            let rows = try snapshots(ofKeys: ids.map(\.rawKey), table: table, in: session, locking: locking)
+            for id in ids {
+                // The key may hold a row of another entity of the tree than the one asked for.
+                guard let row = rows[id.rawKey], let asked = model.entityIfPresent(id.entityName),
+                      model.entityIfPresent(row.objectID.entityName)?.isKind(of: asked) == true else { continue }
+                found[id] = row
+            }
         }
         return found
     }

@@ -31,17 +31,8 @@ struct PostgresBatchReading: BatchPlanReading {
     let session: PostgresSession
 
     func rows(_ ids: [ObjectID]) throws -> [Snapshot?] {
-        let layouts = try ids.map { try store.layout(for: $0.entityName) }
-        var tables: [String: (table: TableLayout, keys: [Int64])] = [:]
-        for (id, (_, table)) in zip(ids, layouts) { tables[table.name, default: (table, [])].keys.append(id.rawKey) }
-        var found: [String: [Int64: Snapshot]] = [:]
-        for (name, (table, keys)) in tables { found[name] = try store.snapshots(ofKeys: keys, table: table, in: session, locking: true) }
-        return zip(ids, layouts).map { id, layout in
-            // The key may hold a row of another entity of the tree than the one asked for.
-            guard let row = found[layout.1.name]?[id.rawKey], store.model.entityIfPresent(row.objectID.entityName)?.isKind(of: layout.0) == true
-            else { return nil }
-            return row
-        }
+        let found = try store.snapshots(of: ids, in: session, locking: true)
+        return ids.map { found[$0] }
     }
 
     func select(_ request: StoreFetchRequest) throws -> [Snapshot] {

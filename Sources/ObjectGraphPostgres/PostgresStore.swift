@@ -83,32 +83,16 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
     // MARK: Reading
 
     public func snapshots(for ids: [ObjectID]) throws -> [Snapshot] {
-        let groups = Dictionary(grouping: ids.filter { !$0.isTemporaryID }) { model.entityIfPresent($0.entityName)?.rootName ?? $0.entityName }
-        guard !groups.isEmpty else { return [] }
-        return try read { session in
-            var result: [Snapshot] = []
-            for (root, group) in groups {
-                guard let table = tables[root] else { throw ObjectGraphError.unknownEntity(root) }
-                let requested = Dictionary(group.map { ($0.rawKey, $0.entityName) }) { first, _ in first }
-                var binds = PostgresBindings()
-                binds.append(group.map(\.rawKey))
-                let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(sqlQuoted(table.name)) AS t0 WHERE t0.\(sqlQuoted(StorageNames.rowID)) = ANY($1)"
-                for row in try session.query(sql, binds) {
-                    let snapshot = try PostgresRowReader.snapshot(row, table: table)
-                    // The key may hold a row of another entity of the tree than the one asked for.
-                    if let asked = requested[snapshot.objectID.rawKey].flatMap(model.entityIfPresent),
-                       model.entityIfPresent(snapshot.objectID.entityName)?.isKind(of: asked) == true {
-                        result.append(snapshot)
-                    }
-                }
-            }
-            return result
-        }
+        let found = try read { session in try snapshots(of: ids, in: session) }
+        // Each row once, however many IDs asked for it.
+        var seen = Set<ObjectID>()
+        return ids.compactMap { found[$0] }.filter { seen.insert($0.objectID).inserted }
     }
 
     /// What a request selects, compiled: the rows of its entity (`t0`) with the tables its predicate and terms
     /// join, the condition on them, their bound values, and the compiled terms and expressions.
     struct Selection {
+        var entity: ModelEntity
         var table: TableLayout
         var joins: String
         var condition: String
@@ -141,7 +125,7 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
         var binds = PostgresSchema.binds(arguments)
         for value in compiled.arguments { PostgresValueCoding.append(value, to: &binds) }
         return Selection(
-            table: table, joins: compiled.joins.joined(separator: " "), condition: conditions.joined(separator: " AND "), binds: binds,
+            entity: entity, table: table, joins: compiled.joins.joined(separator: " "), condition: conditions.joined(separator: " AND "), binds: binds,
             compiled: compiled)
     }
 
@@ -150,10 +134,9 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
         _ request: StoreFetchRequest, columns: (TableLayout) -> String, ordered: Bool, sliced: Bool = true, extraTerms: [[String]] = [],
         expressions: [FormatExpression] = [], locking: Bool = false
     ) throws -> (sql: String, binds: PostgresBindings, terms: [String], expressions: [(sql: String, family: PredicateValue.Family?)]) {
-        let (entity, table) = try layout(for: request.entityName)
         let sortPaths = ordered ? request.sortKeys.map(\.keyPath) : []
         let selection = try selection(request, terms: sortPaths + extraTerms, expressions: expressions)
-        let compiled = selection.compiled
+        let (entity, table, compiled) = (selection.entity, selection.table, selection.compiled)
         var binds = selection.binds
         var sql = "SELECT \(columns(table)) FROM \(sqlQuoted(table.name)) AS t0 \(selection.joins) WHERE \(selection.condition)"
         if ordered {

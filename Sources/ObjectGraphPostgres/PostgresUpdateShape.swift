@@ -30,11 +30,9 @@ struct PostgresUpdateShape {
         self.table = table
         attributes = row.changedAttributes.filter { !entity.attributes[$0].isTransient }
         toOneSlots = row.changedToOne
-        func sqlType(_ column: String) -> String {
-            PostgresValueCoding.sqlType(table.columns.first { $0.name == column }?.sqlType ?? "")
-        }
         assignments = attributes.map { index in
-            Assignment(column: entity.attributeColumns[index], source: .attribute(index), sqlType: sqlType(entity.attributeColumns[index]))
+            let column = entity.attributeColumns[index]
+            return Assignment(column: column, source: .attribute(index), sqlType: PostgresValueCoding.sqlType(ofColumn: column, in: table))
         } + toOneSlots.map { slot in
             Assignment(column: columns.insertColumns[columns.storedAttributes.count + slot], source: .toOne(slot), sqlType: "BIGINT")
         }

@@ -7,6 +7,11 @@ import PostgresNIO
 /// 1, dates as seconds since 2001, decimals as their text, UUIDs and URLs as text, data as `bytea`. Keeping the
 /// forms the same lets one predicate compiler serve both stores.
 enum PostgresValueCoding {
+    /// The PostgreSQL type of `column` in `table`, for a statement's casts.
+    static func sqlType(ofColumn column: String, in table: TableLayout) -> String {
+        sqlType(table.columns.first { $0.name == column }?.sqlType ?? "")
+    }
+
     static func sqlType(_ sqliteType: String) -> String {
         switch sqliteType {
         case "INTEGER": "BIGINT"
