@@ -48,14 +48,20 @@ extension BenchmarkSuite {
         }
     }
 
+    /// What W9 leaves in the table after inserting `count` rows and adding 1 to each `a1`: the row count, the sums
+    /// of `a0` and `a1`, and the lowest and highest versions.
+    package static func batchExpectation(count: Int) -> [Int64] {
+        let rows = Int64(count)
+        let sumA0 = 10 * rows * (rows - 1) / 2
+        return [rows, sumA0, sumA0 + 2 * rows, 2, 2]
+    }
+
     /// Every row stored once, with the values written and the update applied.
     private func checkBatch(_ path: String, count: Int) throws {
         let raw = try RawSQLite(path: path)
         defer { raw.close() }
         let found = try raw.integers("SELECT count(*), sum(a0), sum(a1), min(\"row.version\"), max(\"row.version\") FROM \"Item\"")
-        let rows = Int64(count)
-        let sumA0 = 10 * rows * (rows - 1) / 2
-        let expected: [Int64] = [rows, sumA0, sumA0 + 2 * rows, 2, 2]
+        let expected = Self.batchExpectation(count: count)
         guard found == expected else { throw BenchmarkError("\(path) holds \(found), expected \(expected)") }
     }
 

@@ -16,8 +16,7 @@ extension PostgresBenchmarkSuite {
         for repetition in 0...options.repetitions {
             var taken: [String: Samples] = [:]
             try await freshDatabase("og_bench_w9_graph")
-            let coordinator = PersistentStoreCoordinator(
-                model: Self.model, store: try PostgresStore(configuration: try configuration("og_bench_w9_graph"), model: Self.model))
+            let coordinator = try makeCoordinator(on: "og_bench_w9_graph", model: Self.model)
             let insert = BatchInsertRequest(entityName: "Item", keys: (0..<10).map { "a\($0)" }) { row in
                 guard row.index < count else { return false }
                 for column in 0..<10 { row[column] = .int(Int64(row.index * 10 + column)) }
@@ -39,9 +38,7 @@ extension PostgresBenchmarkSuite {
             try await checkBatch("og_bench_w9_raw", count: count, who: "raw")
 
             try await copyTemplate(to: "og_bench_w9_delete_graph")
-            let graph = PersistentStoreCoordinator(
-                model: BenchmarkSuite.graphModel,
-                store: try PostgresStore(configuration: try configuration("og_bench_w9_delete_graph"), model: BenchmarkSuite.graphModel))
+            let graph = try makeCoordinator(on: "og_bench_w9_delete_graph", model: BenchmarkSuite.graphModel)
             let delete = BatchDeleteRequest(entityName: "Book", predicate: try FormatPredicate("serial < %d", deletes))
             taken["delete", default: Samples()].add(try Measure.timed { _ = try graph.execute(delete) }, for: "ObjectGraph")
             try await checkRemaining("og_bench_w9_delete_graph", who: "ObjectGraph (W9 delete)")
@@ -76,9 +73,7 @@ extension PostgresBenchmarkSuite {
             try await integer(#"SELECT max("row.version") FROM "Item""#, on: connection),
         ]
         try await connection.close()
-        let rows = Int64(count)
-        let sumA0 = 10 * rows * (rows - 1) / 2
-        let expected: [Int64] = [rows, sumA0, sumA0 + 2 * rows, 2, 2]
+        let expected = BenchmarkSuite.batchExpectation(count: count)
         guard found == expected else { throw BenchmarkError("PostgreSQL W9 \(who): rows, sum(a0), sum(a1), versions \(found), expected \(expected)") }
     }
 }

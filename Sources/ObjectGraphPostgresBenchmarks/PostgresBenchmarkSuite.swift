@@ -133,10 +133,14 @@ public struct PostgresBenchmarkSuite: Sendable {
         _ = try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name) TEMPLATE \(template)"), logger: Self.logger)
     }
 
+    /// A coordinator over a new PostgreSQL store of `model` on `database`.
+    func makeCoordinator(on database: String, model: Model) throws -> PersistentStoreCoordinator {
+        PersistentStoreCoordinator(model: model, store: try PostgresStore(configuration: try configuration(database), model: model))
+    }
+
     /// A context over a new PostgreSQL store of `model` on `database`.
     func makeContext(on database: String, model: Model) throws -> ObjectContext {
-        let store = try PostgresStore(configuration: try configuration(database), model: model)
-        return ObjectContext(coordinator: PersistentStoreCoordinator(model: model, store: store), name: "bench")
+        ObjectContext(coordinator: try makeCoordinator(on: database, model: model), name: "bench")
     }
 
     /// The raw contender's table: the store's layout for `Item`, and its index.
