@@ -16,7 +16,10 @@ import Synchronization
 final class PostgresConnectionPool: Sendable {
     let configuration: PostgresStoreConfiguration
     private let connectionConfiguration: PostgresConnection.Configuration
-    private let group: MultiThreadedEventLoopGroup
+    /// The pool's event loop; nil in a pool that lends one session (``init(lending:)``), which opens nothing.
+    private let group: MultiThreadedEventLoopGroup?
+    /// The session every caller gets, in a pool made by ``init(lending:)``.
+    private let lent: PostgresSession?
     private let idle = Mutex<[PostgresConnection]>([])
     /// Free places: one per connection the pool may still open or hand out.
     private let places: DispatchSemaphore
@@ -27,18 +30,32 @@ final class PostgresConnectionPool: Sendable {
         self.configuration = configuration
         connectionConfiguration = try configuration.connectionConfiguration()
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        lent = nil
         places = DispatchSemaphore(value: max(1, configuration.maximumConnections))
+    }
+
+    /// A pool that hands `session` to every caller and opens no connection: a migration stage's store works inside
+    /// the migration's transaction, and another connection would neither see its tables nor get past its locks. Its
+    /// callers run one at a time (the stage's context, while the migration waits for it), so the session is never
+    /// used by two at once.
+    init(lending session: PostgresSession) {
+        configuration = session.pool.configuration
+        connectionConfiguration = session.pool.connectionConfiguration
+        group = nil
+        lent = session
+        places = DispatchSemaphore(value: 1)
     }
 
     deinit {
         for connection in idle.withLock({ $0 }) { connection.closeSoon() }
-        group.shutdownGracefully { _ in }
+        group?.shutdownGracefully { _ in }
     }
 
     var location: String { configuration.location }
 
     /// Runs `body` with a connection of its own; a connection that failed or timed out is closed, not kept.
     func withSession<T>(_ body: (PostgresSession) throws -> T) throws -> T {
+        if let lent { return try body(lent) }
         guard places.wait(timeout: .now() + configuration.queryTimeout.seconds) == .success else {
             throw ObjectGraphError.storeUnavailable(
                 path: location, reason: "no connection to the server came free within \(configuration.queryTimeout)")
@@ -62,6 +79,9 @@ final class PostgresConnectionPool: Sendable {
 
     /// Opens a new connection, or reports why the server cannot be reached.
     func connect() throws -> PostgresConnection {
+        guard let group else {
+            throw ObjectGraphError.storeUnavailable(path: location, reason: "a migration stage's store opens no connection of its own")
+        }
         let future = PostgresConnection.connect(
             on: group.next(), configuration: connectionConfiguration, id: nextID.add(1, ordering: .relaxed).newValue, logger: logger)
         do {
@@ -168,6 +188,9 @@ final class PostgresSession: Sendable {
     let pool: PostgresConnectionPool
     /// Set when a statement timed out or the connection failed: the pool closes the connection.
     let isBroken = Atomic<Bool>(false)
+    /// Transactions open on this session, the outermost first (see ``transaction(_:)``). Atomic only to make the
+    /// class `Sendable`: one caller uses a session at a time.
+    private let transactionDepth = Atomic<Int>(0)
 
     init(connection: PostgresConnection, pool: PostgresConnectionPool) {
         self.connection = connection
@@ -258,15 +281,20 @@ final class PostgresSession: Sendable {
         }
     }
 
-    /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
+    /// Runs `body` in one transaction: committed when it returns, rolled back when it throws. Inside a transaction
+    /// already open on this session (a migration's, whose stages save through the same session), `body` runs in a
+    /// savepoint instead: released when it returns, rolled back to when it throws, and committed with the outer one.
     func transaction<T>(_ body: () throws -> T) throws -> T {
-        try query("BEGIN")
+        let depth = transactionDepth.add(1, ordering: .relaxed).newValue
+        defer { transactionDepth.subtract(1, ordering: .relaxed) }
+        let savepoint = "og_savepoint_\(depth)"
+        try query(depth == 1 ? "BEGIN" : "SAVEPOINT \(savepoint)")
         do {
             let result = try body()
-            try query("COMMIT")
+            try query(depth == 1 ? "COMMIT" : "RELEASE SAVEPOINT \(savepoint)")
             return result
         } catch {
-            if !connection.isClosed { _ = try? query("ROLLBACK") }
+            if !connection.isClosed { _ = try? query(depth == 1 ? "ROLLBACK" : "ROLLBACK TO SAVEPOINT \(savepoint)") }
             throw error
         }
     }

@@ -6,7 +6,8 @@ import PostgresNIO
 /// SQLite store's rebuild does: the old tables move to a schema aside, the new model's tables are created, every row
 /// is copied by the server (`INSERT … SELECT`) with its key, its version and its values converted as the plan says,
 /// relationships are rebuilt (a to-one becoming a to-many fills a join table), and the old tables are dropped.
-/// History stays where it is. A failure anywhere rolls all of it back.
+/// History stays where it is. A step's custom stages run around it in the same transaction. A failure anywhere rolls
+/// all of it back.
 enum PostgresMigration {
     private static let aside = "objectgraph_migrating"
 
@@ -52,6 +53,20 @@ enum PostgresMigration {
         try session.query("SET CONSTRAINTS ALL IMMEDIATE")
         try session.query("DROP SCHEMA \(sqlQuoted(aside)) CASCADE")
         try session.query("SET CONSTRAINTS ALL DEFERRED")
+    }
+
+    /// Runs a custom stage on a context of `model` inside the migration's transaction, and saves what it changed
+    /// there (in a savepoint): the stage sees the rows as the migration left them so far, and its changes commit or
+    /// roll back with the whole migration, as the SQLite store's copy does.
+    static func runStage(
+        _ body: @escaping @Sendable (isolated ObjectContext) throws -> Void, model: Model, in session: PostgresSession, identifier: String
+    ) throws {
+        let store = PostgresStore(stageOf: session, model: model, identifier: identifier)
+        let coordinator = PersistentStoreCoordinator(model: model, store: store)
+        try ObjectContext(coordinator: coordinator, name: "migration stage").performAndWait { ctx in
+            try body(ctx)
+            try ctx.save()
+        }
     }
 
     /// An old table, in the schema aside.

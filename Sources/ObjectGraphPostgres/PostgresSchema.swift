@@ -34,13 +34,15 @@ enum PostgresSchema {
                 guard let index = versions.index(ofHash: storedHash), index < versions.currentIndex else {
                     throw ObjectGraphError.modelMismatch(path: location, storeHash: storedHash, modelHash: model.versionHash)
                 }
-                if let stage = versions.stages.first(where: { $0.from >= index && $0.from < versions.currentIndex }) {
-                    throw ObjectGraphError.migrationRefused(
-                        path: location, entity: "", property: nil,
-                        reason: "the step from version \(stage.from) is a custom stage, which runs on SQLite stores only; migrate a copy as SQLite, or export and import")
-                }
                 for step in index..<versions.currentIndex {
+                    let stage = versions.stages.first { $0.from == step }
+                    if let willMigrate = stage?.willMigrate {
+                        try PostgresMigration.runStage(willMigrate, model: versions.models[step], in: session, identifier: identifier)
+                    }
                     try PostgresMigration.run(from: versions.models[step], to: versions.models[step + 1], in: session, location: location)
+                    if let didMigrate = stage?.didMigrate {
+                        try PostgresMigration.runStage(didMigrate, model: versions.models[step + 1], in: session, identifier: identifier)
+                    }
                 }
                 return identifier
             }

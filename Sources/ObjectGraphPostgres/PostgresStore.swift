@@ -45,8 +45,16 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
     }
 
     /// Opens (or creates) the store for the current of `versions`: a store an earlier version wrote is migrated
-    /// first, one version at a time by the plan inferred between them, all in one transaction (a failure leaves it
-    /// as it was); a store a later version wrote is refused untouched, as is a step with a custom stage.
+    /// first, one version at a time by the plan inferred between them, with each step's custom stage (see
+    /// `MigrationStage`) around it, all in one transaction (a failure anywhere, a stage's error included, leaves it
+    /// as it was); a store a later version wrote is refused untouched.
+    ///
+    /// ```swift
+    /// let versions = try SchemaVersions([v1, v2], stages: [MigrationStage(from: 0, didMigrate: { ctx in
+    ///     for book in try ctx.fetch(FetchRequest(entityName: "Book")) { try book.setValue(1, forKey: "edition") }
+    /// })])
+    /// let store = try PostgresStore(configuration: configuration, versions: versions)
+    /// ```
     public init(configuration: PostgresStoreConfiguration, versions: SchemaVersions) throws {
         let model = versions.current
         self.model = model
@@ -63,6 +71,18 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
                 throw ObjectGraphError.storeUnavailable(path: location, reason: failure.reason)
             }
         }
+    }
+
+    /// The store a migration stage's context saves through: `model`'s tables as `session` sees them, inside the
+    /// migration's transaction, with every call on that session (see ``PostgresConnectionPool/init(lending:)``).
+    init(stageOf session: PostgresSession, model: Model, identifier: String) {
+        self.model = model
+        location = session.pool.location
+        pool = PostgresConnectionPool(lending: session)
+        let layouts = model.entities.filter { $0.rootName == $0.name }.map { TableLayout(root: $0, model: model) }
+        tables = Dictionary(uniqueKeysWithValues: layouts.map { ($0.rootEntity, $0) })
+        schema = ModelSQLSchema(model: model)
+        self.identifier = identifier
     }
 
     /// ``init(configuration:model:)`` from a URL (`postgres://user:password@host:port/database`).

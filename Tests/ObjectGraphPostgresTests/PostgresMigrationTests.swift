@@ -133,3 +133,96 @@ import Testing
         await database.drop()
     }
 }
+
+/// Custom stages on PostgreSQL: code on a context of the old version before a step and of the new one after it, in
+/// the migration's transaction, so a stage's failure leaves the store as it was.
+@Suite struct PostgresStagedMigrationTests {
+    static func shelf(_ attributes: [AttributeDescription], unique: [[String]] = []) -> [EntityDescription] {
+        [EntityDescription("Item", attributes: attributes, uniquenessConstraints: unique)]
+    }
+
+    static let v1 = shelf([.init("code", .string), .init("title", .string)])
+    /// v2: codes must be unique, and a number is kept beside the code.
+    static let v2 = shelf([.init("code", .string), .init("title", .string), .init("number", .int64)], unique: [["code"]])
+    /// v3: the code, now a number (an intermediate version and a stage make the change no rule infers).
+    static var v3: [EntityDescription] {
+        var number = AttributeDescription("code", .int64)
+        number.renamingIdentifier = "number"
+        return shelf([number, .init("title", .string)], unique: [["code"]])
+    }
+
+    static func writeV1(_ database: TestDatabase) async throws {
+        let store = try PostgresStore(configuration: database.configuration, model: try Model(entities: v1))
+        let coordinator = PersistentStoreCoordinator(model: try Model(entities: v1), store: store)
+        try await ObjectContext(coordinator: coordinator).perform { ctx in
+            for (code, title) in [("7", "seven"), ("7", "seven again"), ("42", "answer")] {
+                let item = try ctx.insert("Item")
+                try item.setValue(code, forKey: "code")
+                try item.setValue(title, forKey: "title")
+            }
+            try ctx.save()
+        }
+    }
+
+    /// Removes duplicate codes before the uniqueness constraint; fills the number after, and adds an item.
+    static let stages = [
+        MigrationStage(from: 0, willMigrate: { ctx in
+            var seen: Set<AttributeValue> = []
+            var request = FetchRequest(entityName: "Item")
+            request.sortKeys = [SortKey("title")]
+            for item in try ctx.fetch(request) where !seen.insert(try item.value(forKey: "code")).inserted { try ctx.delete(item) }
+        }, didMigrate: { ctx in
+            for item in try ctx.fetch(FetchRequest(entityName: "Item")) {
+                guard case .string(let code) = try item.value(forKey: "code") else { continue }
+                try item.setValue(Int64(code), forKey: "number")
+            }
+            let added = try ctx.insert("Item")
+            try added.setValue("99", forKey: "code")
+            try added.setValue(Int64(99), forKey: "number")
+            try added.setValue("added by the stage", forKey: "title")
+        }),
+    ]
+
+    static func items(_ coordinator: PersistentStoreCoordinator) async throws -> [String] {
+        try await ObjectContext(coordinator: coordinator).perform { ctx in
+            var request = FetchRequest(entityName: "Item")
+            request.sortKeys = [SortKey("code"), SortKey("title")]
+            return try ctx.fetch(request).map { "\(try $0.value(forKey: "code"))=\(try $0.value(forKey: "title"))" }
+        }
+    }
+
+    @Test func stagesFixWhatNoRuleInfersAcrossAChain() async throws {
+        let database = try await TestDatabase.make()
+        try await Self.writeV1(database)
+        let versions = try SchemaVersions([Self.v1, Self.v2, Self.v3].map { try Model(entities: $0) }, stages: Self.stages)
+        let store = try PostgresStore(configuration: database.configuration, versions: versions)
+        let coordinator = PersistentStoreCoordinator(model: versions.current, store: store)
+        #expect(try await Self.items(coordinator) == ["7=\"seven\"", "42=\"answer\"", "99=\"added by the stage\""])
+        // The stage's insert took its key from the store's sequence: the next insert gets a new one.
+        let keys = try await ObjectContext(coordinator: coordinator).perform { ctx in
+            let item = try ctx.insert("Item")
+            try item.setValue(Int64(100), forKey: "code")
+            try ctx.save()
+            return try ctx.fetch(FetchRequest(entityName: "Item")).map(\.objectID.rawKey)
+        }
+        #expect(Set(keys).count == 4)
+        await database.drop()
+    }
+
+    @Test func aStageThatThrowsLeavesTheStoreAsItWas() async throws {
+        let database = try await TestDatabase.make()
+        try await Self.writeV1(database)
+        // The first stage's deletes and the step itself have run when the second stage throws: all of it goes back.
+        let failing = MigrationStage(from: 0, willMigrate: Self.stages[0].willMigrate, didMigrate: { _ in
+            throw ObjectGraphError.invalidFetch(entity: "Item", reason: "the stage failed on purpose")
+        })
+        let versions = try SchemaVersions([Self.v1, Self.v2].map { try Model(entities: $0) }, stages: [failing])
+        #expect { _ = try PostgresStore(configuration: database.configuration, versions: versions) } throws: {
+            "\($0)".contains("the stage failed on purpose")
+        }
+        let old = try PostgresStore(configuration: database.configuration, model: versions.models[0])
+        let coordinator = PersistentStoreCoordinator(model: versions.models[0], store: old)
+        #expect(try await Self.items(coordinator) == ["\"42\"=\"answer\"", "\"7\"=\"seven\"", "\"7\"=\"seven again\""])
+        await database.drop()
+    }
+}
