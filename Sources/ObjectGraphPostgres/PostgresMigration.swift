@@ -11,7 +11,13 @@ import PostgresNIO
 enum PostgresMigration {
     private static let aside = "objectgraph_migrating"
 
-    static func run(from source: Model, to destination: Model, in session: PostgresSession, location: String) throws {
+    /// Migrates the store `session` sees from `source` to `destination`, naming `location` in every refusal and
+    /// reporting to `progress` after each entity's rows, as step `step` of `steps`.
+    static func run(
+        from source: Model, to destination: Model, in session: PostgresSession, location: String,
+        step: Int = 1, steps: Int = 1, progress: MigrationProgressHandler? = nil
+    ) throws {
+        let started = ContinuousClock.now
         let plan: MigrationPlan
         do {
             plan = try MigrationPlan(from: source, to: destination)
@@ -46,7 +52,26 @@ enum PostgresMigration {
         }
         try session.query("INSERT INTO \(sqlQuoted(StorageNames.metadataTable)) (key, value) VALUES \(tuples.joined(separator: ", "))", metadata)
         try carrySequences(plan, in: session)
-        for step in plan.entities { try copyRows(step, plan: plan, in: session, location: location) }
+        // Rows to copy, counted first so that progress has a total.
+        var counts: [String: Int] = [:]
+        if progress != nil {
+            for entityStep in plan.entities {
+                guard let sourceName = entityStep.source, let oldEntity = plan.source.entityIfPresent(sourceName) else { continue }
+                counts[entityStep.entity] = Int(try session.query(
+                    "SELECT COUNT(*) FROM \(old(oldEntity.tableName)) WHERE \(sqlQuoted(StorageNames.rowEntity)) = $1",
+                    PostgresSchema.binds([oldEntity.name])
+                ).first?.decode(Int64.self) ?? 0)
+            }
+        }
+        let total = counts.values.reduce(0, +)
+        var done = 0
+        for (index, entityStep) in plan.entities.enumerated() {
+            try copyRows(entityStep, plan: plan, in: session, location: location)
+            done += counts[entityStep.entity] ?? 0
+            progress?(MigrationProgress(
+                step: step, steps: steps, entity: entityStep.entity, entitiesDone: index + 1, entities: plan.entities.count,
+                rowsDone: done, rows: total, elapsed: ContinuousClock.now - started))
+        }
         try copyRelationships(plan, in: session)
         // The copies' references are checked now (they are deferred to commit otherwise, and PostgreSQL drops no
         // table with checks pending), then deferred again for what follows in the transaction.

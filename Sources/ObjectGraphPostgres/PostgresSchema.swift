@@ -21,7 +21,9 @@ enum PostgresSchema {
 
     /// Creates the schema in an empty database, or checks the one there, migrating a store an earlier of `versions`
     /// wrote: the identifier of the store.
-    static func prepare(_ session: PostgresSession, versions: SchemaVersions, tables: [TableLayout], location: String) throws -> String {
+    static func prepare(
+        _ session: PostgresSession, versions: SchemaVersions, tables: [TableLayout], location: String, progress: MigrationProgressHandler? = nil
+    ) throws -> String {
         let model = versions.current
         return try session.transaction {
             try session.query("SELECT pg_advisory_xact_lock(\(schemaLock))")
@@ -39,7 +41,9 @@ enum PostgresSchema {
                     if let willMigrate = stage?.willMigrate {
                         try PostgresMigration.runStage(willMigrate, model: versions.models[step], in: session, identifier: identifier)
                     }
-                    try PostgresMigration.run(from: versions.models[step], to: versions.models[step + 1], in: session, location: location)
+                    try PostgresMigration.run(
+                        from: versions.models[step], to: versions.models[step + 1], in: session, location: location,
+                        step: step - index + 1, steps: versions.currentIndex - index, progress: progress)
                     if let didMigrate = stage?.didMigrate {
                         try PostgresMigration.runStage(didMigrate, model: versions.models[step + 1], in: session, identifier: identifier)
                     }

@@ -47,15 +47,18 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
     /// Opens (or creates) the store for the current of `versions`: a store an earlier version wrote is migrated
     /// first, one version at a time by the plan inferred between them, with each step's custom stage (see
     /// `MigrationStage`) around it, all in one transaction (a failure anywhere, a stage's error included, leaves it
-    /// as it was); a store a later version wrote is refused untouched.
+    /// as it was); a store a later version wrote is refused untouched. `progress` hears, on the calling thread, each
+    /// step's entities and rows as they are copied.
     ///
     /// ```swift
     /// let versions = try SchemaVersions([v1, v2], stages: [MigrationStage(from: 0, didMigrate: { ctx in
     ///     for book in try ctx.fetch(FetchRequest(entityName: "Book")) { try book.setValue(1, forKey: "edition") }
     /// })])
-    /// let store = try PostgresStore(configuration: configuration, versions: versions)
+    /// let store = try PostgresStore(configuration: configuration, versions: versions) { progress in
+    ///     print("step \(progress.step) of \(progress.steps): \(progress.rowsDone) of \(progress.rows) rows")
+    /// }
     /// ```
-    public init(configuration: PostgresStoreConfiguration, versions: SchemaVersions) throws {
+    public init(configuration: PostgresStoreConfiguration, versions: SchemaVersions, progress: MigrationProgressHandler? = nil) throws {
         let model = versions.current
         self.model = model
         location = configuration.location
@@ -66,7 +69,7 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
         let location = location
         identifier = try pool.withSession { session in
             do {
-                return try PostgresSchema.prepare(session, versions: versions, tables: layouts, location: location)
+                return try PostgresSchema.prepare(session, versions: versions, tables: layouts, location: location, progress: progress)
             } catch let failure as PostgresErrors.Failure {
                 throw ObjectGraphError.storeUnavailable(path: location, reason: failure.reason)
             }

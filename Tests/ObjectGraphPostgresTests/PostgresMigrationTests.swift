@@ -1,6 +1,7 @@
 import Foundation
 import ObjectGraph
 import ObjectGraphPostgres
+import Synchronization
 import Testing
 
 /// Lightweight migration on PostgreSQL: a store an earlier model version wrote opens with the current version,
@@ -100,6 +101,24 @@ import Testing
             #expect(next.objectID.rawKey > ids.values.map(\.rawKey).max()!)
         }
         #expect(try coordinator.history(after: nil).count == 2)
+        await database.drop()
+    }
+
+    @Test func progressReportsEveryEntityOfEveryStepWithItsRows() async throws {
+        let database = try await TestDatabase.make()
+        _ = try await Self.seed(database)
+        let reports = Mutex<[MigrationProgress]>([])
+        _ = try PostgresStore(configuration: database.configuration, versions: try Self.versions(3)) { report in
+            reports.withLock { $0.append(report) }
+        }
+        let heard = reports.withLock { $0 }
+        // Each step reports once per entity of the new version, its rows growing to the step's total: two authors
+        // and three books (and, in the second step, no tags yet).
+        #expect(heard.map(\.step) == [1, 1, 1, 2, 2, 2] && heard.allSatisfy { $0.steps == 2 })
+        #expect(heard.map(\.entitiesDone) == [1, 2, 3, 1, 2, 3] && heard.allSatisfy { $0.entities == 3 })
+        #expect(Set(heard.map(\.entity)) == ["Author", "Book", "Tag"])
+        #expect(heard.allSatisfy { $0.rows == 5 && $0.rowsDone <= $0.rows })
+        #expect(heard[2].rowsDone == 5 && heard[5].rowsDone == 5 && heard.last?.fractionDone == 1)
         await database.drop()
     }
 

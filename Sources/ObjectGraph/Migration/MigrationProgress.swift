@@ -21,6 +21,18 @@ public struct MigrationProgress: Sendable, Hashable {
     /// The time since this step began.
     public var elapsed: Duration
 
+    /// A report, as a store's migration makes one (the PostgreSQL store's, in a module of its own).
+    package init(step: Int, steps: Int, entity: String, entitiesDone: Int, entities: Int, rowsDone: Int, rows: Int, elapsed: Duration) {
+        self.step = step
+        self.steps = steps
+        self.entity = entity
+        self.entitiesDone = entitiesDone
+        self.entities = entities
+        self.rowsDone = rowsDone
+        self.rows = rows
+        self.elapsed = elapsed
+    }
+
     /// The share of the whole migration done, from 0 to 1.
     public var fractionDone: Double {
         guard steps > 0 else { return 1 }
