@@ -38,7 +38,7 @@ struct PostgresBatchUpdate {
         for (assignment, expression) in zip(computed, compiled) { try assignment.checkFamily(expression.1, of: entity) }
         guard compiled.allSatisfy({ $0.1 != nil && !Self.isVolatile($0.0) }) else { return nil }
 
-        let from = "FROM \(sqlQuoted(table.name)) AS t0 \(selection.joins) WHERE \(selection.condition)"
+        let from = "FROM \(pgQuoted(table.name)) AS t0 \(selection.joins) WHERE \(selection.condition)"
         let values = compiled.map { "(\($0.0))" }
         let fits = zip(computed, values).map { Self.fits($1, entity.attributes[$0.index]) }
         if !computed.isEmpty {
@@ -62,21 +62,21 @@ struct PostgresBatchUpdate {
         var binds = selection.binds
         var sets = zip(computed, values).map { assignment, value in
             let column = entity.attributeColumns[assignment.index]
-            return "\(sqlQuoted(column)) = CAST(\(value) AS \(PostgresValueCoding.sqlType(ofColumn: column, in: table)))"
+            return "\(pgQuoted(column)) = CAST(\(value) AS \(PostgresValueCoding.sqlType(ofColumn: column, in: table)))"
         }
         for assignment in assignments {
             guard let constant = assignment.constant else { continue }
             PostgresValueCoding.append(constant, to: &binds)
-            sets.append("\(sqlQuoted(entity.attributeColumns[assignment.index])) = $\(binds.count)")
+            sets.append("\(pgQuoted(entity.attributeColumns[assignment.index])) = $\(binds.count)")
         }
-        let id = sqlQuoted(StorageNames.rowID), version = sqlQuoted(StorageNames.rowVersion)
+        let id = pgQuoted(StorageNames.rowID), version = pgQuoted(StorageNames.rowVersion)
         sets.append("\(version) = t0.\(version) + 1")
         // A predicate's joins are the selection's, not the UPDATE's: then the rows go by key.
         let filter = selection.joins.isEmpty ? selection.condition : "t0.\(id) IN (SELECT t0.\(id) \(from))"
         let update = """
-            UPDATE \(sqlQuoted(table.name)) AS t0 SET \(sets.joined(separator: ", "))
+            UPDATE \(pgQuoted(table.name)) AS t0 SET \(sets.joined(separator: ", "))
             WHERE \(([filter] + fits).joined(separator: " AND "))
-            RETURNING t0.\(id), t0.\(sqlQuoted(StorageNames.rowEntity))
+            RETURNING t0.\(id), t0.\(pgQuoted(StorageNames.rowEntity))
             """
         let rows = try store.guardingUniqueness(entity) { try session.query(update, binds) }
         var byEntity: [String: [Int64]] = [:]

@@ -19,10 +19,10 @@ enum PostgresDerivationTriggers {
     }
 
     private static func triggers(for derivation: Derivation, column: String, of entity: ModelEntity, model: Model, first: Int) -> [String] {
-        let table = sqlQuoted(entity.tableName)
-        let target = sqlQuoted(column)
-        let id = sqlQuoted(StorageNames.rowID)
-        let entityColumn = sqlQuoted(StorageNames.rowEntity)
+        let table = pgQuoted(entity.tableName)
+        let target = pgQuoted(column)
+        let id = pgQuoted(StorageNames.rowID)
+        let entityColumn = pgQuoted(StorageNames.rowEntity)
         var statements: [String] = []
         // Rows of this entity and its sub-entities only, when its table holds others too.
         func kinds(_ row: String) -> String {
@@ -44,7 +44,7 @@ enum PostgresDerivationTriggers {
             trigger("BEFORE", "INSERT OR UPDATE", on: table, when: kinds("NEW"),
                     setOwnRow("EXTRACT(EPOCH FROM clock_timestamp())::DOUBLE PRECISION - 978307200"))
         case .lowercase(let key), .uppercase(let key), .canonical(let key):
-            let source = "NEW." + sqlQuoted(entity.attributeIndex[key].map { entity.attributeColumns[$0] } ?? key)
+            let source = "NEW." + pgQuoted(entity.attributeIndex[key].map { entity.attributeColumns[$0] } ?? key)
             let value = switch derivation {
             case .lowercase: "lower(\(source))"
             case .uppercase: "upper(\(source))"
@@ -55,9 +55,9 @@ enum PostgresDerivationTriggers {
             guard let relationship = entity.relationship(named: relationshipName), case .foreignKey(let foreignKey) = relationship.storage,
                   let destination = model.entityIfPresent(relationship.destinationEntityName),
                   let position = destination.attributeIndex[key] else { return [] }
-            let reference = sqlQuoted(foreignKey)
-            let destinationTable = sqlQuoted(destination.tableName)
-            let source = sqlQuoted(destination.attributeColumns[position])
+            let reference = pgQuoted(foreignKey)
+            let destinationTable = pgQuoted(destination.tableName)
+            let source = pgQuoted(destination.attributeColumns[position])
             trigger("BEFORE", "INSERT OR UPDATE", on: table, when: kinds("NEW"),
                     setOwnRow("(SELECT d.\(source) FROM \(destinationTable) AS d WHERE d.\(id) = NEW.\(reference))"))
             trigger("AFTER", "UPDATE OF \(source)", on: destinationTable,
@@ -67,8 +67,8 @@ enum PostgresDerivationTriggers {
                   let destination = model.entityIfPresent(relationship.destinationEntityName) else { return [] }
             let (linkTable, owner): (String, String)
             switch relationship.storage {
-            case .inverseForeignKey(let column, _): (linkTable, owner) = (sqlQuoted(destination.tableName), sqlQuoted(column))
-            case .joinTable(let joinTable, let isSourceSide): (linkTable, owner) = (sqlQuoted(joinTable), isSourceSide ? "source" : "target")
+            case .inverseForeignKey(let column, _): (linkTable, owner) = (pgQuoted(destination.tableName), pgQuoted(column))
+            case .joinTable(let joinTable, let isSourceSide): (linkTable, owner) = (pgQuoted(joinTable), isSourceSide ? "source" : "target")
             case .foreignKey: return []
             }
             let count = "(SELECT COUNT(*) FROM \(linkTable) AS l WHERE l.\(owner) = \(table).\(id))"

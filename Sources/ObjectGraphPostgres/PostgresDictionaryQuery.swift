@@ -20,7 +20,7 @@ struct PostgresDictionaryQuery {
             expressions: request.properties.compactMap(\.expression))
         // PostgreSQL sums integers exactly into a numeric: the result is an integer again when it fits.
         let columns = DictionaryColumns(
-            request, entity: entity, model: model, terms: terms, expressions: expressionTerms,
+            request, entity: entity, model: model, terms: terms, expressions: expressionTerms, dialect: .postgres,
             sum: { term, isInteger in isInteger ? "CAST(SUM(\(term)) AS BIGINT)" : "SUM(\(term))" }, average: { "AVG(\($0))::DOUBLE PRECISION" })
         let (items, types, groupTerms, resultTypes, references) = (columns.items, columns.types, columns.groupTerms, columns.resultTypes, columns.references)
         var sql = baseSQL.replacingOccurrences(of: "__COLUMNS__", with: (request.distinct ? "DISTINCT " : "") + items.joined(separator: ", "))
@@ -43,7 +43,7 @@ struct PostgresDictionaryQuery {
             throw ObjectGraphError.invalidFetch(entity: entity.name, reason: "dictionary results sort by their own keys; '\(missing.keyPathText)' is not one")
         }
         let order = request.fetch.sortKeys.map { key in
-            let column = "t0.\(sqlQuoted(key.keyPathText))"
+            let column = "t0.\(pgQuoted(key.keyPathText))"
             var value = key.foldOptions.isEmpty ? column : "og_fold(\(column), \(key.foldOptions.rawValue))"
             if resultTypes[key.keyPathText] == .string { value += " COLLATE \"C\"" }
             return "\(value) \(key.ascending ? "ASC NULLS FIRST" : "DESC NULLS LAST")"

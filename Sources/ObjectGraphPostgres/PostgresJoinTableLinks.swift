@@ -26,7 +26,7 @@ struct JoinTableLinks {
         if !clearedOwners.isEmpty {
             var binds = PostgresBindings()
             binds.append(clearedOwners)
-            try session.query("DELETE FROM \(sqlQuoted(table)) WHERE source = ANY($1::BIGINT[])", binds)
+            try session.query("DELETE FROM \(pgQuoted(table)) WHERE source = ANY($1::BIGINT[])", binds)
         }
         var sources: [Int64] = [], targets: [Int64] = [], positions: [Int64] = []
         for owner in owners {
@@ -42,7 +42,7 @@ struct JoinTableLinks {
         binds.append(targets)
         binds.append(positions)
         try session.query("""
-            INSERT INTO \(sqlQuoted(table)) (source, target, position)
+            INSERT INTO \(pgQuoted(table)) (source, target, position)
             SELECT source, target, \(isOrdered ? "position" : "NULL") FROM unnest($1::BIGINT[], $2::BIGINT[], $3::BIGINT[]) AS links(source, target, position)
             """, binds)
     }

@@ -24,10 +24,10 @@ enum PostgresMigration {
         } catch ObjectGraphError.migrationRefused(_, let entity, let property, let reason) {
             throw ObjectGraphError.migrationRefused(path: location, entity: entity, property: property, reason: reason)
         }
-        try session.query("CREATE SCHEMA \(sqlQuoted(aside))")
+        try session.query("CREATE SCHEMA \(pgQuoted(aside))")
         let moved = source.entities.filter { $0.rootName == $0.name }.map(\.tableName) + SQLiteStore.joinTables(source).map(\.name)
             + [StorageNames.metadataTable, StorageNames.sequenceTable]
-        for name in moved { try session.query("ALTER TABLE \(sqlQuoted(name)) SET SCHEMA \(sqlQuoted(aside))") }
+        for name in moved { try session.query("ALTER TABLE \(pgQuoted(name)) SET SCHEMA \(pgQuoted(aside))") }
         // The old model's derivation triggers go with their functions; the new model's are made anew.
         for row in try session.query("SELECT proname FROM pg_proc WHERE proname LIKE 'og\\_derive\\_%'") {
             try session.query("DROP FUNCTION \(try row.decode(String.self)) CASCADE")
@@ -38,7 +38,7 @@ enum PostgresMigration {
             """) {
             kept.append(try row.decode((String, String).self))
         }
-        let tables = destination.entities.filter { $0.rootName == $0.name }.map { TableLayout(root: $0, model: destination) }
+        let tables = destination.entities.filter { $0.rootName == $0.name }.map { TableLayout(root: $0, model: destination, dialect: .postgres) }
         for statement in PostgresSchema.createStatements(model: destination, tables: tables, includingHistory: false) { try session.query(statement) }
         var metadata = PostgresBindings()
         var tuples: [String] = []
@@ -50,7 +50,7 @@ enum PostgresMigration {
             metadata.append(key)
             metadata.append(value)
         }
-        try session.query("INSERT INTO \(sqlQuoted(StorageNames.metadataTable)) (key, value) VALUES \(tuples.joined(separator: ", "))", metadata)
+        try session.query("INSERT INTO \(pgQuoted(StorageNames.metadataTable)) (key, value) VALUES \(tuples.joined(separator: ", "))", metadata)
         try carrySequences(plan, in: session)
         // Rows to copy, counted first so that progress has a total.
         var counts: [String: Int] = [:]
@@ -58,7 +58,7 @@ enum PostgresMigration {
             for entityStep in plan.entities {
                 guard let sourceName = entityStep.source, let oldEntity = plan.source.entityIfPresent(sourceName) else { continue }
                 counts[entityStep.entity] = Int(try session.query(
-                    "SELECT COUNT(*) FROM \(old(oldEntity.tableName)) WHERE \(sqlQuoted(StorageNames.rowEntity)) = $1",
+                    "SELECT COUNT(*) FROM \(old(oldEntity.tableName)) WHERE \(pgQuoted(StorageNames.rowEntity)) = $1",
                     PostgresSchema.binds([oldEntity.name])
                 ).first?.decode(Int64.self) ?? 0)
             }
@@ -76,7 +76,7 @@ enum PostgresMigration {
         // The copies' references are checked now (they are deferred to commit otherwise, and PostgreSQL drops no
         // table with checks pending), then deferred again for what follows in the transaction.
         try session.query("SET CONSTRAINTS ALL IMMEDIATE")
-        try session.query("DROP SCHEMA \(sqlQuoted(aside)) CASCADE")
+        try session.query("DROP SCHEMA \(pgQuoted(aside)) CASCADE")
         try session.query("SET CONSTRAINTS ALL DEFERRED")
     }
 
@@ -95,7 +95,7 @@ enum PostgresMigration {
     }
 
     /// An old table, in the schema aside.
-    private static func old(_ table: String) -> String { "\(sqlQuoted(aside)).\(sqlQuoted(table))" }
+    private static func old(_ table: String) -> String { "\(pgQuoted(aside)).\(pgQuoted(table))" }
 
     /// Keys stay as they were: each new tree's sequence starts after the highest key of the old trees it takes.
     private static func carrySequences(_ plan: MigrationPlan, in session: PostgresSession) throws {
@@ -112,7 +112,7 @@ enum PostgresMigration {
             var binds = PostgresBindings()
             binds.append(key)
             binds.append(root)
-            try session.query("UPDATE \(sqlQuoted(StorageNames.sequenceTable)) SET max_key = $1 WHERE entity = $2", binds)
+            try session.query("UPDATE \(pgQuoted(StorageNames.sequenceTable)) SET max_key = $1 WHERE entity = $2", binds)
         }
     }
 
@@ -120,9 +120,9 @@ enum PostgresMigration {
         guard let sourceName = step.source, let oldEntity = plan.source.entityIfPresent(sourceName),
               let new = plan.destination.entityIfPresent(step.entity) else { return }
         let oldTable = old(oldEntity.tableName)
-        let ofEntity = "o.\(sqlQuoted(StorageNames.rowEntity)) = \(PostgresSchema.sqlLiteral(oldEntity.name))"
-        var columns = [StorageNames.rowID, StorageNames.rowEntity, StorageNames.rowVersion].map(sqlQuoted)
-        var values = ["o.\(sqlQuoted(StorageNames.rowID))", PostgresSchema.sqlLiteral(new.name), "o.\(sqlQuoted(StorageNames.rowVersion))"]
+        let ofEntity = "o.\(pgQuoted(StorageNames.rowEntity)) = \(PostgresSchema.sqlLiteral(oldEntity.name))"
+        var columns = [StorageNames.rowID, StorageNames.rowEntity, StorageNames.rowVersion].map(pgQuoted)
+        var values = ["o.\(pgQuoted(StorageNames.rowID))", PostgresSchema.sqlLiteral(new.name), "o.\(pgQuoted(StorageNames.rowVersion))"]
         var binds = PostgresBindings()
         for attribute in step.attributes {
             guard let index = new.attributeIndex[attribute.name] else { continue }
@@ -130,7 +130,7 @@ enum PostgresMigration {
             guard !description.isTransient else { continue }
             var value = "NULL"
             if let sourceName = attribute.source, let oldIndex = oldEntity.attributeIndex[sourceName] {
-                value = convert("o.\(sqlQuoted(oldEntity.attributeColumns[oldIndex]))", from: attribute.convertedFrom, to: description.type)
+                value = convert("o.\(pgQuoted(oldEntity.attributeColumns[oldIndex]))", from: attribute.convertedFrom, to: description.type)
             }
             if let fill = attribute.fill {
                 PostgresValueCoding.append(fill, to: &binds)
@@ -146,18 +146,18 @@ enum PostgresMigration {
                         reason: "it is required and has no default, but \(missing) of the rows have no value for it")
                 }
             }
-            columns.append(sqlQuoted(new.attributeColumns[index]))
+            columns.append(pgQuoted(new.attributeColumns[index]))
             values.append(value)
         }
         for relationship in step.relationships {
             guard let sourceName = relationship.source, case .foreignKey(let column)? = new.relationship(named: relationship.name)?.storage,
                   case .foreignKey(let oldColumn)? = oldEntity.relationship(named: sourceName)?.storage else { continue }
-            columns.append(sqlQuoted(column))
-            values.append("o.\(sqlQuoted(oldColumn))")
+            columns.append(pgQuoted(column))
+            values.append("o.\(pgQuoted(oldColumn))")
         }
         do {
             try session.query(
-                "INSERT INTO \(sqlQuoted(new.tableName)) (\(columns.joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) FROM \(oldTable) AS o WHERE \(ofEntity)",
+                "INSERT INTO \(pgQuoted(new.tableName)) (\(columns.joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) FROM \(oldTable) AS o WHERE \(ofEntity)",
                 binds)
         } catch let failure as PostgresErrors.Failure where failure.sqlState == "23505" {
             throw ObjectGraphError.migrationRefused(
@@ -183,7 +183,7 @@ enum PostgresMigration {
 
     /// Join tables, and positions of ordered to-many relationships, as the new model keeps them.
     private static func copyRelationships(_ plan: MigrationPlan, in session: PostgresSession) throws {
-        let id = sqlQuoted(StorageNames.rowID)
+        let id = pgQuoted(StorageNames.rowID)
         var filled: Set<String> = []
         for step in plan.entities {
             guard let sourceName = step.source, let oldEntity = plan.source.entityIfPresent(sourceName),
@@ -198,9 +198,9 @@ enum PostgresMigration {
                 case .inverseForeignKey(_, let orderColumn?):
                     guard case .inverseForeignKey(_, let oldOrder?) = oldRelationship.storage, filled.insert(orderColumn).inserted,
                           let destination = plan.destination.entityIfPresent(relationship.destinationEntityName) else { continue }
-                    let newTable = sqlQuoted(destination.tableName)
+                    let newTable = pgQuoted(destination.tableName)
                     try session.query("""
-                        UPDATE \(newTable) SET \(sqlQuoted(orderColumn)) = o.\(sqlQuoted(oldOrder)) FROM \(old(oldDestination.tableName)) AS o
+                        UPDATE \(newTable) SET \(pgQuoted(orderColumn)) = o.\(pgQuoted(oldOrder)) FROM \(old(oldDestination.tableName)) AS o
                         WHERE o.\(id) = \(newTable).\(id)
                         """)
                 case .joinTable(let table, let isSourceSide):
@@ -212,15 +212,15 @@ enum PostgresMigration {
                         let (owner, member) = oldIsSource ? ("source", "target") : ("target", "source")
                         rows = "SELECT \(owner), \(member), position FROM \(old(oldTable))"
                     case .foreignKey(let column):
-                        rows = "SELECT o.\(id), o.\(sqlQuoted(column)), NULL::BIGINT FROM \(old(oldEntity.tableName)) AS o WHERE o.\(sqlQuoted(column)) IS NOT NULL"
+                        rows = "SELECT o.\(id), o.\(pgQuoted(column)), NULL::BIGINT FROM \(old(oldEntity.tableName)) AS o WHERE o.\(pgQuoted(column)) IS NOT NULL"
                     case .inverseForeignKey(let column, let order):
                         rows = """
-                            SELECT d.\(sqlQuoted(column)), d.\(id), \(order.map { "d.\(sqlQuoted($0))" } ?? "NULL::BIGINT") FROM \(old(oldDestination.tableName)) AS d
-                            WHERE d.\(sqlQuoted(column)) IS NOT NULL
+                            SELECT d.\(pgQuoted(column)), d.\(id), \(order.map { "d.\(pgQuoted($0))" } ?? "NULL::BIGINT") FROM \(old(oldDestination.tableName)) AS d
+                            WHERE d.\(pgQuoted(column)) IS NOT NULL
                             """
                     }
                     let columns = isSourceSide ? "source, target, position" : "target, source, position"
-                    try session.query("INSERT INTO \(sqlQuoted(table)) (\(columns)) \(rows) ON CONFLICT DO NOTHING")
+                    try session.query("INSERT INTO \(pgQuoted(table)) (\(columns)) \(rows) ON CONFLICT DO NOTHING")
                 }
             }
         }

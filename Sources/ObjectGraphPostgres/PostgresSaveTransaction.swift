@@ -12,8 +12,8 @@ struct PostgresSaveTransaction {
     private var result = SaveResult()
     private var conflicts: [SaveConflict] = []
     private var tombstones: [ObjectID: [String: AttributeValue]] = [:]
-    private static let id = sqlQuoted(StorageNames.rowID)
-    private static let version = sqlQuoted(StorageNames.rowVersion)
+    private static let id = pgQuoted(StorageNames.rowID)
+    private static let version = pgQuoted(StorageNames.rowVersion)
     /// PostgreSQL takes at most 65,535 bound values per statement; an insert or update binds whole rows up to this many.
     private static let bindsPerStatement = 30_000
 
@@ -96,7 +96,7 @@ struct PostgresSaveTransaction {
             while end < rows.count && rows[end].objectID.entityName == entityName { end += 1 }
             let width = 2 + columns.insertColumns.count
             let perStatement = max(1, Self.bindsPerStatement / width)
-            let names = ([StorageNames.rowID, StorageNames.rowEntity] + columns.insertColumns).map(sqlQuoted).joined(separator: ", ")
+            let names = ([StorageNames.rowID, StorageNames.rowEntity] + columns.insertColumns).map(pgQuoted).joined(separator: ", ")
             for chunkStart in stride(from: start, to: end, by: perStatement) {
                 let chunk = chunkStart..<min(chunkStart + perStatement, end)
                 var binds = PostgresBindings(capacity: chunk.count * width)
@@ -112,7 +112,7 @@ struct PostgresSaveTransaction {
                     for destination in rows[position].toOne { appendKey(destination, to: &binds) }
                 }
                 _ = try store.guardingUniqueness(entity) {
-                    try session.query("INSERT INTO \(sqlQuoted(table.name)) (\(names)) VALUES \(tuples.joined(separator: ", "))", binds)
+                    try session.query("INSERT INTO \(pgQuoted(table.name)) (\(names)) VALUES \(tuples.joined(separator: ", "))", binds)
                 }
             }
             start = end
@@ -158,8 +158,8 @@ struct PostgresSaveTransaction {
         }
         let values = shape.assignments.indices.map { "v.c\($0)" }
         let sql = """
-            UPDATE \(sqlQuoted(shape.table.name)) AS t
-            SET \(zip(shape.assignments, values).map { "\(sqlQuoted($0.column)) = \($1)" }.joined(separator: ", ")), \(Self.version) = t.\(Self.version) + 1
+            UPDATE \(pgQuoted(shape.table.name)) AS t
+            SET \(zip(shape.assignments, values).map { "\(pgQuoted($0.column)) = \($1)" }.joined(separator: ", ")), \(Self.version) = t.\(Self.version) + 1
             FROM (VALUES \(tuples.joined(separator: ", "))) AS v(id, version\(values.map { ", " + $0.dropFirst(2) }.joined()))
             WHERE t.\(Self.id) = v.id AND t.\(Self.version) = v.version
             RETURNING t.\(Self.id)
@@ -200,7 +200,7 @@ struct PostgresSaveTransaction {
             binds.append(rows[run].map(\.objectID.rawKey))
             binds.append(rows[run].map(\.version))
             let deleted = try Set(session.query("""
-                DELETE FROM \(sqlQuoted(table.name)) AS t USING unnest($1::BIGINT[], $2::BIGINT[]) AS v(id, version)
+                DELETE FROM \(pgQuoted(table.name)) AS t USING unnest($1::BIGINT[], $2::BIGINT[]) AS v(id, version)
                 WHERE t.\(Self.id) = v.id AND t.\(Self.version) = v.version
                 RETURNING t.\(Self.id)
                 """, binds).map { try $0.decode(Int64.self) })
@@ -252,7 +252,7 @@ struct PostgresSaveTransaction {
             binds.append(positions[column]!.keys)
             binds.append(positions[column]!.positions)
             try session.query("""
-                UPDATE \(sqlQuoted(column.table)) AS d SET \(sqlQuoted(column.name)) = members.position
+                UPDATE \(pgQuoted(column.table)) AS d SET \(pgQuoted(column.name)) = members.position
                 FROM unnest($1::BIGINT[], $2::BIGINT[]) AS members(key, position) WHERE d.\(Self.id) = members.key
                 """, binds)
         }
@@ -271,11 +271,11 @@ extension PostgresStore {
         do {
             return try body()
         } catch let failure as PostgresErrors.Failure where failure.sqlState == "23505" {
+            // The server names the index as the store wrote it (shortened where the name is long).
             let constraint = failure.constraintName ?? ""
-            let keys = entity.uniquenessConstraints.first { keys in
-                constraint.hasPrefix("\(entity.tableName)(") && constraint.hasSuffix(" unique")
-                    && keys.allSatisfy { key in constraint.contains(entity.attributeIndex[key].map { entity.attributeColumns[$0] } ?? key) }
-            } ?? []
+            let keys = tables[entity.rootName]?.indexes(model: model).first { index in
+                index.constraint != nil && SQLDialect.postgresName(index.name) == constraint
+            }?.constraint?.keys ?? []
             throw ObjectGraphError.uniquenessViolation(entity: entity.name, keys: keys, detail: failure.message)
         }
     }
@@ -286,7 +286,7 @@ extension PostgresStore {
         guard !keys.isEmpty else { return [:] }
         var binds = PostgresBindings()
         binds.append(keys)
-        let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(sqlQuoted(table.name)) AS t0 WHERE t0.\(sqlQuoted(StorageNames.rowID)) = ANY($1::BIGINT[])"
+        let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(pgQuoted(table.name)) AS t0 WHERE t0.\(pgQuoted(StorageNames.rowID)) = ANY($1::BIGINT[])"
             + (locking ? " FOR UPDATE OF t0" : "")
         var found: [Int64: Snapshot] = [:]
         for row in try session.query(sql, binds) {

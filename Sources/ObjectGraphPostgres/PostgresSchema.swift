@@ -4,8 +4,8 @@ import PostgresNIO
 import PredicateFormat
 
 /// The store's tables in PostgreSQL: the same names and layout as the SQLite store's (see `TableLayout`), so a
-/// reader who knows one knows the other, with PostgreSQL's types, and the SQL functions the predicate compiler's
-/// string operators call.
+/// reader who knows one knows the other (names past 63 bytes shortened, see `pgQuoted(_:)`), with PostgreSQL's
+/// types, and the SQL functions the predicate compiler's string operators call.
 enum PostgresSchema {
     static let metadataTable = StorageNames.metadataTable
     static let sequenceTable = StorageNames.sequenceTable
@@ -66,7 +66,7 @@ enum PostgresSchema {
             binds.append(String(decoding: model.canonicalJSON(), as: UTF8.self))
             binds.append("\(formatVersion)")
             try session.query("""
-                INSERT INTO \(sqlQuoted(metadataTable)) (key, value) VALUES
+                INSERT INTO \(pgQuoted(metadataTable)) (key, value) VALUES
                 ('model_hash', $1), ('store_identifier', $2), ('model', $3), ('format_version', $4)
                 """, binds)
             return identifier
@@ -75,10 +75,10 @@ enum PostgresSchema {
 
     /// The metadata of the store in the database, nil when there is none; a store of a newer format is refused.
     static func storedMetadata(_ session: PostgresSession, location: String) throws -> [String: String]? {
-        let exists = try session.query("SELECT to_regclass($1) IS NOT NULL", binds([sqlQuoted(metadataTable)])).first?.decode(Bool.self) ?? false
+        let exists = try session.query("SELECT to_regclass($1) IS NOT NULL", binds([pgQuoted(metadataTable)])).first?.decode(Bool.self) ?? false
         guard exists else { return nil }
         var values: [String: String] = [:]
-        for row in try session.query("SELECT key, value FROM \(sqlQuoted(metadataTable))") {
+        for row in try session.query("SELECT key, value FROM \(pgQuoted(metadataTable))") {
             let (key, value) = try row.decode((String, String).self)
             values[key] = value
         }
@@ -98,55 +98,55 @@ enum PostgresSchema {
     /// The history tables (see `PostgresStore+History.swift`).
     static let historyStatements = [
         """
-        CREATE TABLE \(sqlQuoted(historyTable)) (
+        CREATE TABLE \(pgQuoted(historyTable)) (
           number BIGSERIAL PRIMARY KEY, timestamp DOUBLE PRECISION NOT NULL, author TEXT, context TEXT, origin TEXT NOT NULL)
         """,
         """
-        CREATE TABLE \(sqlQuoted(historyChangesTable)) (
-          "transaction" BIGINT NOT NULL REFERENCES \(sqlQuoted(historyTable))(number) ON DELETE CASCADE,
+        CREATE TABLE \(pgQuoted(historyChangesTable)) (
+          "transaction" BIGINT NOT NULL REFERENCES \(pgQuoted(historyTable))(number) ON DELETE CASCADE,
           entity TEXT NOT NULL, first_key BIGINT NOT NULL, key_count BIGINT NOT NULL,
           kind TEXT NOT NULL CHECK (kind IN ('insert', 'update', 'delete')), properties TEXT, tombstone TEXT)
         """,
-        "CREATE INDEX \(sqlQuoted(historyChangesTable + "(transaction)")) ON \(sqlQuoted(historyChangesTable))(\"transaction\")",
+        "CREATE INDEX \(pgQuoted(historyChangesTable + "(transaction)")) ON \(pgQuoted(historyChangesTable))(\"transaction\")",
     ]
 
     /// The statements creating the store's tables, functions and triggers for `model`; a migration keeps the
     /// history tables there are (`includingHistory` false).
     static func createStatements(model: Model, tables: [TableLayout], includingHistory: Bool = true) -> [String] {
         var statements = [
-            "CREATE TABLE \(sqlQuoted(metadataTable)) (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-            "CREATE TABLE \(sqlQuoted(sequenceTable)) (entity TEXT PRIMARY KEY, max_key BIGINT NOT NULL)",
+            "CREATE TABLE \(pgQuoted(metadataTable)) (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+            "CREATE TABLE \(pgQuoted(sequenceTable)) (entity TEXT PRIMARY KEY, max_key BIGINT NOT NULL)",
         ]
         if includingHistory { statements += historyStatements }
-        let id = sqlQuoted(StorageNames.rowID)
+        let id = pgQuoted(StorageNames.rowID)
         for table in tables {
             var definitions = [
-                "\(id) BIGINT PRIMARY KEY", "\(sqlQuoted(StorageNames.rowEntity)) TEXT NOT NULL",
-                "\(sqlQuoted(StorageNames.rowVersion)) BIGINT NOT NULL DEFAULT 1",
+                "\(id) BIGINT PRIMARY KEY", "\(pgQuoted(StorageNames.rowEntity)) TEXT NOT NULL",
+                "\(pgQuoted(StorageNames.rowVersion)) BIGINT NOT NULL DEFAULT 1",
             ]
-            for column in table.columns { definitions.append("\(sqlQuoted(column.name)) \(PostgresValueCoding.sqlType(column.sqlType))") }
-            statements.append("CREATE TABLE \(sqlQuoted(table.name)) (\(definitions.joined(separator: ", ")))")
-            statements.append("INSERT INTO \(sqlQuoted(sequenceTable)) (entity, max_key) VALUES (\(sqlLiteral(table.rootEntity)), 0)")
+            for column in table.columns { definitions.append("\(pgQuoted(column.name)) \(PostgresValueCoding.sqlType(column.sqlType))") }
+            statements.append("CREATE TABLE \(pgQuoted(table.name)) (\(definitions.joined(separator: ", ")))")
+            statements.append("INSERT INTO \(pgQuoted(sequenceTable)) (entity, max_key) VALUES (\(sqlLiteral(table.rootEntity)), 0)")
         }
         // References once every table exists: trees may point at each other.
         for table in tables {
             for column in table.columns {
                 guard let references = column.references else { continue }
                 statements.append("""
-                    ALTER TABLE \(sqlQuoted(table.name)) ADD FOREIGN KEY (\(sqlQuoted(column.name)))
-                    REFERENCES \(sqlQuoted(references))(\(id)) ON DELETE SET NULL DEFERRABLE INITIALLY DEFERRED
+                    ALTER TABLE \(pgQuoted(table.name)) ADD FOREIGN KEY (\(pgQuoted(column.name)))
+                    REFERENCES \(pgQuoted(references))(\(id)) ON DELETE SET NULL DEFERRABLE INITIALLY DEFERRED
                     """)
             }
             statements += table.indexes(model: model).map(\.sql)
         }
         for join in SQLiteStore.joinTables(model) {
             statements.append("""
-                CREATE TABLE \(sqlQuoted(join.name)) (
-                  source BIGINT NOT NULL REFERENCES \(sqlQuoted(join.sourceTable))(\(id)) ON DELETE CASCADE,
-                  target BIGINT NOT NULL REFERENCES \(sqlQuoted(join.targetTable))(\(id)) ON DELETE CASCADE,
+                CREATE TABLE \(pgQuoted(join.name)) (
+                  source BIGINT NOT NULL REFERENCES \(pgQuoted(join.sourceTable))(\(id)) ON DELETE CASCADE,
+                  target BIGINT NOT NULL REFERENCES \(pgQuoted(join.targetTable))(\(id)) ON DELETE CASCADE,
                   position BIGINT, PRIMARY KEY (source, target))
                 """)
-            statements.append("CREATE INDEX \(sqlQuoted(join.name + "(target)")) ON \(sqlQuoted(join.name))(target)")
+            statements.append("CREATE INDEX \(pgQuoted(join.name + "(target)")) ON \(pgQuoted(join.name))(target)")
         }
         return statements + functions + PostgresDerivationTriggers.statements(model: model)
     }

@@ -17,7 +17,7 @@ extension PostgresStore {
         binds.append(record.source.contextName)
         binds.append(historyOrigin)
         let number = try session.query("""
-            INSERT INTO \(sqlQuoted(PostgresSchema.historyTable)) (timestamp, author, context, origin) VALUES ($1, $2, $3, $4) RETURNING number
+            INSERT INTO \(pgQuoted(PostgresSchema.historyTable)) (timestamp, author, context, origin) VALUES ($1, $2, $3, $4) RETURNING number
             """, binds).first?.decode(Int64.self) ?? 0
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
@@ -38,7 +38,7 @@ extension PostgresStore {
                 rows.append(run.tombstone.isEmpty ? nil : String(decoding: try encoder.encode(run.tombstone), as: UTF8.self))
             }
             try session.query("""
-                INSERT INTO \(sqlQuoted(PostgresSchema.historyChangesTable)) ("transaction", entity, first_key, key_count, kind, properties, tombstone)
+                INSERT INTO \(pgQuoted(PostgresSchema.historyChangesTable)) ("transaction", entity, first_key, key_count, kind, properties, tombstone)
                 VALUES \(tuples.joined(separator: ", "))
                 """, rows)
         }
@@ -61,7 +61,7 @@ extension PostgresStore {
                 // One snapshot for the three reads: a transaction committed meanwhile is seen whole or not at all.
                 try session.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 if token != nil, let deleted = try session.query(
-                    "SELECT value FROM \(sqlQuoted(PostgresSchema.metadataTable)) WHERE key = 'history_deleted_through'"
+                    "SELECT value FROM \(pgQuoted(PostgresSchema.metadataTable)) WHERE key = 'history_deleted_through'"
                 ).first.flatMap({ Int64(try $0.decode(String.self)) }), after < deleted {
                     throw ObjectGraphError.historyTokenExpired(
                         path: location, token: token!.description,
@@ -72,7 +72,7 @@ extension PostgresStore {
                 var runs: [Int64: [HistoryRun]] = [:]
                 let decoder = JSONDecoder()
                 for row in try session.query("""
-                    SELECT "transaction", entity, first_key, key_count, kind, properties, tombstone FROM \(sqlQuoted(PostgresSchema.historyChangesTable))
+                    SELECT "transaction", entity, first_key, key_count, kind, properties, tombstone FROM \(pgQuoted(PostgresSchema.historyChangesTable))
                     WHERE "transaction" > $1 ORDER BY "transaction", ctid
                     """, binds) {
                     let (number, entity, first, count, kindName, properties, tombstone) = try row.decode(
@@ -86,7 +86,7 @@ extension PostgresStore {
                 var transactions: [PersistentHistoryTransaction] = []
                 var last = after
                 for row in try session.query("""
-                    SELECT number, timestamp, author, context, origin FROM \(sqlQuoted(PostgresSchema.historyTable)) WHERE number > $1 ORDER BY number
+                    SELECT number, timestamp, author, context, origin FROM \(pgQuoted(PostgresSchema.historyTable)) WHERE number > $1 ORDER BY number
                     """, binds) {
                     let (number, timestamp, author, context, origin) = try row.decode((Int64, Double, String?, String?, String).self)
                     last = number
@@ -103,7 +103,7 @@ extension PostgresStore {
 
     public func lastHistoryToken() throws -> PersistentHistoryToken {
         let number = try read { session in
-            try session.query("SELECT COALESCE(MAX(number), 0) FROM \(sqlQuoted(PostgresSchema.historyTable))").first?.decode(Int64.self) ?? 0
+            try session.query("SELECT COALESCE(MAX(number), 0) FROM \(pgQuoted(PostgresSchema.historyTable))").first?.decode(Int64.self) ?? 0
         }
         return PersistentHistoryToken(storeIdentifier: identifier, transactionNumber: number)
     }
@@ -115,12 +115,12 @@ extension PostgresStore {
                 try session.transaction {
                     var binds = PostgresBindings()
                     binds.append(token.transactionNumber)
-                    let removed = try session.query("DELETE FROM \(sqlQuoted(PostgresSchema.historyTable)) WHERE number < $1", binds).metadata.rows ?? 0
+                    let removed = try session.query("DELETE FROM \(pgQuoted(PostgresSchema.historyTable)) WHERE number < $1", binds).metadata.rows ?? 0
                     var through = PostgresBindings()
                     through.append("\(token.transactionNumber - 1)")
                     try session.query("""
-                        INSERT INTO \(sqlQuoted(PostgresSchema.metadataTable)) (key, value) VALUES ('history_deleted_through', $1)
-                        ON CONFLICT (key) DO UPDATE SET value = GREATEST(CAST(\(sqlQuoted(PostgresSchema.metadataTable)).value AS BIGINT), CAST(excluded.value AS BIGINT))::TEXT
+                        INSERT INTO \(pgQuoted(PostgresSchema.metadataTable)) (key, value) VALUES ('history_deleted_through', $1)
+                        ON CONFLICT (key) DO UPDATE SET value = GREATEST(CAST(\(pgQuoted(PostgresSchema.metadataTable)).value AS BIGINT), CAST(excluded.value AS BIGINT))::TEXT
                         """, through)
                     return removed
                 }

@@ -63,7 +63,7 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
         self.model = model
         location = configuration.location
         pool = try PostgresConnectionPool(configuration: configuration)
-        let layouts = model.entities.filter { $0.rootName == $0.name }.map { TableLayout(root: $0, model: model) }
+        let layouts = model.entities.filter { $0.rootName == $0.name }.map { TableLayout(root: $0, model: model, dialect: .postgres) }
         tables = Dictionary(uniqueKeysWithValues: layouts.map { ($0.rootEntity, $0) })
         schema = ModelSQLSchema(model: model)
         let location = location
@@ -82,7 +82,7 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
         self.model = model
         location = session.pool.location
         pool = PostgresConnectionPool(lending: session)
-        let layouts = model.entities.filter { $0.rootName == $0.name }.map { TableLayout(root: $0, model: model) }
+        let layouts = model.entities.filter { $0.rootName == $0.name }.map { TableLayout(root: $0, model: model, dialect: .postgres) }
         tables = Dictionary(uniqueKeysWithValues: layouts.map { ($0.rootEntity, $0) })
         schema = ModelSQLSchema(model: model)
         self.identifier = identifier
@@ -133,7 +133,7 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
         var arguments: [String] = []
         let names = request.includesSubentities ? entity.selfAndDescendantNames : [entity.name]
         if names.count < (model.entityIfPresent(entity.rootName)?.selfAndDescendantNames.count ?? 0) {
-            conditions.append("t0.\(sqlQuoted(StorageNames.rowEntity)) IN (\((1...names.count).map { "$\($0)" }.joined(separator: ", ")))")
+            conditions.append("t0.\(pgQuoted(StorageNames.rowEntity)) IN (\((1...names.count).map { "$\($0)" }.joined(separator: ", ")))")
             arguments = names
         }
         let compiled: CompiledPredicate
@@ -161,7 +161,7 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
         let selection = try selection(request, terms: sortPaths + extraTerms, expressions: expressions)
         let (entity, table, compiled) = (selection.entity, selection.table, selection.compiled)
         var binds = selection.binds
-        var sql = "SELECT \(columns(table)) FROM \(sqlQuoted(table.name)) AS t0 \(selection.joins) WHERE \(selection.condition)"
+        var sql = "SELECT \(columns(table)) FROM \(pgQuoted(table.name)) AS t0 \(selection.joins) WHERE \(selection.condition)"
         if ordered {
             var order: [String] = []
             for (key, term) in zip(request.sortKeys, compiled.terms) {
@@ -171,7 +171,7 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
                 // Nil sorts first ascending, as in SQLite and in memory.
                 order.append("\(value) \(key.ascending ? "ASC NULLS FIRST" : "DESC NULLS LAST")")
             }
-            order.append("t0.\(sqlQuoted(StorageNames.rowID))")
+            order.append("t0.\(pgQuoted(StorageNames.rowID))")
             sql += " ORDER BY " + order.joined(separator: ", ")
         }
         if sliced && (request.limit != nil || request.offset > 0) {
@@ -199,7 +199,7 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
 
     public func fetchIDs(_ request: StoreFetchRequest) throws -> [ObjectID] {
         let (sql, binds, _, _) = try selectSQL(
-            request, columns: { _ in "t0.\(sqlQuoted(StorageNames.rowID)), t0.\(sqlQuoted(StorageNames.rowEntity))" }, ordered: true)
+            request, columns: { _ in "t0.\(pgQuoted(StorageNames.rowID)), t0.\(pgQuoted(StorageNames.rowEntity))" }, ordered: true)
         let single = try layout(for: request.entityName).1.single?.name
         return try read { session in
             try session.query(sql, binds).map { row in
@@ -230,18 +230,18 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
         let owners = ids.filter { !$0.isTemporaryID }
         guard !owners.isEmpty else { return Array(repeating: [], count: ids.count) }
         let destination = try model.entity(named: relationship.destinationEntityName)
-        let destinationTable = sqlQuoted(destination.tableName)
-        let id = sqlQuoted(StorageNames.rowID), entityColumn = sqlQuoted(StorageNames.rowEntity)
+        let destinationTable = pgQuoted(destination.tableName)
+        let id = pgQuoted(StorageNames.rowID), entityColumn = pgQuoted(StorageNames.rowEntity)
         let sql: String
         switch relationship.storage {
         case .inverseForeignKey(let column, let orderColumn):
-            let order = orderColumn.map { "d.\(sqlQuoted($0)), " } ?? ""
-            sql = "SELECT d.\(sqlQuoted(column)), d.\(id), d.\(entityColumn) FROM \(destinationTable) AS d WHERE d.\(sqlQuoted(column)) = ANY($1) ORDER BY \(order)d.\(id)"
+            let order = orderColumn.map { "d.\(pgQuoted($0)), " } ?? ""
+            sql = "SELECT d.\(pgQuoted(column)), d.\(id), d.\(entityColumn) FROM \(destinationTable) AS d WHERE d.\(pgQuoted(column)) = ANY($1) ORDER BY \(order)d.\(id)"
         case .joinTable(let table, let isSourceSide):
             let (owner, target) = isSourceSide ? ("source", "target") : ("target", "source")
             let order = relationship.isOrdered && isSourceSide ? "j.position, " : ""
             sql = """
-                SELECT j.\(owner), d.\(id), d.\(entityColumn) FROM \(sqlQuoted(table)) AS j JOIN \(destinationTable) AS d ON d.\(id) = j.\(target)
+                SELECT j.\(owner), d.\(id), d.\(entityColumn) FROM \(pgQuoted(table)) AS j JOIN \(destinationTable) AS d ON d.\(id) = j.\(target)
                 WHERE j.\(owner) = ANY($1) ORDER BY \(order)d.\(id)
                 """
         case .foreignKey:
@@ -286,7 +286,7 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
         binds.append(Int64(count))
         binds.append(root)
         guard let last = try session.query(
-            "UPDATE \(sqlQuoted(PostgresSchema.sequenceTable)) SET max_key = max_key + $1 WHERE entity = $2 RETURNING max_key", binds)
+            "UPDATE \(pgQuoted(PostgresSchema.sequenceTable)) SET max_key = max_key + $1 WHERE entity = $2 RETURNING max_key", binds)
             .first?.decode(Int64.self) else {
             throw ObjectGraphError.unknownEntity(root)
         }

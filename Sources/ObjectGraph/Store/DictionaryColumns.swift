@@ -17,10 +17,11 @@ package struct DictionaryColumns {
 
     /// `terms` are the compiled value paths of the properties that have one, then the groupings; `expressions` the
     /// compiled computed values. `sum` and `average` spell those aggregates of a term (given whether it is an
-    /// integer attribute), which differ between SQL dialects.
+    /// integer attribute), which differ between SQL dialects, as names do (`dialect`).
     package init(
         _ request: StoreDictionaryRequest, entity: ModelEntity, model: Model, terms: [String],
-        expressions: [(sql: String, family: PredicateValue.Family?)], sum: (String, Bool) -> String, average: (String) -> String
+        expressions: [(sql: String, family: PredicateValue.Family?)], dialect: SQLDialect = .sqlite,
+        sum: (String, Bool) -> String, average: (String) -> String
     ) {
         var termIndex = 0, expressionIndex = 0
         var entityColumns: [String] = []
@@ -36,8 +37,8 @@ package struct DictionaryColumns {
                     if destination.selfAndDescendantNames.count > 1 {
                         entityColumn = request.properties.count + entityColumns.count
                         entityColumns.append("""
-                            (SELECT d.\(sqlQuoted(StorageNames.rowEntity)) FROM \(sqlQuoted(destination.tableName)) AS d \
-                            WHERE d.\(sqlQuoted(StorageNames.rowID)) = \(term))
+                            (SELECT d.\(dialect.quoted(StorageNames.rowEntity)) FROM \(dialect.quoted(destination.tableName)) AS d \
+                            WHERE d.\(dialect.quoted(StorageNames.rowID)) = \(term))
                             """)
                     }
                     references.append((index, entityColumn, destination.name))
@@ -59,11 +60,11 @@ package struct DictionaryColumns {
             case .min?: (expression, type) = ("MIN(\(term))", attributeType)
             case .max?: (expression, type) = ("MAX(\(term))", attributeType)
             }
-            items.append("\(expression) AS \(sqlQuoted(property.name))")
+            items.append("\(expression) AS \(dialect.quoted(property.name))")
             types.append(type)
             resultTypes[property.name] = type
         }
         groupTerms = Array(terms[termIndex...])
-        items += entityColumns.enumerated().map { "\($1) AS \(sqlQuoted("entity of reference \($0)"))" }
+        items += entityColumns.enumerated().map { "\($1) AS \(dialect.quoted("entity of reference \($0)"))" }
     }
 }

@@ -37,7 +37,7 @@ extension Scope {
             let value: SQLTerm
             var holdsObjects = false
             if rest.isEmpty {
-                value = SQLTerm(sql: "\(sub.alias).\(sqlQuoted(try schema.table(forEntity: destination).primaryKey))")
+                value = SQLTerm(sql: "\(sub.alias).\(dialect.quoted(try schema.table(forEntity: destination).primaryKey))")
                 holdsObjects = true
             } else {
                 guard case .column(let column, let kind) = try sub.resolve(rest, fromAlias: sub.alias, entity: destination, prefix: []) else {

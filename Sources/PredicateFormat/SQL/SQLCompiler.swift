@@ -262,22 +262,22 @@ final class Scope {
         let ownerTable = try schema.table(forEntity: owner)
         let table = try schema.table(forEntity: destination)
         let rowAlias = compilation.newAlias()
-        var from = "\(sqlQuoted(table.name)) AS \(rowAlias)"
+        var from = "\(dialect.quoted(table.name)) AS \(rowAlias)"
         var conditions: [String] = []
         var order: String?
         switch link {
         case .inverseForeignKey(let column, let orderColumn):
-            conditions.append("\(rowAlias).\(sqlQuoted(column)) = \(ownerAlias).\(sqlQuoted(ownerTable.primaryKey))")
-            order = orderColumn.map { "\(rowAlias).\(sqlQuoted($0))" }
+            conditions.append("\(rowAlias).\(dialect.quoted(column)) = \(ownerAlias).\(dialect.quoted(ownerTable.primaryKey))")
+            order = orderColumn.map { "\(rowAlias).\(dialect.quoted($0))" }
         case .joinTable(let joinTable, let ownerColumn, let destinationColumn, let orderColumn):
             let joinAlias = compilation.newAlias()
-            order = orderColumn.map { "\(joinAlias).\(sqlQuoted($0))" }
-            from += " JOIN \(sqlQuoted(joinTable)) AS \(joinAlias) ON \(joinAlias).\(sqlQuoted(destinationColumn)) = \(rowAlias).\(sqlQuoted(table.primaryKey))"
-            conditions.append("\(joinAlias).\(sqlQuoted(ownerColumn)) = \(ownerAlias).\(sqlQuoted(ownerTable.primaryKey))")
+            order = orderColumn.map { "\(joinAlias).\(dialect.quoted($0))" }
+            from += " JOIN \(dialect.quoted(joinTable)) AS \(joinAlias) ON \(joinAlias).\(dialect.quoted(destinationColumn)) = \(rowAlias).\(dialect.quoted(table.primaryKey))"
+            conditions.append("\(joinAlias).\(dialect.quoted(ownerColumn)) = \(ownerAlias).\(dialect.quoted(ownerTable.primaryKey))")
         }
         if let column = table.entityColumn {
             let marks = table.entityNames.map { compilation.bind(.string($0)) }.joined(separator: ", ")
-            conditions.append("\(rowAlias).\(sqlQuoted(column)) IN (\(marks))")
+            conditions.append("\(rowAlias).\(dialect.quoted(column)) IN (\(marks))")
         }
         let sub = Scope(alias: rowAlias, entity: destination, compilation: compilation, variables: variables)
         sub.rowValues = rowValues
@@ -449,18 +449,18 @@ final class Scope {
                 guard isLast else {
                     throw .evaluation("'\(key)' of \(currentEntity) is an attribute; it has no key '\(path[index + 1])'")
                 }
-                return .column("\(currentAlias).\(sqlQuoted(column))", kind)
+                return .column("\(currentAlias).\(dialect.quoted(column))", kind)
             case .toOne(let column, let destination):
-                if isLast { return .toOneKey("\(currentAlias).\(sqlQuoted(column))", owner: currentEntity, key: key) }
+                if isLast { return .toOneKey("\(currentAlias).\(dialect.quoted(column))", owner: currentEntity, key: key) }
                 let joinKey = (prefix + Array(path[...index])).joined(separator: ".")
                 if let existing = joinAliases[joinKey] {
                     currentAlias = existing.alias
                 } else {
                     let table = try schema.table(forEntity: destination)
                     let joinAlias = compilation.newAlias()
-                    var join = "LEFT JOIN \(sqlQuoted(table.name)) AS \(joinAlias) ON \(joinAlias).\(sqlQuoted(table.primaryKey)) = \(currentAlias).\(sqlQuoted(column))"
+                    var join = "LEFT JOIN \(dialect.quoted(table.name)) AS \(joinAlias) ON \(joinAlias).\(dialect.quoted(table.primaryKey)) = \(currentAlias).\(dialect.quoted(column))"
                     if let entityColumn = table.entityColumn {
-                        join += " AND \(joinAlias).\(sqlQuoted(entityColumn)) IN (\(table.entityNames.map { compilation.bind(.string($0)) }.joined(separator: ", ")))"
+                        join += " AND \(joinAlias).\(dialect.quoted(entityColumn)) IN (\(table.entityNames.map { compilation.bind(.string($0)) }.joined(separator: ", ")))"
                     }
                     joins.append(join)
                     joinAliases[joinKey] = (joinAlias, destination)

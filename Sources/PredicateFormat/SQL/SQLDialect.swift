@@ -14,6 +14,46 @@ public enum SQLDialect: Sendable, Hashable {
     /// (code point order, as SQLite's binary collation and the evaluator compare them).
     case postgres
 
+    /// A table, column or index name, quoted. PostgreSQL keeps only the first 63 bytes of a name, so two model names
+    /// that share those bytes would become one: there a longer name is written as ``postgresName(_:)`` shortens it.
+    ///
+    /// ```swift
+    /// SQLDialect.postgres.quoted("Book")   // "Book"
+    /// ```
+    public func quoted(_ identifier: String) -> String {
+        switch self {
+        case .sqlite: sqlQuoted(identifier)
+        case .postgres: sqlQuoted(Self.postgresName(identifier))
+        }
+    }
+
+    /// The longest name PostgreSQL keeps whole, in bytes of UTF-8.
+    public static let postgresNameLimit = 63
+
+    /// `name` as a PostgreSQL store writes it: unchanged up to ``postgresNameLimit`` bytes; a longer one becomes its
+    /// first whole characters up to 50 bytes, a tilde and twelve hexadecimal digits of a hash of the whole name
+    /// (FNV-1a, so every process and platform writes the same name).
+    ///
+    /// ```swift
+    /// SQLDialect.postgresName(String(repeating: "a", count: 70))   // 50 a's, "~", then 12 hexadecimal digits
+    /// ```
+    public static func postgresName(_ name: String) -> String {
+        let bytes = name.utf8
+        guard bytes.count > postgresNameLimit else { return name }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        var prefix = ""
+        var length = 0
+        for scalar in name.unicodeScalars {
+            let width = String(scalar).utf8.count
+            guard length + width <= 50 else { break }
+            prefix.unicodeScalars.append(scalar)
+            length += width
+        }
+        let digits = String(hash & 0xFFFF_FFFF_FFFF, radix: 16)
+        return prefix + "~" + String(repeating: "0", count: 12 - digits.count) + digits
+    }
+
     /// The placeholder of the `index`-th bound value (from 1).
     public func placeholder(_ index: Int) -> String {
         switch self {

@@ -91,8 +91,12 @@ package final class TableLayout: Sendable {
     package let entities: [String: EntityColumns]
     /// The only entity, when the tree has one: its rows need no `_entity` lookup.
     package let single: (name: String, columns: EntityColumns)?
+    /// The SQL its ``selectList`` and ``indexes(model:)`` are written in: names differ where PostgreSQL shortens
+    /// them (see `SQLDialect.quoted(_:)`).
+    package let dialect: SQLDialect
 
-    package init(root: ModelEntity, model: Model) {
+    package init(root: ModelEntity, model: Model, dialect: SQLDialect = .sqlite) {
+        self.dialect = dialect
         name = root.tableName
         rootEntity = root.name
         var columns: [Column] = []
@@ -128,7 +132,7 @@ package final class TableLayout: Sendable {
         // A table of one entity selects no `row.entity` (its rows' entity is known): a column read per row less.
         // The position stays, so every table's columns sit where ``EntityColumns`` says.
         let entityColumn = tree.count == 1 ? "NULL" : "t0.\(RowColumn.entity)"
-        var select = ["t0.\(RowColumn.id)", entityColumn, "t0.\(RowColumn.version)"] + columns.map { "t0." + sqlQuoted($0.name) }
+        var select = ["t0.\(RowColumn.id)", entityColumn, "t0.\(RowColumn.version)"] + columns.map { "t0." + dialect.quoted($0.name) }
         var entities: [String: EntityColumns] = [:]
         for entity in tree {
             var toOne: [Int] = []
@@ -143,7 +147,7 @@ package final class TableLayout: Sendable {
                 let destination = model.entityIfPresent(relationship.destinationEntityName)
                 if let destination, destination.selfAndDescendantNames.count > 1 {
                     toOneEntity.append(select.count)
-                    select.append("(SELECT d.\(RowColumn.entity) FROM \(sqlQuoted(destination.tableName)) AS d WHERE d.\(RowColumn.id) = t0.\(sqlQuoted(column)))")
+                    select.append("(SELECT d.\(RowColumn.entity) FROM \(dialect.quoted(destination.tableName)) AS d WHERE d.\(RowColumn.id) = t0.\(dialect.quoted(column)))")
                 } else {
                     toOneEntity.append(nil)
                 }
@@ -190,7 +194,7 @@ package final class TableLayout: Sendable {
     package struct Index {
         package var name: String
         package var sql: String
-        var constraint: (entity: String, keys: [String])?
+        package var constraint: (entity: String, keys: [String])?
     }
 
     /// The table's indexes: for its foreign keys, and the entities' indexed attributes, fetch indexes and uniqueness
@@ -202,8 +206,8 @@ package final class TableLayout: Sendable {
         func index(_ columns: [String], unique: (entity: String, keys: [String])? = nil) {
             let indexName = "\(name)(\(columns.joined(separator: ",")))" + (unique != nil ? " unique" : "")
             guard seen.insert(indexName).inserted else { return }
-            let elements = columns.map { $0.hasPrefix("-") ? sqlQuoted(String($0.dropFirst())) + " DESC" : sqlQuoted($0) }
-            let sql = "CREATE \(unique != nil ? "UNIQUE " : "")INDEX \(sqlQuoted(indexName)) ON \(sqlQuoted(name))(\(elements.joined(separator: ", ")))"
+            let elements = columns.map { $0.hasPrefix("-") ? dialect.quoted(String($0.dropFirst())) + " DESC" : dialect.quoted($0) }
+            let sql = "CREATE \(unique != nil ? "UNIQUE " : "")INDEX \(dialect.quoted(indexName)) ON \(dialect.quoted(name))(\(elements.joined(separator: ", ")))"
             indexes.append(Index(name: indexName, sql: sql, constraint: unique))
         }
         for column in columns where column.references != nil { index([column.name]) }
