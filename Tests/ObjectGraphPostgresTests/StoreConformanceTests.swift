@@ -129,6 +129,37 @@ import Testing
         }
     }
 
+    @Test(arguments: StoreKind.allCases)
+    func onlyAnOrderedToManyHasAFirstALastAndAnNth(_ kind: StoreKind) async throws {
+        try await withStore(kind) { coordinator in
+            try await ObjectContext(coordinator: coordinator).perform { ctx throws in
+                let book = try ctx.insert("Book")
+                try book.setValue("Dune", forKey: "title")
+                var chapters: [ManagedObject] = []
+                for heading in ["c", "a", "b"] {
+                    let chapter = try ctx.insert("Chapter")
+                    try chapter.setValue(heading, forKey: "heading")
+                    chapters.append(chapter)
+                }
+                try book.setObjects(chapters, forKey: "chapters")
+                let tag = try ctx.insert("Tag")
+                try tag.setValue("x", forKey: "label")
+                try book.addObject(tag, forKey: "tags")
+                try ctx.save()
+                for format in ["chapters[FIRST].heading == 'c'", "chapters[LAST].heading == 'b'", "chapters[1].heading == 'a'", "tags[SIZE] == 1"] {
+                    #expect(try Self.count(ctx, "Book", format) == 1, "\(format)")
+                }
+                // A set has no n-th object: every store refuses to pick one, saved or pending, rather than answer by
+                // whichever order it holds.
+                for format in ["tags[FIRST].label == 'x'", "tags[LAST].label == 'x'", "tags[0].label == 'x'", "tags.label[0] == 'x'"] {
+                    #expect("\(format)") { try Self.count(ctx, "Book", format) } throws: { "\($0)".contains("is not an ordered relationship") }
+                }
+                try book.setValue("Dune Messiah", forKey: "title")
+                #expect { try Self.count(ctx, "Book", "tags[FIRST].label == 'x'") } throws: { "\($0)".contains("is not an ordered relationship") }
+            }
+        }
+    }
+
     /// The headings of each book's chapters, in order.
     static func headings(_ ctx: isolated ObjectContext, _ ids: [ObjectID]) throws -> [[String]] {
         try ids.map { id in

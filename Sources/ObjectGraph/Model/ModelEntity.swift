@@ -145,6 +145,12 @@ public final class ModelEntity: Sendable {
         relationshipIndex[name].map { relationships[$0] }
     }
 
+    /// Whether `key`'s values have an order a predicate's `[FIRST]`, `[LAST]` or `[n]` may pick from: false only for
+    /// an unordered to-many relationship (see `KeyValueSource.keepsOrder(forKey:)`).
+    func keepsOrder(forKey key: String) -> Bool {
+        relationship(named: key).map { $0.isOrdered || !$0.isToMany } ?? true
+    }
+
     /// The names of the entities a fetch of this entity returns: this one, and its descendants when asked.
     func names(includingSubentities: Bool) -> Set<String> {
         includingSubentities ? selfAndDescendantNameSet : nameSet

@@ -8,6 +8,11 @@ extension ManagedObject: IdentifiableSource {
         value == .int(objectID.rawKey)
     }
 
+    /// False for an unordered to-many relationship: `[n]` picks from ordered ones only, on every store.
+    public func keepsOrder(forKey key: String) -> Bool {
+        entity.keepsOrder(forKey: key)
+    }
+
     public func predicateValue(forKey key: String) throws(FormatPredicateError) -> EvaluatedValue {
         do {
             if entity.attributeIndex[key] != nil { return .value(try value(forKey: key).predicateValue) }

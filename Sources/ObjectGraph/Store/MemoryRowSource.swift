@@ -26,6 +26,10 @@ struct MemoryRowSource: IdentifiableSource {
         }
     }
 
+    func keepsOrder(forKey key: String) -> Bool {
+        store.model.entityIfPresent(id.entityName)?.keepsOrder(forKey: key) ?? true
+    }
+
     func attributeValue(at path: [String], entity: String) throws -> AttributeValue {
         try AttributeValue.read(path, from: self, entity: entity)
     }

@@ -75,6 +75,9 @@ struct Evaluator {
             }
             return .value(try Arithmetic.apply(function, values))
         case .subscripted(let base, let position):
+            if position != .size, let unordered = try unorderedRelationship(base) {
+                throw .unsupported("\(expression): \(unordered) is not an ordered relationship, so its objects have no first, last or n-th; use @min, @max or [SIZE]")
+            }
             let items = try Self.elements(try value(base), of: "a subscript")
             switch position {
             case .size: return .value(.int(Int64(items.count)))
@@ -153,6 +156,22 @@ struct Evaluator {
             }
         }
         return result
+    }
+
+    /// `base` when it is a key path through a to-many relationship whose owner says it keeps no order (see
+    /// ``KeyValueSource/keepsOrder(forKey:)``), as SQL finds no order to pick from; nil for anything else.
+    func unorderedRelationship(_ base: FormatExpression) throws(FormatPredicateError) -> FormatExpression? {
+        var current: EvaluatedValue, path: [String]
+        switch base {
+        case .keyPath(let keys): (current, path) = (root, keys)
+        case .member(let start, let keys): (current, path) = (try value(start), keys)
+        default: return nil
+        }
+        for key in path {
+            if case .object(let source) = current, !source.keepsOrder(forKey: key) { return base }
+            current = try Self.walk(current, [key])
+        }
+        return nil
     }
 
     static func walk(_ start: EvaluatedValue, _ path: [String]) throws(FormatPredicateError) -> EvaluatedValue {

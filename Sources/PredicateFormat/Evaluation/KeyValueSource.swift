@@ -20,6 +20,16 @@ public enum EvaluatedValue {
 public protocol KeyValueSource {
     /// The value for `key`; throw ``FormatPredicateError/evaluation(_:)`` naming the key when there is none.
     func predicateValue(forKey key: String) throws(FormatPredicateError) -> EvaluatedValue
+
+    /// Whether the collection `key` answers has an order that `[FIRST]`, `[LAST]` and `[n]` may pick from: false for
+    /// an unordered to-many relationship, whose objects have no n-th (SQL refuses to pick one, and the evaluator
+    /// refuses alike, rather than answer by whatever order the set happens to hold). True unless a source says so.
+    func keepsOrder(forKey key: String) -> Bool
+}
+
+extension KeyValueSource {
+    /// Every collection keeps its order, for a source that does not say otherwise.
+    public func keepsOrder(forKey key: String) -> Bool { true }
 }
 
 extension Dictionary: KeyValueSource where Key == String, Value == EvaluatedValue {
