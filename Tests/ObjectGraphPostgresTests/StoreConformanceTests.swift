@@ -95,20 +95,7 @@ import Testing
     func relationshipsFaultInBothDirectionsAndKeepTheirOrder(_ kind: StoreKind) async throws {
         try await withStore(kind) { coordinator in
             let bookID = try await ObjectContext(coordinator: coordinator).perform { ctx in
-                let book = try ctx.insert("Book")
-                try book.setValue("Ordered", forKey: "title")
-                var chapters: [ManagedObject] = []
-                for heading in ["c", "a", "b"] {
-                    let chapter = try ctx.insert("Chapter")
-                    try chapter.setValue(heading, forKey: "heading")
-                    chapters.append(chapter)
-                }
-                try book.setObjects(chapters, forKey: "chapters")
-                for label in ["x", "y"] {
-                    let tag = try ctx.insert("Tag")
-                    try tag.setValue(label, forKey: "label")
-                    try book.addObject(tag, forKey: "tags")
-                }
+                let book = try Self.insertBook(ctx, "Ordered", chapters: ["c", "a", "b"], tags: ["x", "y"])
                 try ctx.save()
                 return book.objectID
             }
@@ -133,18 +120,7 @@ import Testing
     func onlyAnOrderedToManyHasAFirstALastAndAnNth(_ kind: StoreKind) async throws {
         try await withStore(kind) { coordinator in
             try await ObjectContext(coordinator: coordinator).perform { ctx throws in
-                let book = try ctx.insert("Book")
-                try book.setValue("Dune", forKey: "title")
-                var chapters: [ManagedObject] = []
-                for heading in ["c", "a", "b"] {
-                    let chapter = try ctx.insert("Chapter")
-                    try chapter.setValue(heading, forKey: "heading")
-                    chapters.append(chapter)
-                }
-                try book.setObjects(chapters, forKey: "chapters")
-                let tag = try ctx.insert("Tag")
-                try tag.setValue("x", forKey: "label")
-                try book.addObject(tag, forKey: "tags")
+                let book = try Self.insertBook(ctx, "Dune", chapters: ["c", "a", "b"], tags: ["x"])
                 try ctx.save()
                 for format in ["chapters[FIRST].heading == 'c'", "chapters[LAST].heading == 'b'", "chapters[1].heading == 'a'", "tags[SIZE] == 1"] {
                     #expect(try Self.count(ctx, "Book", format) == 1, "\(format)")
@@ -158,6 +134,23 @@ import Testing
                 #expect { try Self.count(ctx, "Book", "tags[FIRST].label == 'x'") } throws: { "\($0)".contains("is not an ordered relationship") }
             }
         }
+    }
+
+    /// A new book titled `title` with new chapters headed `chapters`, in that order, and new tags labelled `tags`.
+    static func insertBook(_ ctx: isolated ObjectContext, _ title: String, chapters: [String], tags: [String]) throws -> ManagedObject {
+        let book = try ctx.insert("Book")
+        try book.setValue(title, forKey: "title")
+        try book.setObjects(chapters.map { heading in
+            let chapter = try ctx.insert("Chapter")
+            try chapter.setValue(heading, forKey: "heading")
+            return chapter
+        }, forKey: "chapters")
+        for label in tags {
+            let tag = try ctx.insert("Tag")
+            try tag.setValue(label, forKey: "label")
+            try book.addObject(tag, forKey: "tags")
+        }
+        return book
     }
 
     /// The headings of each book's chapters, in order.
