@@ -1,15 +1,26 @@
 import ArgumentParser
 import Foundation
 import ObjectGraph
+#if canImport(ObjectGraphPostgres)
+import ObjectGraphPostgres
+#endif
 
-/// Describes a store file as its model, from the store's own metadata, without the app's code.
+/// Describes a store (a file, or a PostgreSQL database) as its model, from the store's own metadata, without the
+/// app's code.
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show a store's model: entities, their properties and rows.")
 
-    @Argument(help: "The store file.") var path: String
+    @Argument(help: "The store file, or a PostgreSQL store's URL (postgres://user@host:port/database).") var path: String
 
     func run() throws {
         // Thrown as they are: ArgumentParser prints an error that is not a validation error without the usage text.
-        print(try StoreSummary(contentsOf: URL(fileURLWithPath: path)).report)
+        guard path.hasPrefix("postgres://") || path.hasPrefix("postgresql://") else {
+            return print(try StoreSummary(contentsOf: URL(fileURLWithPath: path)).report)
+        }
+        #if canImport(ObjectGraphPostgres)
+        print(try PostgresStore.summary(configuration: PostgresStoreConfiguration(url: path)).report)
+        #else
+        throw ValidationError("this build leaves the PostgreSQL store out (OBJECTGRAPH_WITHOUT_POSTGRES); \(path) cannot be inspected")
+        #endif
     }
 }

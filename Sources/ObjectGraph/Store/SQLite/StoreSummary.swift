@@ -1,15 +1,15 @@
 import Foundation
 import PredicateFormat
 
-/// What a store file holds, read from the file alone, read-only: its format, the model it keeps, and how many rows
-/// each entity has. What `objectgraph inspect` prints.
+/// What a store holds, read from the store alone, read-only: its format, the model it keeps, and how many rows each
+/// entity has. What `objectgraph inspect` prints. (The PostgreSQL store reads one with `PostgresStore.summary`.)
 ///
 /// ```swift
 /// let summary = try StoreSummary(contentsOf: URL(fileURLWithPath: "books.sqlite"))
 /// print(summary.report)
 /// ```
 public struct StoreSummary: Sendable {
-    /// The store file.
+    /// The store file, or the PostgreSQL database's location.
     public let path: String
     /// The store's format (see ``SQLiteStore``); format 1 is upgraded when an app opens the store.
     public let formatVersion: Int
@@ -62,6 +62,15 @@ public struct StoreSummary: Sendable {
             }
         }
         rowCounts = counts
+    }
+
+    /// A summary of what another kind of store read from its metadata (the PostgreSQL store's, in a module of its own).
+    package init(path: String, formatVersion: Int, modelHash: String, model: Model, rowCounts: [String: Int]) {
+        self.path = path
+        self.formatVersion = formatVersion
+        self.modelHash = modelHash
+        self.model = model
+        self.rowCounts = rowCounts
     }
 
     /// The summary as text: each entity with its parent, rows, attributes and relationships.
