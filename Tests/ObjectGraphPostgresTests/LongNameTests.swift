@@ -114,7 +114,7 @@ import Testing
         #expect(shortened.allSatisfy { $0.utf8.count <= SQLDialect.postgresNameLimit && $0.hasPrefix(String(Self.stem.prefix(50)) + "~") })
         #expect(Set(shortened).count == names.count)
         #expect(names.map(SQLDialect.postgresName) == shortened)
-        // Cut between characters, never inside one.
+        // Cut between code points, never inside one.
         let accented = SQLDialect.postgresName(String(repeating: "é", count: 40))
         #expect(accented.hasPrefix(String(repeating: "é", count: 25) + "~") && accented.utf8.count == 63)
         #expect(SQLDialect.postgres.quoted(Self.shelf) == "\"\(SQLDialect.postgresName(Self.shelf))\"")

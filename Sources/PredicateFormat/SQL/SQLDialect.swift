@@ -18,7 +18,7 @@ public enum SQLDialect: Sendable, Hashable {
     /// that share those bytes would become one: there a longer name is written as ``postgresName(_:)`` shortens it.
     ///
     /// ```swift
-    /// SQLDialect.postgres.quoted("Book")   // "Book"
+    /// SQLDialect.postgres.quoted("Book")   // "\"Book\""
     /// ```
     public func quoted(_ identifier: String) -> String {
         switch self {
@@ -31,8 +31,8 @@ public enum SQLDialect: Sendable, Hashable {
     public static let postgresNameLimit = 63
 
     /// `name` as a PostgreSQL store writes it: unchanged up to ``postgresNameLimit`` bytes; a longer one becomes its
-    /// first whole characters up to 50 bytes, a tilde and twelve hexadecimal digits of a hash of the whole name
-    /// (FNV-1a, so every process and platform writes the same name).
+    /// first 50 bytes at most (cut between code points, never inside one), a tilde and twelve hexadecimal digits of a
+    /// hash of the whole name (FNV-1a, so every process and platform writes the same name).
     ///
     /// ```swift
     /// SQLDialect.postgresName(String(repeating: "a", count: 70))   // 50 a's, "~", then 12 hexadecimal digits
@@ -45,7 +45,7 @@ public enum SQLDialect: Sendable, Hashable {
         var prefix = ""
         var length = 0
         for scalar in name.unicodeScalars {
-            let width = String(scalar).utf8.count
+            let width = UTF8.width(scalar)
             guard length + width <= 50 else { break }
             prefix.unicodeScalars.append(scalar)
             length += width
