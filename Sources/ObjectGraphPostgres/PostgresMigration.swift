@@ -38,7 +38,7 @@ enum PostgresMigration {
             """) {
             kept.append(try row.decode((String, String).self))
         }
-        let tables = destination.entities.filter { $0.rootName == $0.name }.map { TableLayout(root: $0, model: destination, dialect: .postgres) }
+        let tables = PostgresSchema.tableLayouts(destination)
         for statement in PostgresSchema.createStatements(model: destination, tables: tables, includingHistory: false) { try session.query(statement) }
         var metadata = PostgresBindings()
         var tuples: [String] = []

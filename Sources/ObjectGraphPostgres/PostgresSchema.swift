@@ -19,6 +19,11 @@ enum PostgresSchema {
     /// the order of their numbers, so a reader that has seen number n never later finds a smaller one.
     static let historyLock: Int64 = 0x4F47_4849_5354_4F52
 
+    /// The table of each inheritance tree of `model`, its names written as PostgreSQL keeps them.
+    static func tableLayouts(_ model: Model) -> [TableLayout] {
+        model.entities.filter { $0.rootName == $0.name }.map { TableLayout(root: $0, model: model, dialect: .postgres) }
+    }
+
     /// Creates the schema in an empty database, or checks the one there, migrating a store an earlier of `versions`
     /// wrote: the identifier of the store.
     static func prepare(

@@ -1,4 +1,3 @@
-import Foundation
 import ObjectGraph
 
 extension PostgresStore {
@@ -21,22 +20,12 @@ extension PostgresStore {
                     throw ObjectGraphError.storeUnavailable(
                         path: location, reason: "the database holds no ObjectGraph store (it has no \(PostgresSchema.metadataTable) table)")
                 }
-                guard let json = metadata["model"],
-                      let descriptions = try? JSONDecoder().decode([EntityDescription].self, from: Data(json.utf8)) else {
-                    throw ObjectGraphError.storeUnavailable(path: location, reason: "its metadata holds no model this release can read")
-                }
-                let model = try Model(entities: descriptions)
-                var counts: [String: Int] = [:]
-                for entity in model.entities where entity.rootName == entity.name {
-                    for row in try session.query(
-                        "SELECT \(pgQuoted(StorageNames.rowEntity)), COUNT(*) FROM \(pgQuoted(entity.tableName)) GROUP BY 1") {
-                        let (name, count) = try row.decode((String, Int64).self)
-                        counts[name] = Int(count)
+                return try StoreSummary(path: location, metadata: metadata) { root in
+                    try session.query("SELECT \(pgQuoted(StorageNames.rowEntity)), COUNT(*) FROM \(pgQuoted(root.tableName)) GROUP BY 1").map { row in
+                        let (entity, count) = try row.decode((String, Int64).self)
+                        return (entity, Int(count))
                     }
                 }
-                return StoreSummary(
-                    path: location, formatVersion: metadata["format_version"].flatMap(Int.init) ?? PostgresSchema.formatVersion,
-                    modelHash: metadata["model_hash"] ?? "none", model: model, rowCounts: counts)
             } catch let failure as PostgresErrors.Failure {
                 throw ObjectGraphError.storeUnavailable(path: location, reason: failure.reason)
             }

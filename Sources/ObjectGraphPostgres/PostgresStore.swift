@@ -63,7 +63,7 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
         self.model = model
         location = configuration.location
         pool = try PostgresConnectionPool(configuration: configuration)
-        let layouts = model.entities.filter { $0.rootName == $0.name }.map { TableLayout(root: $0, model: model, dialect: .postgres) }
+        let layouts = PostgresSchema.tableLayouts(model)
         tables = Dictionary(uniqueKeysWithValues: layouts.map { ($0.rootEntity, $0) })
         schema = ModelSQLSchema(model: model)
         let location = location
@@ -82,7 +82,7 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
         self.model = model
         location = session.pool.location
         pool = PostgresConnectionPool(lending: session)
-        let layouts = model.entities.filter { $0.rootName == $0.name }.map { TableLayout(root: $0, model: model, dialect: .postgres) }
+        let layouts = PostgresSchema.tableLayouts(model)
         tables = Dictionary(uniqueKeysWithValues: layouts.map { ($0.rootEntity, $0) })
         schema = ModelSQLSchema(model: model)
         self.identifier = identifier

@@ -75,10 +75,7 @@ struct Evaluator {
             }
             return .value(try Arithmetic.apply(function, values))
         case .subscripted(let base, let position):
-            if position != .size, let unordered = try unorderedRelationship(base) {
-                throw .unsupported("\(expression): \(unordered) is not an ordered relationship, so its objects have no first, last or n-th; use @min, @max or [SIZE]")
-            }
-            let items = try Self.elements(try value(base), of: "a subscript")
+            let items = try Self.elements(try subscriptBase(base, of: expression, picking: position != .size), of: "a subscript")
             switch position {
             case .size: return .value(.int(Int64(items.count)))
             case .first: return Self.held(items.first ?? .value(.null))
@@ -158,20 +155,25 @@ struct Evaluator {
         return result
     }
 
-    /// `base` when it is a key path through a to-many relationship whose owner says it keeps no order (see
-    /// ``KeyValueSource/keepsOrder(forKey:)``), as SQL finds no order to pick from; nil for anything else.
-    func unorderedRelationship(_ base: FormatExpression) throws(FormatPredicateError) -> FormatExpression? {
+    /// The value of a subscript's `base`. When the subscript picks an element (`[FIRST]`, `[LAST]`, `[n]`), a key path
+    /// through a to-many relationship whose owner keeps no order (see ``KeyValueSource/keepsOrder(forKey:)``) is
+    /// refused, as SQL finds no order to pick from; the walk that checks it is the one that reads the value.
+    func subscriptBase(
+        _ base: FormatExpression, of expression: FormatExpression, picking: Bool
+    ) throws(FormatPredicateError) -> EvaluatedValue {
         var current: EvaluatedValue, path: [String]
         switch base {
-        case .keyPath(let keys): (current, path) = (root, keys)
-        case .member(let start, let keys): (current, path) = (try value(start), keys)
-        default: return nil
+        case .keyPath(let keys) where picking: (current, path) = (root, keys)
+        case .member(let start, let keys) where picking: (current, path) = (try value(start), keys)
+        default: return try value(base)
         }
         for key in path {
-            if case .object(let source) = current, !source.keepsOrder(forKey: key) { return base }
+            if case .object(let source) = current, !source.keepsOrder(forKey: key) {
+                throw .unsupported("\(expression): \(base) is not an ordered relationship, so its objects have no first, last or n-th; use @min, @max or [SIZE]")
+            }
             current = try Self.walk(current, [key])
         }
-        return nil
+        return current
     }
 
     static func walk(_ start: EvaluatedValue, _ path: [String]) throws(FormatPredicateError) -> EvaluatedValue {

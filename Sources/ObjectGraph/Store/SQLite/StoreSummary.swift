@@ -29,7 +29,6 @@ public struct StoreSummary: Sendable {
         guard FileManager.default.fileExists(atPath: path) else {
             throw ObjectGraphError.storeUnavailable(path: path, reason: "there is no file there")
         }
-        self.path = path
         let db = try ReadOnlyConnection(path: path)
         func rows(_ sql: String) throws -> [[String?]] {
             do {
@@ -48,6 +47,19 @@ public struct StoreSummary: Sendable {
         for row in try rows("SELECT key, CAST(value AS TEXT) FROM \(sqlQuoted(metadataTable))") {
             if let key = row[0], let value = row[1] { metadata[key] = value }
         }
+        try self.init(path: path, metadata: metadata) { root in
+            let (table, entityColumn) = isFormat1 ? (root.name, "_entity") : (root.tableName, StorageNames.rowEntity)
+            return try rows("SELECT \(sqlQuoted(entityColumn)), COUNT(*) FROM \(sqlQuoted(table)) GROUP BY 1").compactMap { row in
+                guard let name = row[0], let count = row[1].flatMap(Int.init) else { return nil }
+                return (name, count)
+            }
+        }
+    }
+
+    /// The summary of the store at `path` whose metadata table holds `metadata` (its `model`, `model_hash` and
+    /// `format_version`), every kind of store alike; `rows` gives the rows of a root entity's table, by entity.
+    package init(path: String, metadata: [String: String], rows: (_ root: ModelEntity) throws -> [(entity: String, count: Int)]) throws {
+        self.path = path
         formatVersion = metadata["format_version"].flatMap(Int.init) ?? 1
         modelHash = metadata["model_hash"] ?? "none"
         guard let json = metadata["model"], let descriptions = try? JSONDecoder().decode([EntityDescription].self, from: Data(json.utf8)) else {
@@ -55,22 +67,10 @@ public struct StoreSummary: Sendable {
         }
         model = try Model(entities: descriptions)
         var counts: [String: Int] = [:]
-        for entity in model.entities where entity.rootName == entity.name {
-            let (table, entityColumn) = isFormat1 ? (entity.name, "_entity") : (entity.tableName, StorageNames.rowEntity)
-            for row in try rows("SELECT \(sqlQuoted(entityColumn)), COUNT(*) FROM \(sqlQuoted(table)) GROUP BY 1") {
-                if let name = row[0], let count = row[1].flatMap(Int.init) { counts[name] = count }
-            }
+        for root in model.entities where root.rootName == root.name {
+            for (entity, count) in try rows(root) { counts[entity] = count }
         }
         rowCounts = counts
-    }
-
-    /// A summary of what another kind of store read from its metadata (the PostgreSQL store's, in a module of its own).
-    package init(path: String, formatVersion: Int, modelHash: String, model: Model, rowCounts: [String: Int]) {
-        self.path = path
-        self.formatVersion = formatVersion
-        self.modelHash = modelHash
-        self.model = model
-        self.rowCounts = rowCounts
     }
 
     /// The summary as text: each entity with its parent, rows, attributes and relationships.
