@@ -38,6 +38,7 @@ extension ManagedObject {
         let index = try relationshipIndex(key, at: position, toMany: false)
         let state = try fulfilledState()
         guard let id = toOne[entity.toOneSlot[index]!] else { return nil }
+        if let held = heldDestination(forRelationship: index, id: id, in: state) { return held }
         let destination = try state.object(with: id)
         hold(.object(destination), forRelationship: index)
         return destination

@@ -49,8 +49,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var isFaultStorage: Bool
     /// Whether the object sits in its context's updated set.
     @exclusivity(unchecked) var isMarkedUpdated = false
-    /// ``isListedUpdated``, ``hasCommitted`` and ``currentIsCommitted``, a bit each: with ``heldSingleIndex`` beside
-    /// them, the flags still share one word.
+    /// ``isListedUpdated``, ``hasCommitted``, ``currentIsCommitted`` and ``isGatheredForPrefetch``, a bit each: with
+    /// ``heldSingleIndex`` beside them, the flags still share one word.
     @exclusivity(unchecked) private var bookkeepingFlags: UInt8 = 0
     /// Why ``state`` is nil, for the error message.
     var detachReason = DetachReason.contextDeallocated
@@ -74,6 +74,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     final var isListedUpdated: Bool {
         get { bookkeepingFlags & 1 != 0 }
         set { bookkeepingFlags = newValue ? bookkeepingFlags | 1 : bookkeepingFlags & ~1 }
+    }
+    /// Whether a prefetch has gathered the object into the level it loads next (see `ContextState.prefetch`): a
+    /// mark on the object, where a set of the objects gathered so far was checked for each of 200,000 sources.
+    final var isGatheredForPrefetch: Bool {
+        get { bookkeepingFlags & 8 != 0 }
+        set { bookkeepingFlags = newValue ? bookkeepingFlags | 8 : bookkeepingFlags & ~8 }
     }
     /// Whether ``committed`` holds a row.
     final var hasCommitted: Bool {

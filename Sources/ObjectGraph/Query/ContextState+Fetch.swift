@@ -287,25 +287,47 @@ extension ContextState {
 
     /// The objects for `ids`, loading the values of those not yet loaded in one store read.
     func materialize(_ ids: [ObjectID]) throws -> [ManagedObject] {
-        var objects = try ids.map { try object(with: $0) }
-        let missing = objects.filter(\.isFaultStorage).map(\.objectID).filter { rowCache[$0] == nil }
-        if !missing.isEmpty {
-            for snapshot in try layeredSnapshots(for: missing) { rowCache[snapshot.objectID] = snapshot }
-        }
+        let objects = try ids.map { try object(with: $0) }
+        try load(objects)
+        return objects.filter { !$0.isFaultStorage }
+    }
+
+    /// Loads the values of those of `objects` (this context's) that are faults, with one read of the layers and the
+    /// store; an object whose row is gone stays a fault.
+    func load(_ objects: [ManagedObject]) throws {
+        var missing: [ObjectID] = []
         for object in objects where object.isFaultStorage {
-            if let snapshot = rowCache.removeValue(forKey: object.objectID) { fill(object, from: snapshot) }
+            if !rowCache.isEmpty, let snapshot = rowCache.removeValue(forKey: object.objectID) {
+                fill(object, from: snapshot)
+            } else {
+                missing.append(object.objectID)
+            }
         }
-        objects = objects.filter { !$0.isFaultStorage }
-        return objects
+        guard !missing.isEmpty else { return }
+        // Each row goes straight to its object, found where the registry keeps it: through the row cache, every
+        // row was hashed in and out again.
+        for snapshot in try layeredSnapshots(for: missing) {
+            if let object = registered[snapshot.objectID], object.isFaultStorage { fill(object, from: snapshot) }
+        }
     }
 
     /// Loads the objects of relationship key paths for `objects` with one store read per relationship and level.
+    ///
+    /// Each source then holds its to-one destination, as reading the relationship would (and as Core Data's
+    /// prefetched relationships do): the destinations live as long as their sources, loaded once. To-many
+    /// destinations are not held (an array per source, which the first read of the relationship makes again); their
+    /// rows wait in the row cache for the objects the reads make.
     func prefetch(_ paths: [String], for objects: [ManagedObject]) throws {
         for path in paths {
             var level = objects
             for key in path.split(separator: ".").map(String.init) {
-                // Gathered straight into a set: 200,000 books name their 100 tags 400,000 times.
-                var next = Set<ObjectID>()
+                // To-one destinations, each once: gathered with the pass that makes each source hold its own (a
+                // second pass over 200,000 books, after their authors were loaded, cost more than it saved).
+                var gathered: [ManagedObject] = []
+                // Cleared whatever happens: a mark left behind would keep the object out of every later prefetch.
+                defer { for destination in gathered { destination.isGatheredForPrefetch = false } }
+                // To-many destinations, gathered straight into a set: 200,000 books name their 100 tags 400,000 times.
+                var toManyIDs = Set<ObjectID>()
                 // Mostly objects of one entity: grouping them by name hashed a string per object.
                 let groups = level.first.map { first in level.allSatisfy { $0.entity === first.entity } } ?? true
                     ? [level.first?.entity.name ?? "": level] : Dictionary(grouping: level, by: { $0.entity.name })
@@ -314,18 +336,37 @@ extension ContextState {
                     guard let index = entity.relationshipIndex[key] else {
                         throw ObjectGraphError.invalidFetch(entity: entityName, reason: "cannot prefetch '\(path)': \(entityName) has no relationship '\(key)'")
                     }
+                    // Sources fetched as faults are loaded first: their rows name their destinations.
+                    var sources = group
+                    if group.contains(where: \.isFaultStorage) {
+                        try load(group)
+                        sources = group.filter { !$0.isFaultStorage }
+                    }
                     if let slot = entity.toOneSlot[index] {
-                        for object in group { if let id = object.toOne[slot] { next.insert(id) } }
+                        for source in sources {
+                            guard let id = source.toOne[slot] else { continue }
+                            let destination = try object(with: id)
+                            source.hold(.object(destination), forRelationship: index)
+                            if !destination.isGatheredForPrefetch {
+                                destination.isGatheredForPrefetch = true
+                                gathered.append(destination)
+                            }
+                        }
                         continue
                     }
-                    try loadToMany(index, of: group)
-                    for object in group { for id in object.toMany[index]?.ids ?? [] { next.insert(id) } }
+                    try loadToMany(index, of: sources)
+                    for source in sources { for id in source.toMany[index]?.ids ?? [] { toManyIDs.insert(id) } }
                 }
-                level = try materialize(Array(next))
+                try load(gathered)
+                level = gathered.filter { !$0.isFaultStorage }
+                guard !toManyIDs.isEmpty else { continue }
+                // Members that a to-one of another entity of this level reached too are in the level once.
+                let members = try materialize(Array(toManyIDs)).filter { !$0.isGatheredForPrefetch }
                 // Keep the values for objects nobody holds yet: reading the relationship later costs no store read.
-                for object in level where !object.hasChanges {
+                for object in members where !object.hasChanges {
                     if let committed = object.committed { rowCache[object.objectID] = committed }
                 }
+                level += members
             }
         }
     }
