@@ -47,15 +47,51 @@ extension ObjectContext {
     }
 
     func run(_ step: ScriptStep) throws -> [String] {
-        guard case let .fetch(format, sortKeys, caseInsensitive, offset, limit) = step else { return [] }
+        guard let request = try request(for: step) else { return [] }
+        return try codes(fetch(request))
+    }
+
+    /// The fetch step's request.
+    func request(for step: ScriptStep) throws -> FetchRequest? {
+        guard case let .fetch(format, sortKeys, caseInsensitive, offset, limit) = step else { return nil }
         var request = FetchRequest(entityName: "Book", predicate: try FormatPredicate(format))
         request.sortKeys = sortKeys.map { SortKey($0, comparison: caseInsensitive ? .caseInsensitive : .standard) }
         request.fetchOffset = offset
         request.fetchLimit = limit
-        return try fetch(request).map { object in
-            guard case .string(let code) = try object.value(forKey: "isbn") else { return "?" }
-            return code
+        return request
+    }
+
+    /// Each book's ISBN, with its author's name when `withAuthors`.
+    func codes(_ books: some Sequence<ManagedObject>, withAuthors: Bool = false) throws -> [String] {
+        try books.map { book in
+            guard case .string(let code) = try book.value(forKey: "isbn") else { return "?" }
+            guard withAuthors else { return code }
+            guard let author = try book.object(forKey: "author") else { return code + " by nobody" }
+            return code + " by \(try author.value(forKey: "name"))"
         }
+    }
+
+    /// The fetch step's results read every way a request can be read: as faults, with relationships prefetched, in
+    /// batches, as IDs and as a count. Each way's results, by way.
+    func runEveryWay(_ step: ScriptStep) throws -> [String: [String]] {
+        guard let plain = try request(for: step) else { return [:] }
+        var results: [String: [String]] = [:]
+        results["plain"] = try codes(fetch(plain), withAuthors: true)
+        var faults = plain
+        faults.returnsObjectsAsFaults = true
+        results["faults"] = try codes(fetch(faults), withAuthors: true)
+        var prefetching = plain
+        prefetching.relationshipKeyPathsForPrefetching = ["author", "author.books", "chapters"]
+        results["prefetching"] = try codes(fetch(prefetching), withAuthors: true)
+        prefetching.returnsObjectsAsFaults = true
+        results["prefetching faults"] = try codes(fetch(prefetching), withAuthors: true)
+        var batched = prefetching
+        batched.fetchBatchSize = 2
+        results["batched"] = try codes(fetchResults(batched), withAuthors: true)
+        let ids = try fetchObjectIDs(plain)
+        results["IDs"] = try codes(ids.map { try existingObject(with: $0) }, withAuthors: true)
+        results["count"] = ["\(try count(for: plain))"]
+        return results
     }
 }
 
@@ -111,6 +147,39 @@ extension ObjectContext {
             z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
             return Int((z ^ (z >> 31)) % UInt64(n))
         }
+    }
+
+    /// Faults, prefetching, batches, IDs and counts read the same books, with the same authors, as a plain fetch,
+    /// over stored rows, unsaved changes and a parent's unsaved layers.
+    @Test(arguments: [2026, 7] as [UInt64], [false, true])
+    func everyWayOfReadingAFetchReadsTheSameBooks(seed: UInt64, layered: Bool) async throws {
+        let folder = try TemporaryFolder()
+        let model = try Fixtures.model()
+        let root = ObjectContext(coordinator: try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL), name: "root")
+        try await root.perform { ctx in
+            for name in Self.authors { try ctx.insert("Author").setValue(name, forKey: "name") }
+            try ctx.save()
+            for serial in 0..<30 {
+                try ctx.apply(.insert(serial: serial, title: Self.titles[serial % Self.titles.count], pages: 1 + (serial * 7) % 50,
+                                      author: serial % 4 == 0 ? nil : Self.authors[serial % 3]))
+            }
+            try ctx.save()
+        }
+        let context = layered ? ObjectContext(parent: root, name: "child") : root
+        var fetches = 0
+        for (index, step) in Self.script(seed: seed, steps: 160).enumerated() {
+            guard case .fetch = step else {
+                try await context.perform { ctx in try ctx.apply(step) }
+                continue
+            }
+            let results = try await context.perform { ctx in try ctx.runEveryWay(step) }
+            let plain = try #require(results["plain"])
+            for (way, books) in results.sorted(by: { $0.key < $1.key }) where way != "plain" {
+                #expect(books == (way == "count" ? ["\(plain.count)"] : plain), "step \(index), \(way): \(step)")
+            }
+            fetches += 1
+        }
+        #expect(fetches >= 40)
     }
 
     /// With `layered`, the script runs in a child whose saves become layers in a root that never saves: fetches

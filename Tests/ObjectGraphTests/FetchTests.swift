@@ -178,32 +178,6 @@ func titles(_ objects: [ManagedObject]) throws -> [String] {
         }
     }
 
-    @Test func prefetchedAuthorsLiveWithTheirBooksLoadedOnce() async throws {
-        let folder = try TemporaryFolder()
-        let coordinator = try StoreKind.sqlite.coordinator(try Fixtures.model(), folder)
-        let store = try #require(coordinator.store as? SQLiteStore)
-        let context = ObjectContext(coordinator: coordinator)
-        try await context.perform { ctx in
-            try seedLibrary(ctx)
-            ctx.reset()
-            var request = FetchRequest(entityName: "Book")
-            request.relationshipKeyPathsForPrefetching = ["author"]
-            let books = try ctx.fetch(request)
-            // Before any book reads its relationship, its author is registered and loaded: the book holds it.
-            let authors = ctx.registeredObjects.filter { $0.entity.name == "Author" }
-            #expect(authors.count == 4)
-            #expect(authors.allSatisfy { !$0.isFault })
-            let (queries, loaded) = (store.queryCount, ctx.materializedObjectCount)
-            for book in books {
-                let author = try #require(try book.object(forKey: "author"))
-                #expect(authors.contains(author), "\(book) reached an author the prefetch did not make")
-                _ = try author.value(forKey: "name")
-            }
-            #expect(store.queryCount == queries)
-            #expect(ctx.materializedObjectCount == loaded, "reading the authors loaded objects again")
-        }
-    }
-
     @Test func aPrefetchThatFailsPartWayLeavesTheNextOneWhole() async throws {
         let folder = try TemporaryFolder()
         let context = ObjectContext(coordinator: try StoreKind.sqlite.coordinator(try Fixtures.model(), folder))
@@ -218,31 +192,6 @@ func titles(_ objects: [ManagedObject]) throws -> [String] {
             let authors = ctx.registeredObjects.filter { $0.entity.name == "Author" }
             #expect(books.count == 6)
             #expect(authors.count == 4 && authors.allSatisfy { !$0.isFault }, "authors the failed prefetch reached were left out")
-        }
-    }
-
-    @Test(arguments: StoreKind.allCases)
-    func aHeldAuthorIsReadOnlyWhileItIsTheBooksAuthor(_ kind: StoreKind) async throws {
-        let folder = try TemporaryFolder()
-        let context = ObjectContext(coordinator: try kind.coordinator(try Fixtures.model(), folder))
-        try await context.perform { ctx in
-            try seedLibrary(ctx)
-            ctx.reset()
-            var request = try FetchRequest(entityName: "Book", format: "title == 'Nana'")
-            request.relationshipKeyPathsForPrefetching = ["author"]
-            let book = try #require(try ctx.fetch(request).first)
-            let first = try #require(try book.object(forKey: "author"))
-            let other = try #require(try ctx.fetch(try FetchRequest(entityName: "Author", format: "name == 'zoë'")).first)
-            try book.setObject(other, forKey: "author")
-            #expect(try book.object(forKey: "author") === other)
-            try book.setObject(first, forKey: "author")
-            try ctx.refresh(first, mergeChanges: false)
-            #expect(try book.object(forKey: "author") === first, "a refreshed author is still the registry's object")
-            try ctx.delete(first)
-            try book.setObject(nil, forKey: "author")
-            #expect(try book.object(forKey: "author") == nil)
-            try ctx.save()
-            #expect(first.isDeleted)
         }
     }
 

@@ -92,6 +92,50 @@ import Testing
         return (zola, zoe)
     }
 
+    @Test func prefetchedAuthorsLiveWithTheirBooksLoadedOnce() async throws {
+        try await Self.withLibrary { ctx, store in
+            ctx.reset()
+            var request = FetchRequest(entityName: "Book")
+            request.relationshipKeyPathsForPrefetching = ["author"]
+            let books = try ctx.fetch(request)
+            // Before any book reads its relationship, its author is registered and loaded: the book holds it.
+            let authors = ctx.registeredObjects.filter { $0.entity.name == "Author" }
+            #expect(authors.count == 4)
+            #expect(authors.allSatisfy { !$0.isFault })
+            let (queries, loaded) = (store.queryCount, ctx.materializedObjectCount)
+            for book in books {
+                let author = try #require(try book.object(forKey: "author"))
+                #expect(authors.contains(author), "\(book) reached an author the prefetch did not make")
+                _ = try author.value(forKey: "name")
+            }
+            #expect(store.queryCount == queries)
+            #expect(ctx.materializedObjectCount == loaded, "reading the authors loaded objects again")
+        }
+    }
+
+    /// A read returns the held destination only while the registry would return it too.
+    @Test func aHeldAuthorIsReadOnlyWhileItIsTheBooksAuthor() async throws {
+        try await Self.withLibrary { ctx, _ in
+            ctx.reset()
+            let book = try Self.zola(ctx)
+            let first = try #require(try book.object(forKey: "author"))
+            let other = try #require(try ctx.fetch(FetchRequest(entityName: "Author", format: "name == 'anna'")).first)
+            try book.setObject(other, forKey: "author")
+            #expect(try book.object(forKey: "author") === other)
+            try book.setObject(first, forKey: "author")
+            try ctx.refresh(first, mergeChanges: false)
+            #expect(try book.object(forKey: "author") === first, "a refreshed author is still the registry's object")
+            try book.setObject(nil, forKey: "author")
+            #expect(try book.object(forKey: "author") == nil)
+            try book.setObject(first, forKey: "author")
+            try ctx.save()
+            ctx.reset()
+            let again = try #require(try Self.zola(ctx).object(forKey: "author"))
+            #expect(again !== first, "an author the reset let go of was read again")
+            #expect(try again.value(forKey: "name") == .string("zoë"))
+        }
+    }
+
     @Test func aResetFreesObjectsThatHoldEachOther() async throws {
         let folder = try TemporaryFolder()
         try await ObjectContext(coordinator: try StoreKind.sqlite.coordinator(try Fixtures.model(), folder)).perform { ctx in
