@@ -286,7 +286,7 @@ extension PostgresStore {
         guard !keys.isEmpty else { return [:] }
         var binds = PostgresBindings()
         binds.append(keys)
-        let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(pgQuoted(table.name)) AS t0 WHERE t0.\(pgQuoted(StorageNames.rowID)) = ANY($1::BIGINT[])"
+        let sql = "\(table.selectClause) WHERE t0.\(pgQuoted(StorageNames.rowID)) = ANY($1::BIGINT[])"
             + (locking ? " FOR UPDATE OF t0" : "")
         var found: [Int64: Snapshot] = [:]
         for row in try session.query(sql, binds) {

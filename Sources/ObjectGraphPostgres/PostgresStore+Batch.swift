@@ -56,7 +56,7 @@ struct PostgresBatchReading: BatchPlanReading {
 
     func rows(ofTree root: String) throws -> [Snapshot] {
         guard let table = store.tables[root] else { throw ObjectGraphError.unknownEntity(root) }
-        return try session.query("SELECT \(table.selectList.joined(separator: ", ")) FROM \(pgQuoted(table.name)) AS t0")
+        return try session.query(table.selectClause)
             .map { try PostgresRowReader.snapshot($0, table: table) }
     }
 

@@ -62,8 +62,7 @@ struct SQLiteSaveTransaction {
             guard let table = store.tables[root] else { continue }
             var reader = RowReader(table: table)
             for id in ids {
-                let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(sqlQuoted(table.name)) AS t0 WHERE t0.\(RowColumn.id) = ?"
-                try store.step(db, sql, [id.rawKey.databaseValue], cached: true) { result.refreshed[id] = try reader.snapshot($0) }
+                try store.step(db, table.selectByKey, [id.rawKey.databaseValue], cached: true) { result.refreshed[id] = try reader.snapshot($0) }
             }
         }
     }
@@ -339,10 +338,9 @@ struct SQLiteSaveTransaction {
     }
 
     private func conflict(_ id: ObjectID, table: TableLayout, expected: Int64, row: ChangeSet.Row?, entity: ModelEntity) throws -> SaveConflict {
-        let sql = "SELECT \(table.selectList.joined(separator: ", ")) FROM \(sqlQuoted(table.name)) AS t0 WHERE t0.\(RowColumn.id) = ?"
         var stored: Snapshot?
         var reader = RowReader(table: table)
-        try store.step(db, sql, [id.rawKey.databaseValue], cached: true) { stored = try reader.snapshot($0) }
+        try store.step(db, table.selectByKey, [id.rawKey.databaseValue], cached: true) { stored = try reader.snapshot($0) }
         return SaveConflict.make(row, id: id, expected: expected, stored: stored, entity: entity)
     }
 

@@ -88,6 +88,11 @@ package final class TableLayout: Sendable {
     package let columns: [Column]
     /// `row.id, row.entity (NULL for a table of one entity), row.version, <columns...>, <destination-entity lookups...>`
     package let selectList: [String]
+    /// `SELECT <selectList> FROM <table> AS t0`.
+    package let selectClause: String
+    /// ``selectClause`` for the row of one key, its one parameter: made once, since a fault fired alone (the
+    /// commonest read of all) built it for every row it read.
+    package let selectByKey: String
     package let entities: [String: EntityColumns]
     /// The only entity, when the tree has one: its rows need no `_entity` lookup.
     package let single: (name: String, columns: EntityColumns)?
@@ -159,6 +164,8 @@ package final class TableLayout: Sendable {
                 toOne: toOne, toOneEntity: toOneEntity, toOneDestination: destinations, insertColumns: insertColumns, entity: entity)
         }
         selectList = select
+        selectClause = "SELECT \(select.joined(separator: ", ")) FROM \(dialect.quoted(name)) AS t0"
+        selectByKey = "\(selectClause) WHERE t0.\(dialect.quoted(StorageNames.rowID)) = \(dialect == .sqlite ? "?" : "$1")"
         self.entities = entities
         single = entities.count == 1 ? entities.first.map { ($0.key, $0.value) } : nil
     }
