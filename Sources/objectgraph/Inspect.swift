@@ -14,7 +14,7 @@ struct Inspect: ParsableCommand {
 
     func run() throws {
         // Thrown as they are: ArgumentParser prints an error that is not a validation error without the usage text.
-        guard path.hasPrefix("postgres://") || path.hasPrefix("postgresql://") else {
+        guard namesPostgresStore(path) else {
             return print(try StoreSummary(contentsOf: URL(fileURLWithPath: path)).report)
         }
         #if canImport(ObjectGraphPostgres)

@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
 import ObjectGraph
+#if canImport(ObjectGraphPostgres)
+import ObjectGraphPostgres
+#endif
 
 /// Runs a predicate against a store with the model the store keeps, without the app's code.
 struct Query: ParsableCommand {
@@ -8,7 +11,7 @@ struct Query: ParsableCommand {
         abstract: "Fetch objects from a store with a predicate; relationships print as object IDs.",
         discussion: "Example: objectgraph query books.sqlite Book \"pages > 300 AND author.name BEGINSWITH 'A'\" --sort -pages,title --limit 10")
 
-    @Argument(help: "The store file.") var path: String
+    @Argument(help: "The store file, or a PostgreSQL store's URL (postgres://user@host:port/database).") var path: String
     @Argument(help: "The entity to fetch.") var entity: String
     @Argument(help: "A predicate in the format language (every object when absent).") var predicate: String?
     @Option(parsing: .unconditional, help: "Sort keys, comma-separated; a leading - sorts descending (--sort -pages,title).")
@@ -25,12 +28,24 @@ struct Query: ParsableCommand {
 
     func run() throws {
         let keys = sort.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } } ?? []
-        let result = try StoreQuery(contentsOf: URL(fileURLWithPath: path), entity: entity, predicate: predicate,
-                                    sortedBy: keys, limit: count ? 0 : limit, offset: offset)
+        let result = try query(sortedBy: keys)
         if count {
             print(result.matchCount)
         } else {
             print(json ? result.jsonLines : result.table)
         }
+    }
+
+    private func query(sortedBy keys: [String]) throws -> StoreQuery {
+        let limit = count ? 0 : limit
+        guard namesPostgresStore(path) else {
+            return try StoreQuery(contentsOf: URL(fileURLWithPath: path), entity: entity, predicate: predicate, sortedBy: keys, limit: limit, offset: offset)
+        }
+        #if canImport(ObjectGraphPostgres)
+        return try StoreQuery(configuration: PostgresStoreConfiguration(url: path), entity: entity, predicate: predicate, sortedBy: keys,
+                              limit: limit, offset: offset)
+        #else
+        throw ValidationError("this build leaves the PostgreSQL store out (OBJECTGRAPH_WITHOUT_POSTGRES); \(path) cannot be queried")
+        #endif
     }
 }

@@ -44,14 +44,25 @@ public struct StoreQuery: Sendable {
             throw ObjectGraphError.storeUnavailable(
                 path: url.path, reason: "it is a format \(summary.formatVersion) store; open it once with the app (which upgrades it) before querying it")
         }
-        guard let entity = summary.model.entityIfPresent(entityName) else {
-            throw ObjectGraphError.unknownEntity("\(entityName) (the store's entities: \(summary.model.entities.map(\.name).sorted().joined(separator: ", ")))")
+        try self.init(model: summary.model, entity: entityName, predicate: format, sortedBy: sortKeys, limit: limit, offset: offset) {
+            try PersistentStoreCoordinator(model: $0, storeURL: url)
+        }
+    }
+
+    /// Runs `predicate` against `entity` with `model`, the model a store keeps, in the store `coordinator` opens
+    /// with it: what each kind of store's query shares.
+    package init(
+        model: Model, entity entityName: String, predicate format: String?, sortedBy sortKeys: [String], limit: Int?, offset: Int,
+        coordinator: (Model) throws -> PersistentStoreCoordinator
+    ) throws {
+        guard let entity = model.entityIfPresent(entityName) else {
+            throw ObjectGraphError.unknownEntity("\(entityName) (the store's entities: \(model.entities.map(\.name).sorted().joined(separator: ", ")))")
         }
         var fetch = FetchRequest(entityName: entity.name, predicate: try format.map { try FormatPredicate(format: $0, argumentArray: []) })
         fetch.sortKeys = sortKeys.map { SortKey($0) }
         let request = fetch
         let columns = entity.storedAttributes.map { entity.attributes[$0].name } + entity.relationships.map(\.name)
-        let context = ObjectContext(coordinator: try PersistentStoreCoordinator(model: summary.model, storeURL: url), name: "query")
+        let context = ObjectContext(coordinator: try coordinator(model), name: "query")
         let (count, rows) = try context.performAndWait { ctx -> (Int, [(ObjectID, [Value])]) in
             let count = try ctx.count(for: request)
             var sliced = request
