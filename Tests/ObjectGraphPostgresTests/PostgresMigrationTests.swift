@@ -104,6 +104,27 @@ import Testing
         await database.drop()
     }
 
+    /// What `objectgraph migrate postgres://…` does: the target lists only its own model, and the store's summary
+    /// supplies the version that wrote it.
+    @Test func aStoreMigratesToAModelThatDoesNotListItsVersion() async throws {
+        let database = try await TestDatabase.make()
+        let ids = try await Self.seed(database)
+        let target = try SchemaVersions([Model(entities: Self.version2())])
+        let summary = try PostgresStore.summary(configuration: database.configuration)
+        let versions = try SchemaVersions.migrating(from: summary, to: target)
+        #expect(try versions.plans(fromVersionWithHash: summary.modelHash).count == 1)
+        let store = try PostgresStore(configuration: database.configuration, versions: versions)
+        try await ObjectContext(coordinator: PersistentStoreCoordinator(model: target.current, store: store)).perform { ctx throws in
+            let book = try ctx.existingObject(with: ObjectID(entityName: "Book", rawKey: ids["Notre-Dame"]!.rawKey))
+            #expect(try book.value(forKey: "name") == .string("Notre-Dame"))
+            #expect(try book.value(forKey: "year") == .string("1831"))
+        }
+        let migrated = try PostgresStore.summary(configuration: database.configuration)
+        #expect(migrated.modelHash == target.current.versionHash && migrated.rowCounts == summary.rowCounts)
+        #expect(try SchemaVersions.migrating(from: migrated, to: target).plans(fromVersionWithHash: migrated.modelHash).isEmpty)
+        await database.drop()
+    }
+
     @Test func progressReportsEveryEntityOfEveryStepWithItsRows() async throws {
         let database = try await TestDatabase.make()
         _ = try await Self.seed(database)

@@ -164,6 +164,12 @@ import Testing
         changed[1].relationships[0] = .init("author", destination: "Author", inverse: "books")
         try await refuses(folder, with: try SchemaVersions([Model(entities: Self.version1()), Model(entities: changed)]),
                     "Author.books: it changes from to-many to to-one", untouched: true)
+        // Worked out apart from any store, the plan's refusal names no store.
+        #expect {
+            _ = try MigrationPlan(from: Model(entities: Self.version1()), to: Model(entities: changed))
+        } throws: { error in
+            "\(error)".hasPrefix("no migration between these model versions is inferred: Author.books: it changes from to-many to to-one")
+        }
     }
 
     @Test func dataTheNewModelRefusesIsNamedAndTheStoreLeftAsItWas() async throws {

@@ -141,7 +141,10 @@ public enum ObjectGraphError: Error, Sendable, Hashable, CustomStringConvertible
         case let .storeWriteFailed(path, reason):
             return "the save to \(path) failed and wrote nothing: \(reason)"
         case let .migrationRefused(path, entity, property, reason):
-            return "cannot migrate the store at \(path): \(entity)\(property.map { ".\($0)" } ?? ""): \(reason); the store was left as it was"
+            let change = "\(entity)\(property.map { ".\($0)" } ?? ""): \(reason)"
+            // A plan worked out apart from any store (`MigrationPlan`, `SchemaVersions.plans`) has no path to name.
+            guard !path.isEmpty else { return "no migration between these model versions is inferred: \(change)" }
+            return "cannot migrate the store at \(path): \(change); the store was left as it was"
         case let .historyNotRecorded(path):
             return "the store at \(path) does not record persistent history; open it with StoreOptions(recordsHistory: true)"
         case let .historyTokenExpired(path, token, reason):

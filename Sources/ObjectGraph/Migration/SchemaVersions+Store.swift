@@ -8,7 +8,18 @@ extension SchemaVersions {
     /// Only for a store known to be older than `target`: a store a later model wrote would be "migrated" back, losing
     /// what that model added. `objectgraph migrate` uses it.
     public static func migrating(storeAt url: URL, to target: SchemaVersions) throws -> SchemaVersions {
-        let summary = try StoreSummary(contentsOf: url)
+        try migrating(from: try StoreSummary(contentsOf: url), to: target)
+    }
+
+    /// ``migrating(storeAt:to:)`` for the store `summary` describes, of any kind (a PostgreSQL store's summary comes
+    /// from `PostgresStore.summary(configuration:)`).
+    ///
+    /// ```swift
+    /// let summary = try PostgresStore.summary(configuration: configuration)
+    /// let versions = try SchemaVersions.migrating(from: summary, to: SchemaVersions([newModel]))
+    /// let store = try PostgresStore(configuration: configuration, versions: versions)
+    /// ```
+    public static func migrating(from summary: StoreSummary, to target: SchemaVersions) throws -> SchemaVersions {
         if target.index(ofHash: summary.modelHash) != nil { return target }
         return try SchemaVersions([summary.model, target.current])
     }
