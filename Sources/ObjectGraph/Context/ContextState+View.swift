@@ -87,6 +87,12 @@ extension ContextState {
     /// answered every owner.
     func layeredRelatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [[ObjectID]] {
         let layers = self.layers
+        // No layers and only stored owners (a prefetch in a root, or in a child with nothing received): below answers
+        // every owner, without the copy of the list asked and of their places.
+        if layers.isEmpty && !ids.contains(where: \.isTemporaryID) {
+            let fromBelow = try below.relatedIDs(of: ids, relationship: relationship)
+            return deleted.isEmpty ? fromBelow : fromBelow.map { $0.filter { !isHidden($0) } }
+        }
         var result = [[ObjectID]](repeating: [], count: ids.count)
         var asked: [ObjectID] = []
         var askedPositions: [Int] = []

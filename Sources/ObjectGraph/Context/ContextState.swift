@@ -313,13 +313,20 @@ final class ContextState {
     /// Loads to-many relationship `index` of each of `owners` (objects of one entity) that has not loaded it, with one
     /// store read per 500 owners rather than one per owner: prefetching, and the delete rules of a large delete.
     func loadToMany(_ index: Int, of owners: [ManagedObject]) throws {
-        let unloaded = owners.filter { $0.toMany[index] == nil }
-        guard let first = unloaded.first else { return }
-        let stored = unloaded.filter { !$0.isInserted }
+        func isUnloaded(_ owner: ManagedObject) -> Bool { owner.extras.map { $0.toMany[index] == nil } ?? true }
+        // Mostly stored owners that have loaded nothing (a prefetch of the objects a fetch just made): they are then
+        // the list to read, with no copies of the list, each a retain and a release of every owner.
+        var stored = owners
+        var inserted: [ManagedObject] = []
+        if !owners.allSatisfy({ !$0.isInserted && isUnloaded($0) }) {
+            stored = owners.filter { !$0.isInserted && isUnloaded($0) }
+            inserted = owners.filter { $0.isInserted && isUnloaded($0) }
+        }
+        guard let first = stored.first ?? inserted.first else { return }
         let related = stored.isEmpty ? [] : try layeredRelatedIDs(of: stored.map(\.objectID), relationship: first.entity.relationships[index])
         let inverseSlot = movingInverse(of: first.entity, index)
         for (owner, ids) in zip(stored, related) { install(ids, asToMany: index, of: owner, inverseSlot: inverseSlot) }
-        for owner in unloaded where owner.isInserted { install([], asToMany: index, of: owner, inverseSlot: inverseSlot) }
+        for owner in inserted { install([], asToMany: index, of: owner, inverseSlot: inverseSlot) }
     }
 
     /// Sets a to-many relationship's contents as read from below (`ids`, committed), less the members registered
