@@ -208,7 +208,7 @@ func titles(_ objects: [ManagedObject]) throws -> [String] {
             let books = try ctx.fetch(request)
             #expect(books.count == 6)
             #expect(books.allSatisfy { !$0.isFault })
-            #expect(ctx.materializedObjectCount == 6 + 4, "the books, and the authors they hold")
+            #expect(ctx.materializedObjectCount == 6 + 4 + 3, "the books, and the authors and tags they hold")
             var names: [String] = []
             for book in books {
                 if case .string(let name) = try book.object(forKey: "author")?.value(forKey: "name") { names.append(name) }
@@ -319,6 +319,48 @@ func titles(_ objects: [ManagedObject]) throws -> [String] {
             peak = max(peak, ctx.materializedObjectCount)
             #expect(sum == Int64(199_999) * 200_000 / 2)
             #expect(peak <= 2_000, "\(peak) objects were loaded at once")
+        }
+    }
+
+    /// Each batch's books hold the chapters prefetched for them, read with no further query, and let go of them with
+    /// the batch: what is loaded stays about one batch's books and chapters however far the reading goes.
+    @Test func batchesPrefetchingAToManyKeepOnlyTheirOwnMembers() async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try StoreKind.sqlite.coordinator(try Fixtures.model(), folder)
+        let store = try #require(coordinator.store as? SQLiteStore)
+        try await ObjectContext(coordinator: coordinator).perform { ctx in
+            for serial in 0..<60 {
+                let book = try ctx.insert("Book")
+                try book.setValue("Book \(serial)", forKey: "title")
+                try book.setObjects(try (0..<2).map { part in
+                    let chapter = try ctx.insert("Chapter")
+                    try chapter.setValue("\(serial).\(part)", forKey: "heading")
+                    return chapter
+                }, forKey: "chapters")
+            }
+            try ctx.save()
+            ctx.reset()
+            var request = FetchRequest(entityName: "Book", sortKeys: [SortKey("title")])
+            request.fetchBatchSize = 10
+            request.relationshipKeyPathsForPrefetching = ["chapters"]
+            let results = try ctx.fetchResults(request)
+            var headings = 0
+            var peak = 0
+            var queries = 0
+            for (position, book) in results.enumerated() {
+                // Each batch's own reads are its IDs and its books, chapter links and chapters: none per book.
+                let before = store.queryCount
+                for chapter in try book.objects(forKey: "chapters") {
+                    if case .string(let heading) = try chapter.value(forKey: "heading"), heading.hasPrefix("\(try titles([book])[0].dropFirst(5)).") {
+                        headings += 1
+                    }
+                }
+                if position % 10 != 0 { queries += store.queryCount - before }
+                peak = max(peak, ctx.materializedObjectCount)
+            }
+            #expect(headings == 120)
+            #expect(queries == 0, "reading prefetched chapters ran \(queries) queries")
+            #expect(peak <= 10 + 20, "\(peak) objects were loaded at once")
         }
     }
 

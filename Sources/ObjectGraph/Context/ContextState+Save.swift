@@ -604,7 +604,6 @@ extension ContextState {
             savedVersions.reserveCapacity(savedVersions.count + result.updatedRows.count)
             for (id, version) in result.updatedRows where version > 1 { savedVersions[id] = version }
         }
-        if !rowCache.isEmpty { for object in Array(updated.objects) + Array(deleted.values) { rowCache[object.objectID] = nil } }
         for object in deleted.values {
             registered[object.objectID] = nil
             detach(object, reason: .deletionSaved)
@@ -747,13 +746,11 @@ extension ContextState {
         updated.removeAll()
         deleted = [:]
         layers = []
-        rowCache = [:]
     }
 
     func reset() {
         for object in registered.objects { detach(object, reason: .contextReset) }
         registered.removeAll(keepingCapacity: true)
-        rowCache = [:]
         insertionOrder = []
         layers = []
         updated.removeAll()
@@ -766,7 +763,6 @@ extension ContextState {
         try checkOwnership(object)
         guard !object.isInserted, !object.isFaultStorage else { return }
         let changed = mergeChanges ? object.changedKeys() : []
-        rowCache[object.objectID] = nil
         // The refreshed values are what an observer judges the object by next.
         observation?.noteChanged(object)
         object.observedReplacement(attributesBefore: nil)

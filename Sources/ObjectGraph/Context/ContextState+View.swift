@@ -54,10 +54,9 @@ extension ContextState {
         return result
     }
 
-    /// Fills a fault from values read ahead, the layers, or below.
+    /// Fills a fault from the layers, or below.
     func loadSnapshot(for id: ObjectID) throws -> Snapshot? {
-        if let cached = rowCache[id] { return cached }
-        return try layeredSnapshots(for: [id]).first
+        try layeredSnapshots(for: [id]).first
     }
 
     /// To-many contents as this context sees them: one list per ID of `ids`, in the same order.
@@ -138,8 +137,6 @@ extension ContextState {
         // objects here (which `checkExecutor` just brought up to date) go by the permanent ones.
         let incoming = incoming.map { rebased(renamedToCurrentIDs($0, reindex: true)) }
         for layer in incoming {
-            // Rows read ahead for objects nobody holds are stale once a layer changes them.
-            if !rowCache.isEmpty { for id in layer.updatedIDs + layer.deletedIDs { rowCache[id] = nil } }
             layers.append(layer)
             show(layer) { _ in true }
         }

@@ -75,8 +75,6 @@ final class ContextState {
     @exclusivity(unchecked) var heldAwaitingRelease: [HeldDestination] = []
     /// Whether ``releaseHeldAwaitingRelease()`` is draining ``heldAwaitingRelease`` further up the stack.
     @exclusivity(unchecked) var isReleasingHeld = false
-    /// Values read ahead (prefetching, batches) for objects nobody holds yet; used before going to the store.
-    var rowCache: [ObjectID: Snapshot] = [:]
     /// Where this context, as a root, publishes a save while the store writes it (see ``InFlightSave``).
     let inFlight = InFlightBoard()
     /// Whether ``inFlight`` holds this root's view now.

@@ -133,7 +133,6 @@ extension ContextState {
                 continue
             }
             guard var snapshot = change.updated, !change.inserted || object.isFaultStorage else { continue }
-            rowCache[object.objectID] = nil
             if notification.isRootSave {
                 // The store bumped the row's version by one when it wrote this row.
                 snapshot = Snapshot(objectID: object.objectID, version: snapshot.version + 1, values: snapshot.values, toOne: snapshot.toOne)
@@ -159,8 +158,6 @@ extension ContextState {
             object.observedReplacement(attributesBefore: before)
             touched.append(object.objectID)
         }
-        // Rows read ahead for objects nobody holds are stale now too.
-        if !rowCache.isEmpty { for id in changes.updatedObjectIDs + changes.deletedObjectIDs { rowCache[id] = nil } }
         dropFromLayers(Set(changes.deletedObjectIDs))
         refreshLayers(with: changes)
         // Loaded to-many contents may now miss inserted objects or hold deleted ones: reload them lazily.

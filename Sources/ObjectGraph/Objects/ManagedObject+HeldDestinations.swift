@@ -3,8 +3,8 @@
 /// Core Data keeps the destinations of a relationship an app has read alive through its source, so that walking
 /// from many books to their few authors makes each author once. The registry holds no unchanged object (ARCHITECTURE
 /// decision 3), so without this a walk made, loaded and freed an author for every book that reached it. Holding
-/// changes lifetimes only: a read returns a held destination only where the registry would return the same object (see
-/// ``ManagedObject/heldDestination(forRelationship:id:in:)``), so what a read returns is the same with or without it.
+/// changes lifetimes only: a read returns held destinations only where the registry would return the same objects (see
+/// ``ManagedObject/heldDestination(forRelationship:id:in:)``), so what a read returns is the same with or without them.
 enum HeldDestination {
     case nothing
     case object(ManagedObject)
@@ -41,16 +41,37 @@ extension ManagedObject {
         madeExtras().heldDestinations = table
     }
 
-    /// The loaded object this object holds for to-one relationship `index`, when it is the object of `id` in
-    /// `state`: what the registry would return, found without a lookup (200,000 books reading their prefetched
-    /// authors looked each one up again). Every path that removes a loaded object from its context's registry
-    /// detaches it or registers it under its new ID, so an attached, loaded object with `id` is the registry's
-    /// object for `id`.
+    /// What this object holds for relationship `index`, wherever it is held.
+    @inline(__always)
+    private func held(forRelationship index: Int) -> HeldDestination? {
+        if Int(heldSingleIndex) == index { return heldSingle }
+        guard heldSingleIndex == HeldIndex.table, let table = extras?.heldDestinations, index < table.count else { return nil }
+        return table[index]
+    }
+
+    /// Whether `object` is what the registry of `state` returns for `id`, known without a lookup: every path that
+    /// removes a loaded object from its context's registry detaches it or registers it under its new ID, so an
+    /// attached, loaded object with `id` is the registry's object for `id`.
+    @inline(__always)
+    private static func isRegistered(_ object: ManagedObject, as id: ObjectID, in state: ContextState) -> Bool {
+        object.state === state && !object.isFaultStorage && object.storedKey == id.rawKey && object.entity.name == id.entityName
+    }
+
+    /// The object this object holds for to-one relationship `index`, when it is the registry's object for `id` in
+    /// `state`: found without a lookup (200,000 books reading their prefetched authors looked each one up again).
     @inline(__always)
     func heldDestination(forRelationship index: Int, id: ObjectID, in state: ContextState) -> ManagedObject? {
-        guard Int(heldSingleIndex) == index, case .object(let held) = heldSingle, held.state === state, !held.isFaultStorage,
-              held.storedKey == id.rawKey, held.entity.name == id.entityName else { return nil }
-        return held
+        guard case .object(let object)? = held(forRelationship: index), Self.isRegistered(object, as: id, in: state) else { return nil }
+        return object
+    }
+
+    /// The objects this object holds for to-many relationship `index`, when they are the registry's objects for
+    /// `ids` in `state`, in order: the list a prefetch made, handed out without a lookup or a new list per read.
+    @inline(__always)
+    func heldDestinations(forRelationship index: Int, ids: [ObjectID], in state: ContextState) -> [ManagedObject]? {
+        guard case .objects(let objects)? = held(forRelationship: index), objects.count == ids.count else { return nil }
+        for position in objects.indices where !Self.isRegistered(objects[position], as: ids[position], in: state) { return nil }
+        return objects
     }
 
     /// Lets go of every destination this object keeps alive: when it turns into a fault or leaves its context.

@@ -61,7 +61,9 @@ extension ManagedObject {
     func objects(forKey key: String, at position: Int) throws -> [ManagedObject] {
         let index = try relationshipIndex(key, at: position, toMany: true)
         let state = try fulfilledState()
-        let destinations = try state.loadedToMany(self, index).ids.map { try state.object(with: $0) }
+        let ids = try state.loadedToMany(self, index).ids
+        if let held = heldDestinations(forRelationship: index, ids: ids, in: state) { return held }
+        let destinations = try ids.map { try state.object(with: $0) }
         hold(.objects(destinations), forRelationship: index)
         return destinations
     }
