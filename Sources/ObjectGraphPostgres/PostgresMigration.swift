@@ -18,12 +18,7 @@ enum PostgresMigration {
         step: Int = 1, steps: Int = 1, progress: MigrationProgressHandler? = nil
     ) throws {
         let started = ContinuousClock.now
-        let plan: MigrationPlan
-        do {
-            plan = try MigrationPlan(from: source, to: destination)
-        } catch ObjectGraphError.migrationRefused(_, let entity, let property, let reason) {
-            throw ObjectGraphError.migrationRefused(path: location, entity: entity, property: property, reason: reason)
-        }
+        let plan = try MigrationPlan.namingStore(location) { try MigrationPlan(from: source, to: destination) }
         try session.query("CREATE SCHEMA \(pgQuoted(aside))")
         let moved = source.entities.filter { $0.rootName == $0.name }.map(\.tableName) + SQLiteStore.joinTables(source).map(\.name)
             + [StorageNames.metadataTable, StorageNames.sequenceTable]

@@ -19,13 +19,7 @@ struct Migrate: ParsableCommand {
         let target = modelURL.pathExtension == "xcdatamodeld" ? try SchemaVersions(contentsOf: modelURL) : try SchemaVersions([Model(contentsOf: modelURL)])
         let summary = try summary()
         let versions = try SchemaVersions.migrating(from: summary, to: target)
-        let plans: [MigrationPlan]
-        do {
-            plans = try versions.plans(fromVersionWithHash: summary.modelHash)
-        } catch ObjectGraphError.migrationRefused(_, let entity, let property, let reason) {
-            // The plans are worked out apart from the store; the error names the store they were for.
-            throw ObjectGraphError.migrationRefused(path: summary.path, entity: entity, property: property, reason: reason)
-        }
+        let plans = try MigrationPlan.namingStore(summary.path) { try versions.plans(fromVersionWithHash: summary.modelHash) }
         guard !plans.isEmpty else {
             print("\(store) is already at this model's version: nothing to migrate")
             return

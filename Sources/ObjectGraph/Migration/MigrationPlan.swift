@@ -97,6 +97,16 @@ public struct MigrationPlan: Sendable, CustomStringConvertible {
         .migrationRefused(path: "", entity: entity, property: property, reason: reason)
     }
 
+    /// Runs `body`, giving the migration refusals it throws the path of the store the plans are for (a plan is
+    /// worked out apart from any store, so its refusal names none).
+    package static func namingStore<T>(_ path: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch ObjectGraphError.migrationRefused(_, let entity, let property, let reason) {
+            throw ObjectGraphError.migrationRefused(path: path, entity: entity, property: property, reason: reason)
+        }
+    }
+
     private static func step(from old: ModelEntity, to new: ModelEntity, source: Model, destination: Model) throws -> EntityStep {
         var attributes: [AttributeStep] = []
         var used: Set<String> = []

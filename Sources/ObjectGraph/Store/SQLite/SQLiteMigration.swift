@@ -15,7 +15,7 @@ enum SQLiteMigration {
     static func run(
         from source: Model, to destination: Model, in db: Database, path: String, step: Int = 1, steps: Int = 1, progress: MigrationProgressHandler? = nil
     ) throws {
-        try namingStore(path) {
+        try MigrationPlan.namingStore(path) {
             let plan = try MigrationPlan(from: source, to: destination)
             let modelJSON = String(decoding: destination.canonicalJSON(), as: UTF8.self)
             // The step's time: its work on the store, the plan (inferred once already by the file check) and the
@@ -35,15 +35,6 @@ enum SQLiteMigration {
                         elapsed: ContinuousClock.now - started))
                 }
             })
-        }
-    }
-
-    /// Runs `body`, giving the migration refusals it throws the store's path.
-    static func namingStore<T>(_ path: String, _ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch ObjectGraphError.migrationRefused(_, let entity, let property, let reason) {
-            throw ObjectGraphError.migrationRefused(path: path, entity: entity, property: property, reason: reason)
         }
     }
 

@@ -23,7 +23,7 @@ enum StagedMigration {
                 if let willMigrate = stage?.willMigrate { try run(willMigrate, on: copyURL, model: versions.models[step], busyTimeout: busyTimeout) }
                 let stepVersions = try SchemaVersions([versions.models[step], versions.models[step + 1]])
                 let reporting = renumbering(progress, step: step - stored + 1, of: versions.currentIndex - stored)
-                _ = try SQLiteMigration.namingStore(path) {
+                _ = try MigrationPlan.namingStore(path) {
                     try SQLiteStore(url: copyURL, versions: stepVersions, busyTimeout: busyTimeout, progress: reporting)
                 }
                 if let didMigrate = stage?.didMigrate { try run(didMigrate, on: copyURL, model: versions.models[step + 1], busyTimeout: busyTimeout) }

@@ -85,7 +85,7 @@ enum StoreFileCheck {
         case let index? where index < versions.currentIndex:
             // A change no rule infers is refused now, before anything opens the file for writing.
             for step in index..<versions.currentIndex {
-                _ = try SQLiteMigration.namingStore(path) { try MigrationPlan(from: versions.models[step], to: versions.models[step + 1]) }
+                _ = try MigrationPlan.namingStore(path) { try MigrationPlan(from: versions.models[step], to: versions.models[step + 1]) }
             }
         case let index?:
             throw ObjectGraphError.storeUnavailable(
