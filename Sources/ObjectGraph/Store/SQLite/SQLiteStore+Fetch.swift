@@ -82,14 +82,12 @@ extension SQLiteStore {
         } else {
             Dictionary(grouping: saved) { id in model.entityIfPresent(id.entityName)?.rootName ?? id.entityName }
         }
-        // A fault fired one object at a time reads one statement: no read transaction, and a statement kept prepared.
+        // A few keys of one table read one statement: no read transaction, and a statement kept prepared.
         return try readStore(singleStatement: groups.count == 1 && ids.count <= 500) { db in
             var result: [Snapshot] = []
             result.reserveCapacity(ids.count)
             for (root, group) in groups {
                 guard let table = tables[root] else { throw ObjectGraphError.unknownEntity(root) }
-                // A table of one entity holds only rows of the entity asked for; otherwise a key may hold a row of
-                // another entity of the tree than the one asked for.
                 let requested = table.single != nil ? [:] : Dictionary(group.map { ($0.rawKey, $0.entityName) }) { first, _ in first }
                 var reader = RowReader(table: table)
                 for start in stride(from: 0, to: group.count, by: 500) {
@@ -98,12 +96,7 @@ extension SQLiteStore {
                     let sql = "\(table.selectClause) WHERE \(keys.condition(on: "t0.\(RowColumn.id)"))"
                     try step(db, sql, keys.arguments, cached: keys.isRange || chunk.count == 1) { row in
                         let snapshot = try reader.snapshot(row)
-                        if table.single != nil {
-                            result.append(snapshot)
-                        } else if let asked = requested[snapshot.objectID.rawKey].flatMap(model.entityIfPresent),
-                                  model.entityIfPresent(snapshot.objectID.entityName)?.isKind(of: asked) == true {
-                            result.append(snapshot)
-                        }
+                        if isRow(snapshot, of: requested[snapshot.objectID.rawKey], in: table) { result.append(snapshot) }
                     }
                 }
             }
@@ -115,8 +108,7 @@ extension SQLiteStore {
     /// one at a time reads 20,000), made with no grouping, no statement text built and no array of arguments.
     private func snapshot(for id: ObjectID) throws -> Snapshot? {
         guard !id.isTemporaryID else { return nil }
-        let asked = model.entityIfPresent(id.entityName)
-        let root = asked?.rootName ?? id.entityName
+        let root = model.entityIfPresent(id.entityName)?.rootName ?? id.entityName
         guard let table = tables[root] else { throw ObjectGraphError.unknownEntity(root) }
         return try readStore(singleStatement: true) { db in
             let statement = try db.cachedStatement(sql: table.selectByKey)
@@ -125,14 +117,20 @@ extension SQLiteStore {
             var found: Snapshot?
             try step(bound: statement) { row in
                 let snapshot = try reader.snapshot(row)
-                // A key of a tree's table may hold a row of another entity of the tree than the one asked for.
-                if table.single != nil || (asked.map { model.entityIfPresent(snapshot.objectID.entityName)?.isKind(of: $0) == true } ?? false) {
-                    found = snapshot
-                }
+                if isRow(snapshot, of: id.entityName, in: table) { found = snapshot }
                 return false
             }
             return found
         }
+    }
+
+    /// Whether `row`, read from `table` by a key asked for as an ID of the entity named `asked`, is a row of that
+    /// entity: a table of one entity holds only its own rows, but a key of a tree's table may hold a row of another
+    /// entity of the tree.
+    private func isRow(_ row: Snapshot, of asked: String?, in table: TableLayout) -> Bool {
+        guard table.single == nil else { return true }
+        guard let asked = asked.flatMap(model.entityIfPresent) else { return false }
+        return model.entityIfPresent(row.objectID.entityName)?.isKind(of: asked) == true
     }
 
     /// The condition on `t0.row.entity` that keeps `entity`'s rows (and its sub-entities' when asked) out of its
