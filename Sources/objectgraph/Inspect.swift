@@ -1,9 +1,6 @@
 import ArgumentParser
 import Foundation
 import ObjectGraph
-#if canImport(ObjectGraphPostgres)
-import ObjectGraphPostgres
-#endif
 
 /// Describes a store (a file, or a PostgreSQL database) as its model, from the store's own metadata, without the
 /// app's code.
@@ -14,13 +11,6 @@ struct Inspect: ParsableCommand {
 
     func run() throws {
         // Thrown as they are: ArgumentParser prints an error that is not a validation error without the usage text.
-        guard namesPostgresStore(path) else {
-            return print(try StoreSummary(contentsOf: URL(fileURLWithPath: path)).report)
-        }
-        #if canImport(ObjectGraphPostgres)
-        print(try PostgresStore.summary(configuration: PostgresStoreConfiguration(url: path)).report)
-        #else
-        throw ValidationError("this build leaves the PostgreSQL store out (OBJECTGRAPH_WITHOUT_POSTGRES); \(path) cannot be inspected")
-        #endif
+        print(try StoreArgument(path, toBe: "inspected").summary().report)
     }
 }

@@ -9,8 +9,3 @@ struct ObjectGraphTool: AsyncParsableCommand {
         subcommands: [Demo.self, Inspect.self, Query.self, Migrate.self, Bench.self]
     )
 }
-
-/// Whether a store argument is a PostgreSQL store's URL rather than a file's path.
-func namesPostgresStore(_ argument: String) -> Bool {
-    argument.hasPrefix("postgres://") || argument.hasPrefix("postgresql://")
-}

@@ -1,9 +1,6 @@
 import ArgumentParser
 import Foundation
 import ObjectGraph
-#if canImport(ObjectGraphPostgres)
-import ObjectGraphPostgres
-#endif
 
 /// Runs a predicate against a store with the model the store keeps, without the app's code.
 struct Query: ParsableCommand {
@@ -28,24 +25,12 @@ struct Query: ParsableCommand {
 
     func run() throws {
         let keys = sort.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } } ?? []
-        let result = try query(sortedBy: keys)
+        let result = try StoreArgument(path, toBe: "queried")
+            .query(entity: entity, predicate: predicate, sortedBy: keys, limit: count ? 0 : limit, offset: offset)
         if count {
             print(result.matchCount)
         } else {
             print(json ? result.jsonLines : result.table)
         }
-    }
-
-    private func query(sortedBy keys: [String]) throws -> StoreQuery {
-        let limit = count ? 0 : limit
-        guard namesPostgresStore(path) else {
-            return try StoreQuery(contentsOf: URL(fileURLWithPath: path), entity: entity, predicate: predicate, sortedBy: keys, limit: limit, offset: offset)
-        }
-        #if canImport(ObjectGraphPostgres)
-        return try StoreQuery(configuration: PostgresStoreConfiguration(url: path), entity: entity, predicate: predicate, sortedBy: keys,
-                              limit: limit, offset: offset)
-        #else
-        throw ValidationError("this build leaves the PostgreSQL store out (OBJECTGRAPH_WITHOUT_POSTGRES); \(path) cannot be queried")
-        #endif
     }
 }
