@@ -54,11 +54,6 @@ extension ContextState {
         return result
     }
 
-    /// Fills a fault from the layers, or below.
-    func loadSnapshot(for id: ObjectID) throws -> Snapshot? {
-        try layeredSnapshots(for: [id]).first
-    }
-
     /// To-many contents as this context sees them: one list per ID of `ids`, in the same order.
     func currentRelatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [[ObjectID]] {
         var result = [[ObjectID]](repeating: [], count: ids.count)

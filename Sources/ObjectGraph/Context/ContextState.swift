@@ -207,7 +207,7 @@ final class ContextState {
 
     func fulfill(_ object: ManagedObject) throws {
         guard object.isFaultStorage else { return }
-        guard let snapshot = try loadSnapshot(for: object.objectID) else {
+        guard let snapshot = try layeredSnapshots(for: [object.objectID]).first else {
             throw ObjectGraphError.objectNotFound(object.objectID)
         }
         fill(object, from: snapshot)
