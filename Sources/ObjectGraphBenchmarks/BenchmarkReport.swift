@@ -4,7 +4,8 @@ public struct BenchmarkReport: Sendable {
     public struct Row: Sendable {
         public var workload: String
         public var unit: String
-        /// Values by contender: "raw", "GRDB rows", "GRDB records", "ObjectGraph".
+        /// Values by contender: "raw", "GRDB rows", "GRDB records", "ObjectGraph", and where they ran the object baseline
+        /// (``BenchmarkReport/objectBaseline``) and a peer.
         public var values: [String: Double]
         public var note: String = ""
         /// What ObjectGraph's value should meet, if anything.
@@ -37,9 +38,18 @@ public struct BenchmarkReport: Sendable {
     package init(rows: [Row] = []) { self.rows = rows }
     /// The contenders of this package, always given a column.
     public static let contenders = ["raw", "GRDB rows", "GRDB records", "ObjectGraph"]
-    /// The columns of the table: ``contenders``, then any peer (``PeerContender``) whose values a row holds.
+    /// The contender that makes an object per row from raw SQLite's reads, the plain way, and does nothing else
+    /// (see `RawSQLite.readAllAsObjects(table:)`): what handing out objects costs before anything an object graph
+    /// adds. It runs where objects are read (W2, W11); its column follows raw SQLite's where it ran, and a row's note
+    /// gives ObjectGraph's ratio to it.
+    public static let objectBaseline = "raw objects"
+    /// The columns of the table: ``contenders`` (with ``objectBaseline`` after raw SQLite where it ran), then any
+    /// peer (``PeerContender``) whose values a row holds.
     public var columns: [String] {
-        Self.contenders + Set(rows.flatMap(\.values.keys)).subtracting(Self.contenders).sorted()
+        let ran = Set(rows.flatMap(\.values.keys))
+        var columns = Self.contenders
+        if ran.contains(Self.objectBaseline) { columns.insert(Self.objectBaseline, at: 1) }
+        return columns + ran.subtracting(columns).sorted()
     }
 
     /// Whether `row` met its target and, where a peer ran it, was faster than the peer: nil when there is nothing
@@ -82,8 +92,12 @@ public struct BenchmarkReport: Sendable {
             }
             let verdict = met(row).map { $0 ? "yes" : "**no**" } ?? ""
             let targets = [row.target?.description, row.fasterThanPeer.map { "< \($0)" }].compactMap { $0 }
+            var note = row.note
+            if let baseline = row.values[Self.objectBaseline], let graph = row.values["ObjectGraph"], baseline > 0 {
+                note += (note.isEmpty ? "" : "; ") + "ObjectGraph / \(Self.objectBaseline): " + String(format: "%.2fx", graph / baseline)
+            }
             lines.append("| \(row.workload) | \(row.unit) | " + cells.joined(separator: " | ")
-                         + " | \(ratio) | \(targets.joined(separator: ", ")) | \(verdict) | \(row.note) |")
+                         + " | \(ratio) | \(targets.joined(separator: ", ")) | \(verdict) | \(note) |")
         }
         return lines.joined(separator: "\n")
     }

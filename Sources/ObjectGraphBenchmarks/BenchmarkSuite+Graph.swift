@@ -48,6 +48,12 @@ extension BenchmarkSuite {
                 taken[walk, default: Samples()].add(try Measure.timed { sum = try raw.walk(walk) }, for: "raw")
                 raw.close()
                 try check(sum, expectedSum(walk), "raw (\(walk.rawValue))")
+                if options.contenders.contains(BenchmarkReport.objectBaseline) {
+                    let baseline = try RawSQLite(path: template, fair: true)
+                    taken[walk, default: Samples()].add(try Measure.timed { sum = try baseline.walkObjects(walk) }, for: BenchmarkReport.objectBaseline)
+                    baseline.close()
+                    try check(sum, expectedSum(walk), "\(BenchmarkReport.objectBaseline) (\(walk.rawValue))")
+                }
                 if let peer {
                     try await peer.open(path: peerPath)
                     taken[walk, default: Samples()].add(try await Measure.timed { sum = try await peer.walk(walk) }, for: peer.name)
@@ -233,11 +239,6 @@ extension RawSQLite {
     /// W11's walks as SQL reads: the same bytes summed as ObjectGraph's walks sum.
     func walk(_ walk: GraphWalk) throws -> Int64 {
         var total: Int64 = 0
-        func each(_ sql: String, _ body: (OpaquePointer) -> Void) throws {
-            let statement = try prepare(sql)
-            defer { sqlite3_finalize(statement) }
-            while sqlite3_step(statement) == SQLITE_ROW { body(statement) }
-        }
         switch walk {
         case .authorsPrefetched:
             try each("SELECT b.title, a.name FROM \"Book\" b LEFT JOIN \"Author\" a ON a.\"row.id\" = b.\"author\"") { row in

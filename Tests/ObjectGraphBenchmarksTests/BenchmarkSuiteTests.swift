@@ -21,6 +21,13 @@ import Testing
         }
         let w1 = try #require(report.rows.first { $0.workload.hasPrefix("W1") })
         #expect(Set(w1.values.keys) == Set(BenchmarkReport.contenders))
+        // Where objects are read, the plain way of making them runs too (its sums checked like every contender's),
+        // and the table gives ObjectGraph's ratio to it.
+        let objectReads = report.rows.filter { $0.workload.hasPrefix("W2") || $0.workload.hasPrefix("W11") }
+        #expect(objectReads.count == 8)
+        for row in objectReads { #expect((row.values[BenchmarkReport.objectBaseline] ?? 0) > 0, "\(row.workload) lacks the object baseline") }
+        #expect(report.columns.prefix(2) == ["raw", BenchmarkReport.objectBaseline])
+        #expect(report.table().split(separator: "\n").filter { $0.contains("ObjectGraph / raw objects: ") }.count == 8)
         #expect(report.table().contains("| W1 insert 500 | s |"))
         // W4's main-actor lookups: every contender's, each a share of the import's time, and what one costs.
         for layout in ["nested", "siblings"] {
@@ -72,5 +79,9 @@ import Testing
         ]
         #expect(report.rows.map(report.met) == [true, false, nil, true, false, false, true, true, false])
         #expect(report.table().contains("| ratio missed | s | 2.00 |  |  | 5.10 | 2.55x | ≤ 2.50x raw | **no** |"))
+        // The object baseline informs; it judges nothing.
+        report.rows[1].values[BenchmarkReport.objectBaseline] = 3
+        #expect(report.met(report.rows[1]) == false)
+        #expect(report.table().contains("| ratio missed | s | 2.00 | 3.00 |  |  | 5.10 | 2.55x | ≤ 2.50x raw | **no** | ObjectGraph / raw objects: 1.70x |"))
     }
 }
