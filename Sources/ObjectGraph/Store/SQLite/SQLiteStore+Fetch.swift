@@ -251,7 +251,7 @@ extension SQLiteStore {
         try reportingStoreErrors {
             try statementReaders.withStatement(for: compiled, sliced: slice != nil) { kept in
                 try kept.bind(slice: slice)
-                guard ObjectGraphLogging.tracesSQL else { return try stepRows(kept.statement, table: table, body) }
+                guard tracesSQL else { return try stepRows(kept.statement, table: table, body) }
                 var rows = 0
                 try stepRows(kept.statement, table: table) { row in
                     rows += 1

@@ -33,6 +33,9 @@ public final class SQLiteStore: PersistentStore {
     let refusesReadingThreads = Atomic<Bool>(false)
     /// Whether large fetches read ahead now (see ``ReadAheadPolicy``).
     let readAheadPolicy = ReadAheadPolicy()
+    /// Whether this store traces its statements and each fetch's row count (see ``ObjectGraphLogging``), decided
+    /// when it opens: asking the logger on every fetch took its lock and copied it, a twentieth of a lookup's time.
+    let tracesSQL: Bool
     /// The SQL of recent object fetches, by what decides it (see ``fetchSQL(_:)``).
     let fetchSQLCache = SlotTable(count: 256)
     /// Compiled fetches by shape, for fetches that differ from them only in their constants.
@@ -104,6 +107,7 @@ public final class SQLiteStore: PersistentStore {
         configuration.busyMode = .timeout(busyTimeout)
         configuration.label = "ObjectGraph.SQLiteStore"
         let traced = ObjectGraphLogging.tracesSQL
+        tracesSQL = traced
         // Bound values appear in the trace only when it is on (they may be private).
         configuration.publicStatementArguments = traced
         configuration.prepareDatabase { db in
