@@ -77,6 +77,8 @@ extension ContextState {
         var updates: [ObjectID: ChangeSet.Row] = [:]
         var updateOrder: [ObjectID] = []
         var deletes: [ObjectID: Int64] = [:]
+        // Every object a layer deleted, its insert cancelled or its row to go.
+        var gone: Set<ObjectID> = []
         var toMany: [ObjectID: [String: ChangeSet.ToManyContents]] = [:]
         for set in sets.map({ renamedToCurrentIDs($0, reindex: false) }) {
             for row in set.inserted {
@@ -102,6 +104,7 @@ extension ContextState {
                 }
             }
             for (id, version) in set.deleted {
+                gone.insert(id)
                 if inserts.removeValue(forKey: id) != nil { continue }
                 updates[id] = nil
                 deletes[id] = version
@@ -116,8 +119,18 @@ extension ContextState {
             return row
         } }
         flat.deleted = deletes.map { ($0.key, current($0.key, $0.value)) }.sorted { $0.0 < $1.0 }
-        // A deleted owner's relationships go with its row: rewriting them would point join rows at nothing.
-        flat.toMany = toMany.flatMap { owner, lists in deletes[owner] == nil ? Array(lists.values) : [] }
+        // A deleted owner's relationships go with its row, and a deleted object leaves the lists an earlier layer
+        // wrote (a child's rules leave a list it had not loaded alone, decision 27): rewriting them would point join
+        // rows at nothing.
+        flat.toMany = toMany.flatMap { owner, lists -> [ChangeSet.ToManyContents] in
+            guard !gone.contains(owner) else { return [] }
+            guard !gone.isEmpty else { return Array(lists.values) }
+            return lists.values.map { contents in
+                var contents = contents
+                if contents.destinations.contains(where: gone.contains) { contents.destinations.removeAll(where: gone.contains) }
+                return contents
+            }
+        }
         flat.mergePolicy = mergePolicy
         return flat
     }
@@ -181,8 +194,12 @@ extension ContextState {
     /// deleted members (``isHidden(_:)``), and after the save the store no longer has them. Deleting 50,000 books
     /// loaded each book's chapters and tags, and each author's and tag's books, one object at a time.
     func applyDeleteRules() throws {
-        var doomed = deleted
-        var wave = Array(deleted.values)
+        // A child's deletions arrive with its rules applied (what they cascade to is deleted in the same layer, and
+        // the lists it had not loaded read without them): only this context's own deletions are ruled here. The
+        // others may not even be readable any more, their rows gone from every layer's view.
+        let deletedInLayers: (ObjectID) -> Bool = { [layers] id in layers.contains { $0.index.deleted[id] != nil } }
+        var doomed = layers.isEmpty ? deleted : deleted.filter { !deletedInLayers($0.key) }
+        var wave = Array(doomed.values)
         var readAhead: [RuledKey: [ObjectID]] = [:]
         var plans = RulePlans()
         while !wave.isEmpty {
@@ -190,7 +207,7 @@ extension ContextState {
             var next: [ManagedObject] = []
             for object in wave {
                 for index in try plans.plan(for: object.entity, in: self).cascade {
-                    for id in try related(object, index, readAhead) where doomed[id] == nil {
+                    for id in try related(object, index, readAhead) where doomed[id] == nil && !deletedInLayers(id) {
                         let target = try self.object(with: id)
                         doomed[id] = target
                         next.append(target)
@@ -203,7 +220,7 @@ extension ContextState {
         let denying = doomed.values.filter { $0.entity.relationships.contains { $0.deleteRule == .deny } }
         for object in denying.sorted(by: { $0.objectID < $1.objectID }) {
             for index in try plans.plan(for: object.entity, in: self).deny {
-                let survivors = try related(object, index, readAhead).filter { doomed[$0] == nil }
+                let survivors = try related(object, index, readAhead).filter { doomed[$0] == nil && !deletedInLayers($0) }
                 if !survivors.isEmpty {
                     throw ObjectGraphError.deleteDenied(
                         entity: object.entity.name, objectID: object.objectID, relationship: object.entity.relationships[index].name,
@@ -225,7 +242,7 @@ extension ContextState {
             object.isDeleted = true
             deleted[object.objectID] = object
             for (index, inverseIndex) in try plans.plan(for: object.entity, in: self).inverses {
-                for id in try related(object, index, readAhead) where doomed[id] == nil {
+                for id in try related(object, index, readAhead) where doomed[id] == nil && !deletedInLayers(id) {
                     losses[RuledKey(owner: id, index: inverseIndex), default: []].append(object.objectID)
                 }
             }
@@ -669,10 +686,19 @@ extension ContextState {
             guard permanent != object.storedObjectID else { continue }
             mapping[object.storedObjectID] = permanent
             registered[object.storedObjectID] = nil
+            // A pending deletion goes by the new ID too: left under the old one, the next save listed it twice.
+            if deleted.removeValue(forKey: object.storedObjectID) != nil { deleted[permanent] = object }
             object.storedObjectID = permanent
             registered[permanent] = object
         }
-        if !mapping.isEmpty { remapReferences { mapping[$0] } }
+        // Relationships may also name objects no longer registered here (read, then freed), whose IDs the same saves
+        // made permanent: a list left naming one by its temporary ID would miss it when a delete rule or a later save
+        // looks for it by its permanent one.
+        remapReferences { id in
+            if let permanent = mapping[id] { return permanent }
+            let resolved = coordinator.resolve(id)
+            return resolved == id ? nil : resolved
+        }
     }
 
     /// Rewrites temporary IDs held in relationships to the permanent ones the store assigned (`permanent` gives

@@ -92,22 +92,26 @@ extension ContextState {
         var askedPositions: [Int] = []
         asked.reserveCapacity(ids.count)
         askedPositions.reserveCapacity(ids.count)
+        // A deletion here or in a later layer takes its object out of every list, also out of one an earlier layer
+        // set: the delete rules leave a survivor's unloaded to-many as it was (decision 27).
+        let hides = !deleted.isEmpty || layers.contains { !$0.index.deleted.isEmpty }
         outer: for (position, id) in ids.enumerated() {
             for layer in layers.reversed() {
                 if let contents = layer.index.toMany[id]?[relationship.name] {
-                    result[position] = contents
+                    result[position] = hides ? contents.filter { !isHidden($0) } : contents
                     continue outer
                 }
                 // Inserted in a layer: nothing below.
                 if layer.index.rows[id]?.inserted == true { continue outer }
             }
+            // A temporary ID has nothing below a root. Below a child it may: an object the child inserted and saved
+            // lives on in its parent's layers, under that ID, until the root's save makes it permanent.
             let resolved = coordinator.resolve(id)
-            if resolved.isTemporaryID { continue }
+            if resolved.isTemporaryID && isRoot { continue }
             asked.append(resolved)
             askedPositions.append(position)
         }
         guard !asked.isEmpty else { return result }
-        let hides = !deleted.isEmpty || layers.contains { !$0.index.deleted.isEmpty }
         let fromBelow = try below.relatedIDs(of: asked, relationship: relationship)
         // Below answered every owner: its answer is this one.
         if asked.count == ids.count && !hides { return fromBelow }
@@ -198,6 +202,16 @@ extension ContextState {
                     if let index = object.entity.relationshipIndex[name] { object.toMany[index] = RelatedIDs(contents) }
                 }
                 changed = true
+            }
+            // The child's delete rules left this object's list alone where the child had not loaded it (decision
+            // 27); loaded here, it lets go of the objects the layer deletes, as the rules would have.
+            if !layer.index.deleted.isEmpty {
+                for index in object.toMany.keys {
+                    let members = object.toMany[index]!.ids
+                    guard members.contains(where: { layer.index.deleted[$0] != nil }) else { continue }
+                    object.toMany[index] = RelatedIDs(members.filter { layer.index.deleted[$0] == nil })
+                    changed = true
+                }
             }
             if changed { markUpdated(object) }
         }

@@ -248,13 +248,13 @@ final class ContextState {
         try checkOwnership(object)
         guard !object.isDeleted else { return }
         if object.isInserted {
-            // An unsaved insert simply disappears, but its relationships must let go of it.
-            try nullifyAll(object)
-            registered[object.objectID] = nil
-            object.isInserted = false
-            object.isDeleted = true
-            observation?.noteChanged(object)
-            detach(object, reason: .deletedBeforeSaved)
+            // The save's delete rules follow the deletions they find; an unsaved insert leaves at once, so its own
+            // rules run now. While the save applies them, they have already reached what this one cascades to.
+            if isApplyingDeleteRules {
+                try discardInsert(object)
+            } else {
+                try deleteInsertFollowingRules(object)
+            }
             return
         }
         withdrawView()

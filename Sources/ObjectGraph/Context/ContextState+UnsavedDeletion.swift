@@ -1,0 +1,50 @@
+/// Deleting an object never saved: it leaves the context at once, where a saved object waits for the save, so its
+/// delete rules run at once too (a cascade, a deny), as the save's would (``ContextState/applyDeleteRules()``).
+extension ContextState {
+    /// Deletes an unsaved insert as the save's rules would delete it: what it cascades to goes too (inserts at once,
+    /// stored objects marked deleted, their own rules to run at the save), a deny rule with anything left behind
+    /// refuses the whole deletion before anything changes, and the rest let go of it.
+    func deleteInsertFollowingRules(_ object: ManagedObject) throws {
+        var inserts = [object]
+        var stored: [ManagedObject] = []
+        var reached: Set<ObjectIdentifier> = [ObjectIdentifier(object)]
+        var next = 0
+        while next < inserts.count {
+            let source = inserts[next]
+            next += 1
+            for (index, relationship) in source.entity.relationships.enumerated() where relationship.deleteRule == .cascade {
+                for target in try destinations(of: source, index) where !target.isDeleted && reached.insert(ObjectIdentifier(target)).inserted {
+                    if target.isInserted { inserts.append(target) } else { stored.append(target) }
+                }
+            }
+        }
+        for source in inserts {
+            for (index, relationship) in source.entity.relationships.enumerated() where relationship.deleteRule == .deny {
+                let survivors = try destinations(of: source, index).filter { !$0.isDeleted && !reached.contains(ObjectIdentifier($0)) }
+                if !survivors.isEmpty {
+                    throw ObjectGraphError.deleteDenied(
+                        entity: source.entity.name, objectID: source.objectID, relationship: relationship.name, count: survivors.count)
+                }
+            }
+        }
+        for target in stored { try delete(target) }
+        for insert in inserts { try discardInsert(insert) }
+    }
+
+    /// The objects `object`'s relationship `index` holds now.
+    private func destinations(of object: ManagedObject, _ index: Int) throws -> [ManagedObject] {
+        if let slot = object.entity.toOneSlot[index] { return try object.toOne[slot].map { [try self.object(with: $0)] } ?? [] }
+        return try loadedToMany(object, index).ids.map { try self.object(with: $0) }
+    }
+
+    /// Takes an unsaved insert out of the context: its relationships let go of it, and it is gone.
+    func discardInsert(_ object: ManagedObject) throws {
+        guard object.isInserted, object.state === self else { return }
+        try nullifyAll(object)
+        registered[object.objectID] = nil
+        object.isInserted = false
+        object.isDeleted = true
+        observation?.noteChanged(object)
+        detach(object, reason: .deletedBeforeSaved)
+    }
+}

@@ -1,0 +1,231 @@
+import Foundation
+import Testing
+@testable import ObjectGraph
+
+/// Random edits of a graph (books, their tags, their ordered chapters), checked against a plain model of what Core
+/// Data does with them: both sides of every relationship agree, an ordered to-many gains a member at its end, a
+/// cascade takes a book's chapters, a nullify takes a deleted object out of every list. Checked in the context that
+/// edits, in the parent it saves into, and in the store after the last save.
+@Suite struct GraphConsistencyTests {
+    /// What the graph should hold: books by ISBN, with their tags' labels and their chapters' headings in order; tags
+    /// with their books; chapters with their book, if any.
+    struct Graph: Equatable, CustomStringConvertible {
+        var books: [String: (tags: Set<String>, chapters: [String])] = [:]
+        var tags: [String: Set<String>] = [:]
+        var chapters: [String: String?] = [:]
+
+        static func == (lhs: Graph, rhs: Graph) -> Bool {
+            lhs.books.keys.sorted() == rhs.books.keys.sorted()
+                && lhs.books.allSatisfy { isbn, book in rhs.books[isbn].map { $0.tags == book.tags && $0.chapters == book.chapters } ?? false }
+                && lhs.tags == rhs.tags && lhs.chapters == rhs.chapters
+        }
+
+        var description: String {
+            let books = self.books.keys.sorted().map { isbn in
+                "\(isbn): tags \(self.books[isbn]!.tags.sorted()), chapters \(self.books[isbn]!.chapters)"
+            }
+            return (books + tags.keys.sorted().map { "\($0): \(tags[$0]!.sorted())" }
+                + chapters.keys.sorted().map { "\($0) in \(chapters[$0]! ?? "nothing")" }).joined(separator: "; ")
+        }
+
+        /// `heading` out of its book's list, if it has a book.
+        mutating func detach(chapter heading: String) {
+            guard let book = chapters[heading] ?? nil else { return }
+            books[book]?.chapters.removeAll { $0 == heading }
+        }
+    }
+
+    enum Step: Sendable {
+        case insertBook(String), insertTag(String), tag(String, String), untag(String, String)
+        case addChapter(String, String), moveChapter(String, to: String?), reverseChapters(String)
+        case deleteBook(String), deleteTag(String), deleteChapter(String), save, saveParent
+    }
+
+    /// A script of `count` steps, each valid for the graph the steps before it leave, and that graph afterwards.
+    static func script(seed: UInt64, count: Int) -> [Step] {
+        var random = FetchConsistencyTests.SplitMix(seed: seed)
+        var graph = Graph()
+        var steps: [Step] = []
+        var serial = 0
+        var heading = 0
+        var label = 0
+        func pick<T>(_ items: some Collection<T>) -> T? where T: Comparable {
+            let sorted = items.sorted()
+            return sorted.isEmpty ? nil : sorted[random.below(sorted.count)]
+        }
+        while steps.count < count {
+            let step: Step?
+            switch random.below(16) {
+            case 0, 1:
+                serial += 1
+                step = .insertBook(isbn(serial))
+            case 2:
+                label += 1
+                step = graph.tags.count < 6 ? .insertTag("tag \(label)") : nil
+            case 3, 4:
+                if let book = pick(graph.books.keys), let tag = pick(graph.tags.keys) { step = .tag(book, tag) } else { step = nil }
+            case 5:
+                if let tag = pick(graph.tags.keys), let book = pick(graph.tags[tag]!) { step = .untag(book, tag) } else { step = nil }
+            case 6, 7, 8:
+                heading += 1
+                step = pick(graph.books.keys).map { .addChapter($0, "chapter \(heading)") }
+            case 9:
+                if let chapter = pick(graph.chapters.keys) {
+                    let target = random.below(4) == 0 ? nil : pick(graph.books.keys)
+                    step = target == graph.chapters[chapter]! ? nil : .moveChapter(chapter, to: target)
+                } else {
+                    step = nil
+                }
+            case 10:
+                step = pick(graph.books.keys).map { .reverseChapters($0) }
+            case 11:
+                step = random.below(2) == 0 ? pick(graph.books.keys).map { .deleteBook($0) } : pick(graph.chapters.keys).map { .deleteChapter($0) }
+            case 12:
+                step = pick(graph.tags.keys).map { .deleteTag($0) }
+            case 13, 14:
+                step = .save
+            default:
+                step = .saveParent
+            }
+            guard let step else { continue }
+            apply(step, to: &graph)
+            steps.append(step)
+        }
+        return steps
+    }
+
+    /// What `step` does, as Core Data does it.
+    static func apply(_ step: Step, to graph: inout Graph) {
+        switch step {
+        case .insertBook(let isbn): graph.books[isbn] = ([], [])
+        case .insertTag(let label): graph.tags[label] = []
+        case .tag(let isbn, let label):
+            graph.books[isbn]!.tags.insert(label)
+            graph.tags[label]!.insert(isbn)
+        case .untag(let isbn, let label):
+            graph.books[isbn]!.tags.remove(label)
+            graph.tags[label]!.remove(isbn)
+        case .addChapter(let isbn, let heading):
+            graph.chapters.updateValue(isbn, forKey: heading)
+            graph.books[isbn]!.chapters.append(heading)
+        case .moveChapter(let heading, let isbn):
+            graph.detach(chapter: heading)
+            graph.chapters.updateValue(isbn, forKey: heading)
+            if let isbn { graph.books[isbn]!.chapters.append(heading) }
+        case .reverseChapters(let isbn):
+            graph.books[isbn]!.chapters.reverse()
+        case .deleteBook(let isbn):
+            for label in graph.books[isbn]!.tags { graph.tags[label]!.remove(isbn) }
+            for heading in graph.books[isbn]!.chapters { graph.chapters[heading] = nil }
+            graph.books[isbn] = nil
+        case .deleteTag(let label):
+            for isbn in graph.tags[label]! { graph.books[isbn]!.tags.remove(label) }
+            graph.tags[label] = nil
+        case .deleteChapter(let heading):
+            graph.detach(chapter: heading)
+            graph.chapters[heading] = nil
+        case .save, .saveParent: break
+        }
+    }
+
+    /// With `layered`, the steps run in a child of a root context: `save` pushes them into the root, `saveParent`
+    /// saves the root to the store. Otherwise they run in a root, and both save it to the store.
+    @Test(arguments: StoreKind.allCases, [false, true])
+    func randomEditsKeepBothSidesOfEveryRelationshipAsCoreDataDoes(kind: StoreKind, layered: Bool) async throws {
+        for seed in [11, 28, 144] as [UInt64] { try await check(kind: kind, layered: layered, seed: seed) }
+    }
+
+    /// One script of 140 steps, checked after every save and, after a last save, in a new context over the store.
+    func check(kind: StoreKind, layered: Bool, seed: UInt64) async throws {
+        let folder = try TemporaryFolder()
+        let model = try Fixtures.model()
+        let coordinator = try kind.coordinator(model, folder)
+        let root = ObjectContext(coordinator: coordinator, name: "root")
+        let context = layered ? ObjectContext(parent: root, name: "child") : root
+        var expected = Graph()
+        var pushed = Graph()
+        var checks = 0
+        for (index, step) in Self.script(seed: seed, count: 140).enumerated() {
+            Self.apply(step, to: &expected)
+            if case .saveParent = step, layered {
+                try await root.perform { ctx in try ctx.save() }
+            } else {
+                try await context.perform { ctx in try Self.run(step, in: ctx) }
+            }
+            // Delete rules run when the context saves (as Core Data's run when it processes its pending changes):
+            // until then a relationship may still hold a deleted object. So the graph is checked after saves.
+            if case .save = step { pushed = expected } else if case .saveParent = step, !layered { pushed = expected } else { continue }
+            let read = try await context.perform { ctx in try Self.graph(in: ctx) }
+            #expect(read == expected, "seed \(seed), after step \(index) (\(step)):\nread     \(read)\nexpected \(expected)")
+            if layered {
+                let parent = try await root.perform { ctx in try Self.graph(in: ctx) }
+                #expect(parent == pushed, "seed \(seed), the root after step \(index) (\(step)):\nread     \(parent)\nexpected \(pushed)")
+            }
+            checks += 1
+        }
+        try await context.perform { ctx in try ctx.save() }
+        if layered { try await root.perform { ctx in try ctx.save() } }
+        // A new context over the same store (a new coordinator for a store that outlives it) reads what was saved.
+        let fresh = kind == .memory ? coordinator : try kind.coordinator(model, folder)
+        let stored = try await ObjectContext(coordinator: fresh, name: "reader").perform { ctx in try Self.graph(in: ctx) }
+        #expect(stored == expected, "seed \(seed), the store:\nread     \(stored)\nexpected \(expected)")
+        #expect(checks >= 15 && expected.books.count >= 3 && expected.chapters.count >= 5 && !expected.tags.isEmpty,
+                "seed \(seed): a script too small to check much: \(checks) checks, \(expected)")
+    }
+
+    static func run(_ step: Step, in ctx: isolated ObjectContext) throws {
+        func one(_ entity: String, _ key: String, _ value: String) throws -> ManagedObject {
+            let found = try ctx.fetch(FetchRequest(entityName: entity, predicate: try FormatPredicate("%K == %@", key, value)))
+            guard found.count == 1 else { throw ObjectGraphError.invalidFetch(entity: entity, reason: "\(found.count) with \(key) \(value)") }
+            return found[0]
+        }
+        switch step {
+        case .insertBook(let isbn):
+            let book = try ctx.insert("Book")
+            try book.setValue(isbn, forKey: "isbn")
+            try book.setValue("a title", forKey: "title")
+        case .insertTag(let label):
+            try ctx.insert("Tag").setValue(label, forKey: "label")
+        case .tag(let isbn, let label):
+            try one("Book", "isbn", isbn).addObject(try one("Tag", "label", label), forKey: "tags")
+        case .untag(let isbn, let label):
+            // From the other side: the tag lets go of the book.
+            try one("Tag", "label", label).removeObject(try one("Book", "isbn", isbn), forKey: "books")
+        case .addChapter(let isbn, let heading):
+            let chapter = try ctx.insert("Chapter")
+            try chapter.setValue(heading, forKey: "heading")
+            try chapter.setObject(try one("Book", "isbn", isbn), forKey: "book")
+        case .moveChapter(let heading, let isbn):
+            try one("Chapter", "heading", heading).setObject(try isbn.map { try one("Book", "isbn", $0) }, forKey: "book")
+        case .reverseChapters(let isbn):
+            let book = try one("Book", "isbn", isbn)
+            try book.setObjects(try book.objects(forKey: "chapters").reversed(), forKey: "chapters")
+        case .deleteBook(let isbn): try ctx.delete(try one("Book", "isbn", isbn))
+        case .deleteTag(let label): try ctx.delete(try one("Tag", "label", label))
+        case .deleteChapter(let heading): try ctx.delete(try one("Chapter", "heading", heading))
+        case .save, .saveParent: try ctx.save()
+        }
+    }
+
+    /// The graph as `ctx` reads it, every relationship from both sides.
+    static func graph(in ctx: isolated ObjectContext) throws -> Graph {
+        func text(_ object: ManagedObject, _ key: String) throws -> String {
+            guard case .string(let value) = try object.value(forKey: key) else { return "-" }
+            return value
+        }
+        var graph = Graph()
+        for book in try ctx.fetch(FetchRequest(entityName: "Book")) {
+            graph.books[try text(book, "isbn")] = (Set(try book.objects(forKey: "tags").map { try text($0, "label") }),
+                                                   try book.objects(forKey: "chapters").map { try text($0, "heading") })
+        }
+        for tag in try ctx.fetch(FetchRequest(entityName: "Tag")) {
+            graph.tags[try text(tag, "label")] = Set(try tag.objects(forKey: "books").map { try text($0, "isbn") })
+        }
+        for chapter in try ctx.fetch(FetchRequest(entityName: "Chapter")) {
+            // Kept with no book too: assigning a nil `String?` through the subscript would remove the entry.
+            let book: String? = try chapter.object(forKey: "book").map { try text($0, "isbn") }
+            graph.chapters.updateValue(book, forKey: try text(chapter, "heading"))
+        }
+        return graph
+    }
+}
