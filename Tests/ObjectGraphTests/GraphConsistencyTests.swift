@@ -4,8 +4,9 @@ import Testing
 
 /// Random edits of a graph (books, their tags, their ordered chapters), checked against a plain model of what Core
 /// Data does with them: both sides of every relationship agree, an ordered to-many gains a member at its end, a
-/// cascade takes a book's chapters, a nullify takes a deleted object out of every list. Checked in the context that
-/// edits, in the parent it saves into, and in the store after the last save.
+/// cascade takes a book's chapters, a nullify takes a deleted object out of every list, a rollback returns to the last
+/// save. Checked in the context that edits (a root, a child or a grandchild), in the parent it saves into, and in the
+/// store after the last save.
 @Suite struct GraphConsistencyTests {
     /// What the graph should hold: books by ISBN, with their tags' labels and their chapters' headings in order; tags
     /// with their books; chapters with their book, if any.
@@ -38,13 +39,22 @@ import Testing
     enum Step: Sendable {
         case insertBook(String), insertTag(String), tag(String, String), untag(String, String)
         case addChapter(String, String), moveChapter(String, to: String?), reverseChapters(String)
-        case deleteBook(String), deleteTag(String), deleteChapter(String), save, saveParent
+        case deleteBook(String), deleteTag(String), deleteChapter(String), save, saveParent, rollback
     }
 
-    /// A script of `count` steps, each valid for the graph the steps before it leave, and that graph afterwards.
-    static func script(seed: UInt64, count: Int) -> [Step] {
-        var random = FetchConsistencyTests.SplitMix(seed: seed)
+    /// What the graph should hold, and what it held at the working context's last save (what a rollback returns to).
+    struct Expectation {
         var graph = Graph()
+        var saved = Graph()
+        /// Whether the steps run in a child, where `saveParent` saves the root and not the child.
+        let layered: Bool
+    }
+
+    /// A script of `count` steps, each valid for the graph the steps before it leave.
+    static func script(seed: UInt64, count: Int, layered: Bool) -> [Step] {
+        var random = FetchConsistencyTests.SplitMix(seed: seed)
+        var expectation = Expectation(layered: layered)
+        var graph: Graph { expectation.graph }
         var steps: [Step] = []
         var serial = 0
         var heading = 0
@@ -55,7 +65,7 @@ import Testing
         }
         while steps.count < count {
             let step: Step?
-            switch random.below(16) {
+            switch random.below(17) {
             case 0, 1:
                 serial += 1
                 step = .insertBook(isbn(serial))
@@ -84,17 +94,29 @@ import Testing
                 step = pick(graph.tags.keys).map { .deleteTag($0) }
             case 13, 14:
                 step = .save
-            default:
+            case 15:
                 step = .saveParent
+            default:
+                step = random.below(3) == 0 ? .rollback : nil
             }
             guard let step else { continue }
-            apply(step, to: &graph)
+            apply(step, to: &expectation)
             steps.append(step)
         }
         return steps
     }
 
     /// What `step` does, as Core Data does it.
+    static func apply(_ step: Step, to expectation: inout Expectation) {
+        switch step {
+        case .save: expectation.saved = expectation.graph
+        case .saveParent: if !expectation.layered { expectation.saved = expectation.graph }
+        case .rollback: expectation.graph = expectation.saved
+        default: apply(step, to: &expectation.graph)
+        }
+    }
+
+    /// What an edit does to `graph`.
     static func apply(_ step: Step, to graph: inout Graph) {
         switch step {
         case .insertBook(let isbn): graph.books[isbn] = ([], [])
@@ -124,51 +146,65 @@ import Testing
         case .deleteChapter(let heading):
             graph.detach(chapter: heading)
             graph.chapters[heading] = nil
-        case .save, .saveParent: break
+        case .save, .saveParent, .rollback: break
         }
     }
 
-    /// With `layered`, the steps run in a child of a root context: `save` pushes them into the root, `saveParent`
-    /// saves the root to the store. Otherwise they run in a root, and both save it to the store.
-    @Test(arguments: StoreKind.allCases, [false, true])
-    func randomEditsKeepBothSidesOfEveryRelationshipAsCoreDataDoes(kind: StoreKind, layered: Bool) async throws {
-        for seed in [11, 28, 144] as [UInt64] { try await check(kind: kind, layered: layered, seed: seed) }
+    /// At `depth` 0 the steps run in a root context, and `save` and `saveParent` both save it to the store. At 1
+    /// they run in a child of the root: `save` pushes them into the root, `saveParent` saves the root to the store. At
+    /// 2 they run in a grandchild: `save` pushes them into its parent, `saveParent` saves that parent, then the root.
+    @Test(arguments: StoreKind.allCases, [0, 1, 2])
+    func randomEditsKeepBothSidesOfEveryRelationshipAsCoreDataDoes(kind: StoreKind, depth: Int) async throws {
+        for seed in [11, 28, 144] as [UInt64] { try await check(kind: kind, depth: depth, seed: seed) }
     }
 
     /// One script of 140 steps, checked after every save and, after a last save, in a new context over the store.
-    func check(kind: StoreKind, layered: Bool, seed: UInt64) async throws {
+    func check(kind: StoreKind, depth: Int, seed: UInt64) async throws {
         let folder = try TemporaryFolder()
         let model = try Fixtures.model()
         let coordinator = try kind.coordinator(model, folder)
         let root = ObjectContext(coordinator: coordinator, name: "root")
-        let context = layered ? ObjectContext(parent: root, name: "child") : root
-        var expected = Graph()
+        // The contexts above the one that edits, nearest first.
+        var parents = [root]
+        for level in 1..<max(depth, 1) { parents.insert(ObjectContext(parent: parents[0], name: "child \(level)"), at: 0) }
+        let layered = depth > 0
+        let parent = parents[0]
+        let context = layered ? ObjectContext(parent: parent, name: "editor") : root
+        var expectation = Expectation(layered: layered)
         var pushed = Graph()
         var checks = 0
-        for (index, step) in Self.script(seed: seed, count: 140).enumerated() {
-            Self.apply(step, to: &expected)
+        for (index, step) in Self.script(seed: seed, count: 140, layered: layered).enumerated() {
+            Self.apply(step, to: &expectation)
+            let expected = expectation.graph
             if case .saveParent = step, layered {
-                try await root.perform { ctx in try ctx.save() }
+                for context in parents { try await context.perform { ctx in try ctx.save() } }
             } else {
                 try await context.perform { ctx in try Self.run(step, in: ctx) }
             }
             // Delete rules run when the context saves (as Core Data's run when it processes its pending changes):
-            // until then a relationship may still hold a deleted object. So the graph is checked after saves.
-            if case .save = step { pushed = expected } else if case .saveParent = step, !layered { pushed = expected } else { continue }
+            // until then a relationship may still hold a deleted object. So the graph is checked after saves, and
+            // after a rollback, which leaves nothing pending.
+            switch step {
+            case .save: pushed = expected
+            case .saveParent where !layered: pushed = expected
+            case .rollback: break
+            default: continue
+            }
             let read = try await context.perform { ctx in try Self.graph(in: ctx) }
-            #expect(read == expected, "seed \(seed), after step \(index) (\(step)):\nread     \(read)\nexpected \(expected)")
+            #expect(read == expected, "seed \(seed), depth \(depth), after step \(index) (\(step)):\nread     \(read)\nexpected \(expected)")
             if layered {
-                let parent = try await root.perform { ctx in try Self.graph(in: ctx) }
-                #expect(parent == pushed, "seed \(seed), the root after step \(index) (\(step)):\nread     \(parent)\nexpected \(pushed)")
+                let above = try await parent.perform { ctx in try Self.graph(in: ctx) }
+                #expect(above == pushed, "seed \(seed), depth \(depth), the parent after step \(index) (\(step)):\nread     \(above)\nexpected \(pushed)")
             }
             checks += 1
         }
+        let expected = expectation.graph
         try await context.perform { ctx in try ctx.save() }
-        if layered { try await root.perform { ctx in try ctx.save() } }
+        if layered { for context in parents { try await context.perform { ctx in try ctx.save() } } }
         // A new context over the same store (a new coordinator for a store that outlives it) reads what was saved.
         let fresh = kind == .memory ? coordinator : try kind.coordinator(model, folder)
         let stored = try await ObjectContext(coordinator: fresh, name: "reader").perform { ctx in try Self.graph(in: ctx) }
-        #expect(stored == expected, "seed \(seed), the store:\nread     \(stored)\nexpected \(expected)")
+        #expect(stored == expected, "seed \(seed), depth \(depth), the store:\nread     \(stored)\nexpected \(expected)")
         #expect(checks >= 15 && expected.books.count >= 3 && expected.chapters.count >= 5 && !expected.tags.isEmpty,
                 "seed \(seed): a script too small to check much: \(checks) checks, \(expected)")
     }
@@ -204,6 +240,7 @@ import Testing
         case .deleteTag(let label): try ctx.delete(try one("Tag", "label", label))
         case .deleteChapter(let heading): try ctx.delete(try one("Chapter", "heading", heading))
         case .save, .saveParent: try ctx.save()
+        case .rollback: ctx.rollback()
         }
     }
 
