@@ -109,6 +109,30 @@ import Testing
         #expect(try await tree.graph(tree.root).books["000-0001"]?.chapters == ["two"])
     }
 
+    /// A parent that has loaded two books' chapters receives a child's move of a chapter from one to the other, and
+    /// a reversal of the other's order (the child had loaded neither list): both lists read as the child left them.
+    @Test func aParentsLoadedListsFollowAChildsMovesAndReorders() async throws {
+        let tree = try Tree()
+        try await tree.root.perform { ctx in
+            for step: Step in [.insertBook("000-0001"), .insertBook("000-0002"), .addChapter("000-0001", "one"), .addChapter("000-0002", "two"),
+                               .addChapter("000-0002", "three")] {
+                try GraphConsistencyTests.run(step, in: ctx)
+            }
+            try ctx.save()
+            // Changed, the books stay registered in the root with their chapters loaded.
+            for book in try ctx.fetch(FetchRequest(entityName: "Book")) {
+                _ = try book.objects(forKey: "chapters")
+                try book.setValue("another title", forKey: "title")
+            }
+        }
+        try await tree.run([.moveChapter("one", to: "000-0002"), .save])
+        var graph = try await tree.graph(tree.root)
+        #expect(graph.books["000-0001"]?.chapters == [] && graph.books["000-0002"]?.chapters == ["two", "three", "one"])
+        try await tree.run([.reverseChapters("000-0002"), .save])
+        graph = try await tree.graph(tree.root)
+        #expect(graph.books["000-0002"]?.chapters == ["one", "three", "two"])
+    }
+
     /// A parent that has loaded a book's chapters receives a child's deletion of one (the child had not loaded the
     /// book's list, so its layer leaves it alone): the parent's list lets go of the deleted chapter.
     @Test func aParentsLoadedListLetsGoOfWhatAChildDeleted() async throws {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import ObjectGraph
 
@@ -209,6 +210,49 @@ import Testing
                 "seed \(seed): a script too small to check much: \(checks) checks, \(expected)")
     }
 
+    /// A main-queue context on the same store merges each save of the root that edits, holding everything it read
+    /// (so the merges change registered objects, loaded lists included): after each merge it reads what was saved.
+    @MainActor
+    @Test(arguments: StoreKind.allCases)
+    func aContextMergingAnotherRootsSavesReadsTheSameGraph(kind: StoreKind) async throws {
+        for seed in [11, 28, 144] as [UInt64] {
+            let folder = try TemporaryFolder()
+            let coordinator = try kind.coordinator(try Fixtures.model(), folder)
+            let editor = ObjectContext(coordinator: coordinator, name: "editor")
+            let mainContext = ObjectContext(coordinator: coordinator, concurrencyType: .mainQueue, name: "main")
+            let main = MainContext(mainContext)
+            let saves = Mutex<[ContextNotification]>([])
+            let token = editor.addObserver(for: .didSave) { saved in saves.withLock { $0.append(saved) } }
+            defer { token.remove() }
+            var held: [ManagedObject] = []
+            var expectation = Expectation(layered: false)
+            var merges = 0
+            for (index, step) in Self.script(seed: seed, count: 140, layered: false).enumerated() {
+                Self.apply(step, to: &expectation)
+                try await editor.perform { ctx in try Self.run(step, in: ctx) }
+                switch step {
+                case .save, .saveParent: break
+                default: continue
+                }
+                // The observer is called on the editor's queue, after the save: one more call there waits for it.
+                await editor.perform { _ in }
+                for saved in saves.withLock({ saved in defer { saved = [] }; return saved }) {
+                    await mainContext.perform { ctx in ctx.mergeChanges(fromContextDidSave: saved) }
+                    merges += 1
+                }
+                let read = try Self.graph { try main.fetch(FetchRequest(entityName: $0)) }
+                #expect(read == expectation.graph, "seed \(seed), after step \(index) (\(step)):\nread     \(read)\nexpected \(expectation.graph)")
+                held = try ["Book", "Tag", "Chapter"].flatMap { try main.fetch(FetchRequest(entityName: $0)) }
+                for object in held {
+                    for relationship in object.entity.relationships {
+                        if relationship.isToMany { _ = try object.objects(forKey: relationship.name) } else { _ = try object.object(forKey: relationship.name) }
+                    }
+                }
+            }
+            #expect(merges >= 15 && held.count >= 10, "seed \(seed): \(merges) merges, \(held.count) objects held")
+        }
+    }
+
     static func run(_ step: Step, in ctx: isolated ObjectContext) throws {
         func one(_ entity: String, _ key: String, _ value: String) throws -> ManagedObject {
             let found = try ctx.fetch(FetchRequest(entityName: entity, predicate: try FormatPredicate("%K == %@", key, value)))
@@ -246,19 +290,24 @@ import Testing
 
     /// The graph as `ctx` reads it, every relationship from both sides.
     static func graph(in ctx: isolated ObjectContext) throws -> Graph {
+        try graph { try ctx.fetch(FetchRequest(entityName: $0)) }
+    }
+
+    /// The graph as `fetch` (every object of an entity) and the objects it returns read it.
+    static func graph(fetching fetch: (String) throws -> [ManagedObject]) throws -> Graph {
         func text(_ object: ManagedObject, _ key: String) throws -> String {
             guard case .string(let value) = try object.value(forKey: key) else { return "-" }
             return value
         }
         var graph = Graph()
-        for book in try ctx.fetch(FetchRequest(entityName: "Book")) {
+        for book in try fetch("Book") {
             graph.books[try text(book, "isbn")] = (Set(try book.objects(forKey: "tags").map { try text($0, "label") }),
                                                    try book.objects(forKey: "chapters").map { try text($0, "heading") })
         }
-        for tag in try ctx.fetch(FetchRequest(entityName: "Tag")) {
+        for tag in try fetch("Tag") {
             graph.tags[try text(tag, "label")] = Set(try tag.objects(forKey: "books").map { try text($0, "isbn") })
         }
-        for chapter in try ctx.fetch(FetchRequest(entityName: "Chapter")) {
+        for chapter in try fetch("Chapter") {
             // Kept with no book too: assigning a nil `String?` through the subscript would remove the entry.
             let book: String? = try chapter.object(forKey: "book").map { try text($0, "isbn") }
             graph.chapters.updateValue(book, forKey: try text(chapter, "heading"))

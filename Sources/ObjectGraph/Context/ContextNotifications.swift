@@ -31,6 +31,12 @@ public struct ContextChanges: Sendable {
     /// Whether anything was inserted (without listing the IDs, which for a large import costs milliseconds).
     var hasInsertions: Bool { layers.contains { !$0.inserted.isEmpty } }
 
+    /// Whether a relationship changed: a to-many's contents or order, or a to-one, whose object then left its old
+    /// destination's inverse list and joined its new one's (which neither destination's row says).
+    var changesRelationships: Bool {
+        layers.contains { layer in !layer.toMany.isEmpty || layer.updated.contains { !$0.changedToOne.isEmpty } }
+    }
+
     /// Whether `id` is inserted, updated or deleted here: constant time per layer, nothing flattened. The layers may
     /// name an inserted object by its temporary ID: `temporaryID` gives it (the coordinator's memory, which the saving
     /// thread recorded, so a merge on the main thread never reverses a large import's IDs itself).

@@ -134,8 +134,10 @@ extension ContextState {
             }
             guard var snapshot = change.updated, !change.inserted || object.isFaultStorage else { continue }
             if notification.isRootSave {
-                // The store bumped the row's version by one when it wrote this row.
-                snapshot = Snapshot(objectID: object.objectID, version: snapshot.version + 1, values: snapshot.values, toOne: snapshot.toOne)
+                // The store bumped the row's version by one when it wrote this row, and gave the objects the save
+                // inserted their permanent IDs, which the row may name by their temporary ones.
+                let toOne = snapshot.toOne.contains { $0?.isTemporaryID == true } ? snapshot.toOne.map { $0.map(coordinator.resolve) } : snapshot.toOne
+                snapshot = Snapshot(objectID: object.objectID, version: snapshot.version + 1, values: snapshot.values, toOne: toOne)
             }
             guard !object.isFaultStorage else { continue }
             // Keys changed here, or by a child's row pending here, keep their values (as refreshLayers keeps them).
@@ -160,8 +162,9 @@ extension ContextState {
         }
         dropFromLayers(Set(changes.deletedObjectIDs))
         refreshLayers(with: changes)
-        // Loaded to-many contents may now miss inserted objects or hold deleted ones: reload them lazily.
-        if changes.hasInsertions || !deletedHere.isEmpty {
+        // Loaded to-many contents may now miss inserted objects, hold deleted ones, or be out of date with a
+        // relationship changed on either side: reload them lazily.
+        if changes.hasInsertions || !deletedHere.isEmpty || changes.changesRelationships {
             for object in registered.objects where !object.toMany.isEmpty && !object.hasChanges {
                 object.toMany = [:]
                 object.committedToMany = [:]
