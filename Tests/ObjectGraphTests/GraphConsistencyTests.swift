@@ -193,9 +193,17 @@ import Testing
             }
             let read = try await context.perform { ctx in try Self.graph(in: ctx) }
             #expect(read == expected, "seed \(seed), depth \(depth), after step \(index) (\(step)):\nread     \(read)\nexpected \(expected)")
+            for (entity, format, matches) in Self.queries(expected) {
+                let found = try await context.perform { ctx in try Self.keys(ctx.fetch(FetchRequest(entityName: entity, predicate: try FormatPredicate(format)))) }
+                #expect(found == matches, "seed \(seed), depth \(depth), after step \(index): \(entity) where \(format)")
+            }
             if layered {
                 let above = try await parent.perform { ctx in try Self.graph(in: ctx) }
                 #expect(above == pushed, "seed \(seed), depth \(depth), the parent after step \(index) (\(step)):\nread     \(above)\nexpected \(pushed)")
+                for (entity, format, matches) in Self.queries(pushed) {
+                    let found = try await parent.perform { ctx in try Self.keys(ctx.fetch(FetchRequest(entityName: entity, predicate: try FormatPredicate(format)))) }
+                    #expect(found == matches, "seed \(seed), depth \(depth), the parent after step \(index): \(entity) where \(format)")
+                }
             }
             checks += 1
         }
@@ -251,6 +259,34 @@ import Testing
             }
             #expect(merges >= 15 && held.count >= 10, "seed \(seed): \(merges) merges, \(held.count) objects held")
         }
+    }
+
+    /// Fetches across the relationships, with what each should select in `graph`: a fetch over pending changes
+    /// (a parent's layers, a child's own) evaluates them as the store evaluates its rows.
+    static func queries(_ graph: Graph) -> [(entity: String, format: String, matches: Set<String>)] {
+        let label = graph.tags.keys.sorted().first ?? "none"
+        let heading = graph.chapters.keys.sorted().last ?? "none"
+        let isbn = graph.books.keys.sorted().first ?? "none"
+        func books(_ keep: ((tags: Set<String>, chapters: [String])) -> Bool) -> Set<String> { Set(graph.books.filter { keep($0.value) }.keys) }
+        return [
+            ("Book", "ANY tags.label == '\(label)'", books { $0.tags.contains(label) }),
+            ("Book", "chapters.@count >= 2", books { $0.chapters.count >= 2 }),
+            ("Book", "tags.@count == 0", books { $0.tags.isEmpty }),
+            ("Book", "ANY chapters.heading == '\(heading)'", books { $0.chapters.contains(heading) }),
+            ("Tag", "books.@count >= 1", Set(graph.tags.filter { !$0.value.isEmpty }.keys)),
+            ("Chapter", "book == nil", Set(graph.chapters.filter { $0.value == nil }.keys)),
+            ("Chapter", "book.isbn == '\(isbn)'", Set(graph.chapters.filter { $0.value == isbn }.keys)),
+        ]
+    }
+
+    /// Each object's key: a book's ISBN, a tag's label, a chapter's heading.
+    static func keys(_ objects: [ManagedObject]) throws -> Set<String> {
+        Set(try objects.map { object in
+            for key in ["isbn", "label", "heading"] where object.entity.attributeIndex[key] != nil {
+                if case .string(let text) = try object.value(forKey: key) { return text }
+            }
+            return "?"
+        })
     }
 
     static func run(_ step: Step, in ctx: isolated ObjectContext) throws {

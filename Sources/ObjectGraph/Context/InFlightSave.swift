@@ -102,6 +102,11 @@ final class InFlightSave: Sendable {
         guard let entity = model.entityIfPresent(request.entityName) else { return .unanswerable }
         let names = request.includesSubentities ? entity.selfAndDescendantNames : [entity.name]
         let contents = contents
+        // A predicate that reads relationships may judge a stored row differently once pending rows of other
+        // entities are counted (a chapter moved to the book): the owning context judges every row then.
+        if !contents.changes.isEmpty, entity.isJudgedThroughRelationships(by: request.predicate) {
+            return .unanswerable
+        }
         let hiddenCount = contents.hiddenCount(names)
         if hiddenCount == 0 {
             // Nothing pending touches these entities (the usual case between saves, when the board keeps the last

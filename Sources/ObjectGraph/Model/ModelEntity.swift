@@ -1,3 +1,5 @@
+import PredicateFormat
+
 /// An entity of a built ``Model``: its declaration with inheritance flattened and relationships resolved.
 ///
 /// Immutable and shared by every context on the model. Attribute and relationship positions are stable, so objects
@@ -192,4 +194,12 @@ public struct ModelRelationship: Sendable, Hashable {
     public var isOrdered: Bool { description.isOrdered }
     /// Its delete rule.
     public var deleteRule: DeleteRule { description.deleteRule }
+}
+
+extension ModelEntity {
+    /// Whether `predicate` reads any of this entity's relationships: then a row's own values do not decide it, and
+    /// pending rows of other entities (a chapter moved to a book) may change what it selects.
+    func isJudgedThroughRelationships(by predicate: FormatPredicate?) -> Bool {
+        predicate?.keyPathHeads.contains { relationshipIndex[$0] != nil } == true
+    }
 }

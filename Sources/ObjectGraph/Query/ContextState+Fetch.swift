@@ -218,8 +218,13 @@ extension ContextState {
                 }
             }
         }
+        // A predicate that reads relationships judges a stored row by rows the layers may have changed (a chapter
+        // moved to the book, a tag linked), which the row itself does not show: every stored row is judged here,
+        // as the layers have it.
+        let judgesStoredRows = request.includesPendingChanges && !layers.isEmpty && entity.isJudgedThroughRelationships(by: request.predicate)
         var storeRequest = request.storeRequest()
-        if own.changed.isEmpty && hidden.isEmpty && layerContents == nil {
+        if judgesStoredRows { storeRequest.predicate = nil }
+        if own.changed.isEmpty && hidden.isEmpty && layerContents == nil && !judgesStoredRows {
             storeRequest.limit = request.fetchLimit
             storeRequest.offset = request.fetchOffset
             if !loadValues, isRoot {
@@ -232,10 +237,16 @@ extension ContextState {
             return .rows(try below.fetch(storeRequest))
         }
         // Each hidden row can push at most one row below out of the requested slice: read that many more.
-        storeRequest.limit = request.fetchLimit.map { $0 + request.fetchOffset + hidden.count + layerHiddenCount }
+        storeRequest.limit = judgesStoredRows ? nil : request.fetchLimit.map { $0 + request.fetchOffset + hidden.count + layerHiddenCount }
         var candidates: [FetchCandidate] = try below.fetch(storeRequest).filter { row in
             !hidden.contains(row.objectID) && layerContents?.replaces(row.objectID) != true
         }.map { .snapshot($0) }
+        if judgesStoredRows {
+            candidates = try candidates.filter { candidate in
+                guard case .snapshot(let row) = candidate else { return true }
+                return try matches(SnapshotSource(snapshot: row, state: self))
+            }
+        }
         func matches(_ source: any KeyValueSource) throws -> Bool {
             guard let predicate = request.predicate else { return true }
             do {

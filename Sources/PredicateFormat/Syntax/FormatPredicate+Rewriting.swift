@@ -22,6 +22,22 @@ extension FormatPredicate {
     }
 }
 
+extension FormatPredicate {
+    /// The first key of every key path the predicate reads from the object it judges (not from a SUBQUERY's
+    /// variable): the object's attributes and relationships it depends on.
+    package var keyPathHeads: Set<String> {
+        var heads: Set<String> = []
+        _ = rewritten { expression, _ in
+            switch expression {
+            case .keyPath(let path), .member(.evaluatedObject, let path): if let first = path.first { heads.insert(first) }
+            default: break
+            }
+            return nil
+        }
+        return heads
+    }
+}
+
 extension FormatExpression {
     /// The expression rebuilt as ``FormatPredicate/rewritten(bound:_:)`` describes.
     func rewritten(
