@@ -194,15 +194,21 @@ import Testing
             let read = try await context.perform { ctx in try Self.graph(in: ctx) }
             #expect(read == expected, "seed \(seed), depth \(depth), after step \(index) (\(step)):\nread     \(read)\nexpected \(expected)")
             for (entity, format, matches) in Self.queries(expected) {
-                let found = try await context.perform { ctx in try Self.keys(ctx.fetch(FetchRequest(entityName: entity, predicate: try FormatPredicate(format)))) }
-                #expect(found == matches, "seed \(seed), depth \(depth), after step \(index): \(entity) where \(format)")
+                let (found, count) = try await context.perform { ctx in
+                    let request = FetchRequest(entityName: entity, predicate: try FormatPredicate(format))
+                    return (try Self.keys(ctx.fetch(request)), try ctx.count(for: request))
+                }
+                #expect(found == matches && count == matches.count, "seed \(seed), depth \(depth), after step \(index): \(entity) where \(format)")
             }
             if layered {
                 let above = try await parent.perform { ctx in try Self.graph(in: ctx) }
                 #expect(above == pushed, "seed \(seed), depth \(depth), the parent after step \(index) (\(step)):\nread     \(above)\nexpected \(pushed)")
                 for (entity, format, matches) in Self.queries(pushed) {
-                    let found = try await parent.perform { ctx in try Self.keys(ctx.fetch(FetchRequest(entityName: entity, predicate: try FormatPredicate(format)))) }
-                    #expect(found == matches, "seed \(seed), depth \(depth), the parent after step \(index): \(entity) where \(format)")
+                    let (found, count) = try await parent.perform { ctx in
+                        let request = FetchRequest(entityName: entity, predicate: try FormatPredicate(format))
+                        return (try Self.keys(ctx.fetch(request)), try ctx.count(for: request))
+                    }
+                    #expect(found == matches && count == matches.count, "seed \(seed), depth \(depth), the parent after step \(index): \(entity) where \(format)")
                 }
             }
             checks += 1

@@ -277,7 +277,8 @@ extension ContextState {
         let entity = try entity(named: request.entityName)
         let names = entity.names(includingSubentities: request.includesSubentities)
         let own = pendingObjects(of: names)
-        let layered = layers.contains { layer in
+        // Layers count when they touch the entity's rows, or, for a predicate that reads relationships, any rows.
+        let layered = (!layers.isEmpty && entity.isJudgedThroughRelationships(by: request.predicate)) || layers.contains { layer in
             names.contains { layer.index.rowsByEntity[$0] != nil } || layer.index.deleted.keys.contains { names.contains($0.entityName) }
         }
         if !request.includesPendingChanges || (own.changed.isEmpty && own.hidden.isEmpty && !layered) {
