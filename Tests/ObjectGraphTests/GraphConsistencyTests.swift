@@ -191,26 +191,8 @@ import Testing
             case .rollback: break
             default: continue
             }
-            let read = try await context.perform { ctx in try Self.graph(in: ctx) }
-            #expect(read == expected, "seed \(seed), depth \(depth), after step \(index) (\(step)):\nread     \(read)\nexpected \(expected)")
-            for (entity, format, matches) in Self.queries(expected) {
-                let (found, count) = try await context.perform { ctx in
-                    let request = FetchRequest(entityName: entity, predicate: try FormatPredicate(format))
-                    return (try Self.keys(ctx.fetch(request)), try ctx.count(for: request))
-                }
-                #expect(found == matches && count == matches.count, "seed \(seed), depth \(depth), after step \(index): \(entity) where \(format)")
-            }
-            if layered {
-                let above = try await parent.perform { ctx in try Self.graph(in: ctx) }
-                #expect(above == pushed, "seed \(seed), depth \(depth), the parent after step \(index) (\(step)):\nread     \(above)\nexpected \(pushed)")
-                for (entity, format, matches) in Self.queries(pushed) {
-                    let (found, count) = try await parent.perform { ctx in
-                        let request = FetchRequest(entityName: entity, predicate: try FormatPredicate(format))
-                        return (try Self.keys(ctx.fetch(request)), try ctx.count(for: request))
-                    }
-                    #expect(found == matches && count == matches.count, "seed \(seed), depth \(depth), the parent after step \(index): \(entity) where \(format)")
-                }
-            }
+            try await Self.expectReads(in: context, of: expected, "seed \(seed), depth \(depth), after step \(index) (\(step))")
+            if layered { try await Self.expectReads(in: parent, of: pushed, "seed \(seed), depth \(depth), the parent after step \(index) (\(step))") }
             checks += 1
         }
         let expected = expectation.graph
@@ -264,6 +246,19 @@ import Testing
                 }
             }
             #expect(merges >= 15 && held.count >= 10, "seed \(seed): \(merges) merges, \(held.count) objects held")
+        }
+    }
+
+    /// Expects `context` to read `graph`, and each of ``queries(_:)`` to fetch and count what it should select there.
+    static func expectReads(in context: ObjectContext, of graph: Graph, _ when: String) async throws {
+        let read = try await context.perform { ctx in try Self.graph(in: ctx) }
+        #expect(read == graph, "\(when):\nread     \(read)\nexpected \(graph)")
+        for (entity, format, matches) in queries(graph) {
+            let (found, count) = try await context.perform { ctx in
+                let request = FetchRequest(entityName: entity, predicate: try FormatPredicate(format))
+                return (try Self.keys(ctx.fetch(request)), try ctx.count(for: request))
+            }
+            #expect(found == matches && count == matches.count, "\(when): \(entity) where \(format)")
         }
     }
 
