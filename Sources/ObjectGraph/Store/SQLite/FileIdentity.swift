@@ -18,4 +18,11 @@ struct FileIdentity: Equatable, Sendable {
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
     }
+
+    /// How many names (hard links) the regular file at `path` has, or nil when no regular file is there.
+    static func linkCount(path: String) -> Int? {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        return Int(info.st_nlink)
+    }
 }

@@ -49,9 +49,15 @@ public final class SQLiteStore: PersistentStore {
     /// The file the store opened: a save fails, rather than writing into an unlinked file, once the path names
     /// another file or none (see ``FileIdentity``).
     let fileIdentity: FileIdentity?
-    /// Per root entity, the highest key a published save reserved in memory and has not written yet (see
-    /// ``reservePrimaryKeys(rootEntity:count:)``).
-    private let reservedKeys = Mutex<[String: Int64]>([:])
+    /// This store's hold on its file, shared with every other store of the process on it: its key reservations
+    /// (see ``reservePrimaryKeys(rootEntity:count:)``), and the rule that keeps the process's SQLite locks (see
+    /// ``StoreFileRegistry``). Released once every connection of the store is closed.
+    private let lease: StoreFileRegistry.Lease
+    /// Whether the store was opened read-only (see ``StoreOptions/isReadOnly``).
+    public let isReadOnly: Bool
+    /// Whether its connections read the file as immutable (see ``StoreOptions/isReadOnly``): their closing is then
+    /// left to the registry.
+    private let readsImmutableFile: Bool
     /// Whether saves and batch requests record persistent history (see ``StoreOptions/recordsHistory``).
     public let recordsHistory: Bool
     /// Names this open store in the history it records, so that its coordinator skips its own transactions when it
@@ -116,24 +122,50 @@ public final class SQLiteStore: PersistentStore {
             db.add(function: BatchValueCheck.function)
             if traced { ObjectGraphLogging.traceStatements(of: db) }
         }
+        // One name for the file, whichever link the app gave: SQLite keeps the `-wal` beside the file itself.
+        let file = StoreFileRegistry.canonicalPath(path)
+        var lease: StoreFileRegistry.Lease?
+        isReadOnly = options.isReadOnly
+        configuration.readonly = options.isReadOnly
         do {
-            let stored = try StoreFileCheck.inspect(path: path, versions: versions)
-            if let stored, versions.stages.contains(where: { $0.from >= stored && $0.from < versions.currentIndex }) {
-                try StagedMigration.run(path: path, from: stored, versions: versions, busyTimeout: busyTimeout, progress: progress)
+            if options.isReadOnly, !FileManager.default.fileExists(atPath: file) {
+                throw ObjectGraphError.storeUnavailable(path: path, reason: "there is no store file to open read-only")
             }
-            pool = try DatabasePool(path: path, configuration: configuration)
+            try Self.refuseSecondName(file, path: path)
+            let stored = try StoreFileCheck.inspect(path: file, versions: versions)
+            if options.isReadOnly, stored != versions.currentIndex {
+                throw ObjectGraphError.storeUnavailable(
+                    path: path, reason: "it was written by version \((stored ?? 0) + 1) of the model and needs migrating to version \(versions.currentIndex + 1), which writes; open it for writing once, or read-only with its own version")
+            }
+            let immutable = options.isReadOnly && StoreFileRegistry.mayOpenImmutable(file)
+            readsImmutableFile = immutable
+            // Held before the first locking connection opens, and until the last one is closed.
+            let held = immutable ? StoreFileRegistry.detachedLease(file) : StoreFileRegistry.lease(file)
+            lease = held
+            self.lease = held
+            let connectionPath = options.isReadOnly ? StoreFileRegistry.readOnlyURI(file, immutable: immutable) : file
+            if let stored, versions.stages.contains(where: { $0.from >= stored && $0.from < versions.currentIndex }) {
+                try StagedMigration.run(path: file, from: stored, versions: versions, busyTimeout: busyTimeout, progress: progress)
+            }
+            pool = try DatabasePool(path: connectionPath, configuration: configuration)
             // An existing store is only read: another process saving meanwhile holds the write lock, and opening
             // must not wait for it.
-            identifier = try pool.read { db in try Self.storedIdentifier(db, model: model, path: path, migrating: true) }
+            let existing = try pool.read { db in try Self.storedIdentifier(db, model: model, path: path, migrating: true) }
+            if existing == nil, options.isReadOnly {
+                throw ObjectGraphError.storeUnavailable(path: path, reason: "it is a store of an earlier format and needs upgrading, which writes; open it for writing once")
+            }
+            identifier = try existing
                 ?? pool.writeWithoutTransaction { db in try Self.prepareSchema(db, versions: versions, tables: tables, path: path, progress: progress) }
             let keepsHistory = try pool.read { try $0.tableExists(Self.historyTable) }
-            if options.keepsHistory && !keepsHistory { try pool.write { try Self.createHistoryTables($0) } }
-            recordsHistory = keepsHistory || options.keepsHistory
-            statementReaders = try StatementReaders(path: path, busyTimeout: busyTimeout)
-            fileIdentity = FileIdentity(path: path)
+            if options.keepsHistory && !keepsHistory && !options.isReadOnly { try pool.write { try Self.createHistoryTables($0) } }
+            recordsHistory = keepsHistory || (options.keepsHistory && !options.isReadOnly)
+            statementReaders = try StatementReaders(path: connectionPath, busyTimeout: busyTimeout)
+            fileIdentity = FileIdentity(path: file)
         } catch let error as ObjectGraphError {
+            lease?.release()
             throw error
         } catch let error as DatabaseError {
+            lease?.release()
             let reason: String
             switch error.resultCode {
             case .SQLITE_NOTADB, .SQLITE_CORRUPT: reason = "the file is not an SQLite database, or it is damaged (\(error.message ?? "\(error)"))"
@@ -143,8 +175,18 @@ public final class SQLiteStore: PersistentStore {
             }
             throw ObjectGraphError.storeUnavailable(path: path, reason: reason)
         } catch {
+            lease?.release()
             throw ObjectGraphError.storeUnavailable(path: path, reason: "\(error)")
         }
+    }
+
+    /// Refuses a store file that has another name (a hard link): SQLite keeps a store's `-wal` and `-shm` beside the
+    /// name it was opened by, so two processes opening one file by two names would each write a log of its own into
+    /// one database, and corrupt it (SQLite's "How To Corrupt An SQLite Database File", section 2.5).
+    static func refuseSecondName(_ file: String, path: String) throws {
+        guard let links = FileIdentity.linkCount(path: file), links > 1 else { return }
+        throw ObjectGraphError.storeUnavailable(
+            path: path, reason: "the store file has \(links) names (hard links), and SQLite keeps its log beside each name apart, which can corrupt it; remove the other names, or open a copy of the file")
     }
 
     /// The tables of `model`'s trees, by root entity.
@@ -329,11 +371,27 @@ public final class SQLiteStore: PersistentStore {
     /// emptied, so a user copying the file alone copies everything. When another connection or process is using
     /// the store (it holds a lock), the checkpoint is left to it rather than waited for: whoever let go of the last
     /// context would wait for as long as the busy timeout.
+    ///
+    /// The connections are closed here, before the store lets go of its file (see ``StoreFileRegistry``).
     deinit {
-        try? pool.writeWithoutTransaction { db in
-            sqlite3_busy_timeout(db.sqliteConnection, 0)
-            _ = try db.checkpoint(.truncate)
+        if readsImmutableFile {
+            // Immutable connections' descriptors are outside SQLite's bookkeeping (see ``StoreFileRegistry``).
+            StoreFileRegistry.close(pool, path: lease.path)
+            StoreFileRegistry.close(statementReaders, path: lease.path)
+            return
         }
+        if !isReadOnly {
+            try? pool.writeWithoutTransaction { db in
+                sqlite3_busy_timeout(db.sqliteConnection, 0)
+                _ = try db.checkpoint(.truncate)
+            }
+        }
+        // The readers first (GRDB's `close()` closes the writer first): the last connection to close removes the
+        // `-wal` and `-shm`, and only a writing one can.
+        statementReaders.close()
+        pool.releaseMemory()
+        try? pool.close()
+        lease.release()
     }
 
     // MARK: Writing
@@ -348,7 +406,7 @@ public final class SQLiteStore: PersistentStore {
     /// reads the sequence as committed, which an allocation under way has not changed yet.
     func allocate(_ db: Database, root: String, count: Int) throws -> [Int64] {
         guard count > 0 else { return [] }
-        let last = try reservedKeys.withLock { reserved in
+        let last = try lease.reservations.keys.withLock { reserved in
             try db.execute(
                 sql: "UPDATE \(sqlQuoted(Self.sequenceTable)) SET max_key = max(max_key, ?) + ? WHERE entity = ?",
                 arguments: [reserved[root] ?? 0, count, root])
@@ -367,7 +425,7 @@ public final class SQLiteStore: PersistentStore {
         let stored = try readStore(singleStatement: true) { db in
             try Int64.fetchOne(db, sql: "SELECT max_key FROM \(sqlQuoted(Self.sequenceTable)) WHERE entity = ?", arguments: [rootEntity]) ?? 0
         }
-        let first = reservedKeys.withLock { reserved in
+        let first = lease.reservations.keys.withLock { reserved in
             let first = max(stored, reserved[rootEntity] ?? 0) + 1
             reserved[rootEntity] = first + Int64(count) - 1
             return first
@@ -376,6 +434,9 @@ public final class SQLiteStore: PersistentStore {
     }
 
     func writeStore<T>(_ body: (Database) throws -> T) throws -> T {
+        guard !isReadOnly else {
+            throw ObjectGraphError.storeWriteFailed(path: location, reason: "the store was opened read-only (StoreOptions.isReadOnly); nothing was written")
+        }
         do {
             return try pool.write { db in
                 let result = try body(db)

@@ -44,6 +44,12 @@ final class StatementReaders: Sendable {
         first = try Reader(queue: DatabaseQueue(path: path, configuration: configuration))
     }
 
+    /// Closes the connections, when the store closes: none is lent then.
+    func close() {
+        try? first.queue.close()
+        for reader in idle.withLock({ $0 }) { try? reader.queue.close() }
+    }
+
     /// Runs `body` on an idle connection (opening one when none is idle), outside any transaction.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
         try lend { reader in try reader.queue.unsafeRead(body) }

@@ -22,27 +22,28 @@ enum StoreFileCheck {
             throw ObjectGraphError.storeUnavailable(path: path, reason: "it is a folder, not a file")
         }
         guard (attributes[.size] as? NSNumber)?.intValue ?? 0 > 0 else { return nil }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw ObjectGraphError.storeUnavailable(path: path, reason: "the file cannot be read")
+        // The header is read through the check's own SQLite connection: a descriptor of this code's, once closed,
+        // would drop every SQLite lock the process holds on the file (see `StoreFileRegistry`).
+        let connection = try ReadOnlyConnection(path: path)
+        let (bytes, size): ([UInt8], Int64)
+        do {
+            (bytes, size) = try connection.fileStart(100)
+        } catch let error as ReadOnlyConnection.Failure {
+            throw ObjectGraphError.storeUnavailable(path: path, reason: "\(error.message), and was left as it was")
         }
-        let start = (try? handle.read(upToCount: 100)) ?? Data()
-        let size = (try? handle.seekToEnd()) ?? 0
-        try? handle.close()
-        guard start.count == 100, Array(start.prefix(header.count)) == header else {
+        guard bytes.count == 100, Array(bytes.prefix(header.count)) == header else {
             throw ObjectGraphError.storeUnavailable(
-                path: path, reason: "the file is not an SQLite database (it is \(start.count < 100 ? "shorter than SQLite's header" : "missing SQLite's header")): it is damaged, truncated or another kind of file, and was left as it was")
+                path: path, reason: "the file is not an SQLite database (it is \(bytes.count < 100 ? "shorter than SQLite's header" : "missing SQLite's header")): it is damaged, truncated or another kind of file, and was left as it was")
         }
         // SQLite reads missing pages of a cut file as empty ones; its header says how long the file must be.
-        let bytes = [UInt8](start)
         let rawPageSize = Int(bytes[16]) << 8 | Int(bytes[17])
         let pageSize = rawPageSize == 1 ? 65_536 : rawPageSize
-        let pageCount = bytes[28..<32].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let pageCount = bytes[28..<32].reduce(Int64(0)) { $0 << 8 | Int64($1) }
         let headerIsCurrent = bytes[24..<28] == bytes[92..<96]
-        guard pageSize >= 512, size % UInt64(pageSize) == 0, !headerIsCurrent || size >= pageCount * UInt64(pageSize) else {
+        guard pageSize >= 512, size % Int64(pageSize) == 0, !headerIsCurrent || size >= pageCount * Int64(pageSize) else {
             throw ObjectGraphError.storeUnavailable(
                 path: path, reason: "the file is \(size) bytes, not the whole pages of \(pageSize) bytes its header promises: it is truncated or damaged, and was left as it was")
         }
-        let connection = try ReadOnlyConnection(path: path)
         do {
             return try check(connection, path: path, versions: versions)
         } catch let error as ReadOnlyConnection.Failure {

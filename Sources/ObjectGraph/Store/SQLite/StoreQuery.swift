@@ -30,7 +30,8 @@ public struct StoreQuery: Sendable {
     /// The number of objects that match, before the limit and offset.
     public let matchCount: Int
 
-    /// Runs `predicate` (the format language; nil for every object) against `entity` in the store at `url`.
+    /// Runs `predicate` (the format language; nil for every object) against `entity` in the store at `url`, opened
+    /// read-only (see ``StoreOptions/isReadOnly``): nothing is written to the file or beside it.
     ///
     /// - Throws: ``ObjectGraphError/storeUnavailable(path:reason:)`` for a file that is not a store (or one of an
     ///   older format), ``ObjectGraphError/unknownEntity(_:)``, `FormatPredicateError` for a malformed predicate,
@@ -45,7 +46,7 @@ public struct StoreQuery: Sendable {
                 path: url.path, reason: "it is a format \(summary.formatVersion) store; open it once with the app (which upgrades it) before querying it")
         }
         try self.init(model: summary.model, entity: entityName, predicate: format, sortedBy: sortKeys, limit: limit, offset: offset) {
-            try PersistentStoreCoordinator(model: $0, storeURL: url)
+            try PersistentStoreCoordinator(model: $0, storeURL: url, options: StoreOptions(isReadOnly: true))
         }
     }
 
