@@ -26,3 +26,49 @@ struct FileIdentity: Equatable, Sendable {
         return Int(info.st_nlink)
     }
 }
+
+/// The files an open store writes through (the database, its `-wal` and `-shm`) and the process that opened them,
+/// checked before each write commits (SQLite's "How To Corrupt An SQLite Database File", sections 1.3, 2.4, 2.5 and 2.6).
+///
+/// A commit goes into the descriptors the store opened: into an unlinked file once the path names another file or
+/// none, where no later process reads it; beside a `-wal` or `-shm` another process made afresh, which splits the
+/// log in two; or, from a forked process, without the locks, which belong to the process that opened the store.
+/// Each is refused with the reason, before anything commits.
+struct StoreFiles: Sendable {
+    let path: String
+    let database: FileIdentity?
+    let log: FileIdentity?
+    let sharedMemory: FileIdentity?
+    let process: Int32
+
+    /// The files at `path` now, as the store that has just opened them finds them.
+    init(path: String) {
+        self.path = path
+        database = FileIdentity(path: path)
+        log = FileIdentity(path: path + "-wal")
+        sharedMemory = FileIdentity(path: path + "-shm")
+        process = getpid()
+    }
+
+    /// Why this process may not write through the store's connections, or nil when it may: checked before a write
+    /// starts, since a forked process has none of the threads the connections' queues ran on.
+    func processProblem() -> String? {
+        guard getpid() != process else { return nil }
+        return "the store was opened by process \(process), and this process (\(getpid())) is a fork of it, without its locks; open the store again in this process"
+    }
+
+    /// Why a commit now would not reach the file the store opened, or nil when it would.
+    func problem() -> String? {
+        if let problem = processProblem() { return problem }
+        if database != nil, FileIdentity(path: path) != database {
+            return "the store file was deleted or replaced since the store opened it; open the store again"
+        }
+        if let links = FileIdentity.linkCount(path: path), links > 1 {
+            return "the store file was given a second name (a hard link) since the store opened it; SQLite keeps its log beside each name apart, which can corrupt it: remove the other name"
+        }
+        for (suffix, opened) in [("-wal", log), ("-shm", sharedMemory)] where opened != nil && FileIdentity(path: path + suffix) != opened {
+            return "the store's \(suffix) file was deleted or replaced while the store had it open, so other processes no longer see this store's log; nothing more is written: close the store (which writes its log into the file) and open it again"
+        }
+        return nil
+    }
+}

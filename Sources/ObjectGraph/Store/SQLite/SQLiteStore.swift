@@ -46,9 +46,9 @@ public final class SQLiteStore: PersistentStore {
     /// The layout of tables and metadata this code writes and reads; a store of a later format is refused untouched.
     static let formatVersion = 2
 
-    /// The file the store opened: a save fails, rather than writing into an unlinked file, once the path names
-    /// another file or none (see ``FileIdentity``).
-    let fileIdentity: FileIdentity?
+    /// The files the store opened, and the process: a save fails, rather than writing where no later process will
+    /// read it, once the path or its companions name other files or none, or in a forked process (see ``StoreFiles``).
+    let files: StoreFiles
     /// This store's hold on its file, shared with every other store of the process on it: its key reservations
     /// (see ``reservePrimaryKeys(rootEntity:count:)``), and the rule that keeps the process's SQLite locks (see
     /// ``StoreFileRegistry``). Released once every connection of the store is closed.
@@ -116,7 +116,10 @@ public final class SQLiteStore: PersistentStore {
         tracesSQL = traced
         // Bound values appear in the trace only when it is on (they may be private).
         configuration.publicStatementArguments = traced
+        let readOnly = options.isReadOnly
         configuration.prepareDatabase { db in
+            // After a checkpoint has copied the whole log, the `-wal` is cut back to this size (see `checkpoint()`).
+            if !readOnly { try db.execute(sql: "PRAGMA journal_size_limit = \(Self.logSizeLimit)") }
             PredicateSQLFunctions.register(in: db)
             db.add(function: DerivationTriggers.caseFunction)
             db.add(function: BatchValueCheck.function)
@@ -160,7 +163,7 @@ public final class SQLiteStore: PersistentStore {
             if options.keepsHistory && !keepsHistory && !options.isReadOnly { try pool.write { try Self.createHistoryTables($0) } }
             recordsHistory = keepsHistory || (options.keepsHistory && !options.isReadOnly)
             statementReaders = try StatementReaders(path: connectionPath, busyTimeout: busyTimeout)
-            fileIdentity = FileIdentity(path: file)
+            files = StoreFiles(path: file)
         } catch let error as ObjectGraphError {
             lease?.release()
             throw error
@@ -435,16 +438,14 @@ public final class SQLiteStore: PersistentStore {
 
     func writeStore<T>(_ body: (Database) throws -> T) throws -> T {
         guard !isReadOnly else {
-            throw ObjectGraphError.storeWriteFailed(path: location, reason: "the store was opened read-only (StoreOptions.isReadOnly); nothing was written")
+            throw Self.readOnlyRefusal(location)
         }
+        if let problem = files.processProblem() { throw ObjectGraphError.storeWriteFailed(path: location, reason: problem) }
         do {
             return try pool.write { db in
                 let result = try body(db)
-                // Last, so that nothing commits into a file the path no longer names (deleted, or replaced by a copy).
-                if let fileIdentity, FileIdentity(path: location) != fileIdentity {
-                    throw ObjectGraphError.storeWriteFailed(
-                        path: location, reason: "the store file was deleted or replaced since the store opened it; open the store again")
-                }
+                // Last, so that nothing commits where no later process reads it (see `StoreFiles`).
+                if let problem = files.problem() { throw ObjectGraphError.storeWriteFailed(path: location, reason: problem) }
                 return result
             }
         } catch let error as ObjectGraphError {
@@ -455,6 +456,11 @@ public final class SQLiteStore: PersistentStore {
         } catch let error as DatabaseError {
             throw ObjectGraphError.storeWriteFailed(path: location, reason: error.message ?? "\(error)")
         }
+    }
+
+    /// What a write to a read-only store throws.
+    static func readOnlyRefusal(_ location: String) -> ObjectGraphError {
+        .storeWriteFailed(path: location, reason: "the store was opened read-only (StoreOptions.isReadOnly); nothing was written")
     }
 
     /// Milliseconds since `start`, rounded to a hundredth, for log lines.
