@@ -51,6 +51,8 @@ extension ContextState {
         if !result.permanentIDs.isEmpty { observation?.noteRenamed() }
         layers = []
         if isRoot { republishView() }
+        // Listeners hear the rows as the store holds them, settled conflicts included.
+        if isRoot, !result.refreshed.isEmpty { saved = saved.map { $0.settled(by: result.refreshed, model: model) } }
         if isRoot && notifications.hasSubscribers(for: .didSave) { saved[saved.count - 1].buildIndex() }
         notifications.post(.didSave, ContextChanges(layers: saved, permanentIDs: result.permanentIDs), from: self)
     }
@@ -589,7 +591,11 @@ extension ContextState {
     /// Brings the layers' rows of objects another context's save updated up to date: the keys a layer changed keep
     /// its values, the others take the save's, as a registered object's merge keeps its own changes. A row is a
     /// whole row, so without this its stale keys would hide the save's values from fetches here.
-    func refreshLayers(with changes: ContextChanges) {
+    ///
+    /// The rows take the merged save's version too, as the registered objects do: the merge brought them up to date
+    /// with it, so this context's save of them is no conflict (Core Data's merge refreshes the snapshots optimistic
+    /// locking compares with). `isRootSave`: the save reached the store, which bumped each row's version by one.
+    func refreshLayers(with changes: ContextChanges, isRootSave: Bool) {
         guard !receivedLayers.isEmpty else { return }
         let updatedIDs = Set(changes.updatedObjectIDs)
         guard !updatedIDs.isEmpty else { return }
@@ -600,6 +606,7 @@ extension ContextState {
                 let row = fixed.updated[index]
                 guard let saved = changes.change(for: row.objectID, temporaryID: coordinator.temporaryID(for:)).updated else { continue }
                 (fixed.updated[index].values, fixed.updated[index].toOne) = row.rebased(on: saved.values, saved.toOne)
+                fixed.updated[index].version = max(row.version, saved.version + (isRootSave ? 1 : 0))
             }
             return fixed.reindexed(model: model)
         }
@@ -656,6 +663,10 @@ extension ContextState {
             if let object = registered[id], object.isMarkedUpdated, !object.isDeleted {
                 commit(object, version: version)
                 updated.remove(object)
+            } else if let object = registered[id], !object.isDeleted, !object.isFaultStorage, !object.isInserted {
+                // Written from a child's layer: what this object shows of it is stored now, and a later merge must
+                // not take the layer's keys for changes of this context's own.
+                commit(object, version: version)
             } else {
                 otherVersions[id] = version
             }
@@ -676,6 +687,14 @@ extension ContextState {
     }
 
     /// Takes the permanent IDs that saves anywhere in the tree assigned to objects registered here.
+    /// A save below this context (its parent's, to the store) gave objects permanent IDs: results controllers
+    /// rename the ones they hold (Core Data's child contexts keep temporary IDs until asked; a stack's main context
+    /// shows what is stored).
+    func noteSavedBelow() {
+        guard coordinator.saveCount != adoptedSaveCount else { return }
+        observation?.noteRenamed()
+    }
+
     func adoptPermanentIDsIfNeeded() {
         let count = coordinator.saveCount
         guard count != adoptedSaveCount else { return }

@@ -134,11 +134,16 @@ extension ContextState {
         checkExecutor()
         // Named as the child knew its objects: a save since may have made some of those IDs permanent, and the
         // objects here (which `checkExecutor` just brought up to date) go by the permanent ones.
-        let incoming = incoming.map { rebased(renamedToCurrentIDs($0, reindex: true)) }
+        // Each rebased on the view with the earlier ones in: a child pushes its own received layers with its save,
+        // and a later one's unchanged keys must not undo what an earlier one changed.
+        var arrived: [ChangeSet] = []
         for layer in incoming {
+            let layer = rebased(renamedToCurrentIDs(layer, reindex: true))
             layers.append(layer)
             show(layer) { _ in true }
+            arrived.append(layer)
         }
+        let incoming = arrived
         republishView()
         observation?.process(external: ContextChanges(layers: incoming))
         notifications.post(.objectsDidChange, ContextChanges(layers: incoming), from: self, childSaveArrival: true)

@@ -153,9 +153,11 @@ final class ContextState {
         if object.isFaultStorage {
             do {
                 try fulfill(object)
-            } catch {
-                if object.state != nil, !object.hasChanges { registered[object.objectID] = nil }
-                throw error
+            } catch ObjectGraphError.objectNotFound(let missing) {
+                // Its row is gone: the fault leaves the context, so that whatever still holds it (a to-one read
+                // before the deletion was merged) frees it on any thread, and reading it says why.
+                if object.state != nil, !object.hasChanges { detach(object, reason: .deletedByAnotherContext) }
+                throw ObjectGraphError.objectNotFound(missing)
             }
         }
         return object

@@ -161,13 +161,28 @@ extension ContextState {
             touched.append(object.objectID)
         }
         dropFromLayers(Set(changes.deletedObjectIDs))
-        refreshLayers(with: changes)
+        refreshLayers(with: changes, isRootSave: notification.isRootSave)
         // Loaded to-many contents may now miss inserted objects, hold deleted ones, or be out of date with a
         // relationship changed on either side: reload them lazily.
         if changes.hasInsertions || !deletedHere.isEmpty || changes.changesRelationships {
             for object in registered.objects where !object.toMany.isEmpty && !object.hasChanges {
                 object.toMany = [:]
                 object.committedToMany = [:]
+            }
+        }
+        // A changed object keeps its lists (they may hold its unsaved edits), less the objects the save deleted, as
+        // Core Data removes merged deletions from registered objects' relationships.
+        let gone = Set(changes.deletedObjectIDs)
+        if !gone.isEmpty {
+            for object in registered.objects where !object.toMany.isEmpty && object.hasChanges {
+                for index in object.entity.relationships.indices where object.entity.toOneSlot[index] == nil {
+                    for side in [\ManagedObject.toMany, \ManagedObject.committedToMany] {
+                        guard var contents = object[keyPath: side][index], contents.ids.contains(where: gone.contains) else { continue }
+                        object[keyPath: side][index] = nil
+                        contents.remove(gone)
+                        object[keyPath: side][index] = contents
+                    }
+                }
             }
         }
         observation?.process(external: changes)

@@ -211,6 +211,8 @@ public final class DataStack: Sendable {
     private func writeThrough() async throws {
         let failure = try await writer.perform { ctx in try WriteFailure.saving(ctx.state) { $0.takeReceivedLayers() } }
         if let failure { try await handBack(failure) }
+        // Main's inserts have permanent IDs now: its results controllers rename them at once, not at the next change.
+        main.enqueue { $0.state.noteSavedBelow() }
     }
 
     /// Makes a failed write's changes pending in the main context again, then throws its error.
