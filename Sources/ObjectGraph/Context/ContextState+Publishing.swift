@@ -39,7 +39,7 @@ extension ContextState {
 
     /// Whether every pending change here came from a layer (receiving a layer marks the objects it changes).
     private func ownChangesAreLayered() -> Bool {
-        guard !hasPendingInserts else { return false }
+        guard !hasPendingInserts, !hasOwnEdits else { return false }
         return updated.objects.allSatisfy { object in layers.contains { $0.index.rows[object.objectID] != nil } }
             && deleted.keys.allSatisfy { id in layers.contains { $0.index.deleted[id] != nil } }
     }

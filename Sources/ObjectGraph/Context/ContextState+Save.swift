@@ -50,6 +50,7 @@ extension ContextState {
         // Inserts now have permanent IDs: observers rename them in one diff.
         if !result.permanentIDs.isEmpty { observation?.noteRenamed() }
         layers = []
+        hasOwnEdits = false
         if isRoot { republishView() }
         // Listeners hear the rows as the store holds them, settled conflicts included.
         if isRoot, !result.refreshed.isEmpty { saved = saved.map { $0.settled(by: result.refreshed, model: model) } }
@@ -82,7 +83,12 @@ extension ContextState {
         // Every object a layer deleted, its insert cancelled or its row to go.
         var gone: Set<ObjectID> = []
         var toMany: [ObjectID: [String: ChangeSet.ToManyContents]] = [:]
-        for set in sets.map({ renamedToCurrentIDs($0, reindex: false) }) {
+        let renamed = sets.map { renamedToCurrentIDs($0, reindex: false) }
+        // A context's own inserts come after the layers of its children that updated them (a root's, and a child's
+        // pushed with its own): such an update is in the insert, which holds the object's current values (each
+        // layer's rows were shown in it as they came).
+        let inserted: Set<ObjectID> = Set(renamed.flatMap { $0.inserted.map { $0.objectID } })
+        for set in renamed {
             for row in set.inserted {
                 if inserts[row.objectID] == nil { order.append(row.objectID) }
                 inserts[row.objectID] = row
@@ -90,6 +96,7 @@ extension ContextState {
             for row in set.updated {
                 // A later layer cannot bring back what an earlier one deleted.
                 if deletes[row.objectID] != nil { continue }
+                if inserts[row.objectID] == nil, inserted.contains(row.objectID) { continue }
                 if var insert = inserts[row.objectID] {
                     insert.values = row.values
                     insert.toOne = row.toOne
@@ -107,7 +114,10 @@ extension ContextState {
             }
             for (id, version) in set.deleted {
                 gone.insert(id)
-                if inserts.removeValue(forKey: id) != nil { continue }
+                if inserts.removeValue(forKey: id) != nil {
+                    updates[id] = nil
+                    continue
+                }
                 updates[id] = nil
                 deletes[id] = version
             }
@@ -750,6 +760,7 @@ extension ContextState {
             }
             layers = []
         }
+        hasOwnEdits = false
         let rolledBack = Array(pendingInserts)
         let rolledBackIDs = Set(rolledBack.map(\.storedObjectID))
         for object in rolledBack {
@@ -791,6 +802,7 @@ extension ContextState {
         updated.removeAll()
         deleted = [:]
         layers = []
+        hasOwnEdits = false
     }
 
     func reset() {
@@ -798,6 +810,7 @@ extension ContextState {
         registered.removeAll(keepingCapacity: true)
         insertionOrder = []
         layers = []
+        hasOwnEdits = false
         updated.removeAll()
         deleted = [:]
         republishView()

@@ -42,8 +42,10 @@ extension ContextState {
         guard object.isInserted, object.state === self else { return }
         try nullifyAll(object)
         registered[object.objectID] = nil
-        // A child's pending row of it goes too: fetches read the layers, and would bring it back.
+        // A child's pending row of it goes too, now and when a child's later save brings one: fetches read the
+        // layers, and would bring it back.
         dropFromLayers([object.objectID])
+        discardedInserts.insert(object.objectID)
         object.isInserted = false
         object.isDeleted = true
         observation?.noteChanged(object)

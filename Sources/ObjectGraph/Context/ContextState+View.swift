@@ -138,7 +138,13 @@ extension ContextState {
         // and a later one's unchanged keys must not undo what an earlier one changed.
         var arrived: [ChangeSet] = []
         for layer in incoming {
-            let layer = rebased(renamedToCurrentIDs(layer, reindex: true))
+            var layer = renamedToCurrentIDs(layer, reindex: true)
+            if !discardedInserts.isEmpty, layer.updated.contains(where: { discardedInserts.contains($0.objectID) }) {
+                layer.updated.removeAll { discardedInserts.contains($0.objectID) }
+                layer.toMany.removeAll { discardedInserts.contains($0.objectID) }
+                layer = layer.reindexed(model: model)
+            }
+            layer = rebased(layer)
             layers.append(layer)
             show(layer) { _ in true }
             arrived.append(layer)
@@ -218,7 +224,7 @@ extension ContextState {
                     changed = true
                 }
             }
-            if changed { markUpdated(object) }
+            if changed { markUpdated(object, byLayer: true) }
         }
     }
 

@@ -79,6 +79,12 @@ final class ContextState {
     let inFlight = InFlightBoard()
     /// Whether ``inFlight`` holds this root's view now.
     var isViewPublished = false
+    /// Whether this context changed an object itself since its last save or rollback: its published view, made of
+    /// its layers alone, then leaves out changes (see ``republishView()``).
+    var hasOwnEdits = false
+    /// Unsaved inserts deleted here: a child that read one before may still save a change to it, which must not
+    /// bring it back (see ``discardInsert(_:)``).
+    var discardedInserts: Set<ObjectID> = []
     /// Set while save applies delete rules, which may touch objects that are themselves being deleted.
     var isApplyingDeleteRules = false
     /// See ``entity(named:)``. Every fetched row reads it; unchecked for the reason ``registered`` is: only this
@@ -238,11 +244,16 @@ final class ContextState {
         return object
     }
 
-    func markUpdated(_ object: ManagedObject) {
+    /// Notes a change of `object`: this context's own (an edit, a delete rule), or `byLayer`, a child's save shown in it.
+    func markUpdated(_ object: ManagedObject, byLayer: Bool = false) {
         // Every change, not only the first: an observer judges the object as it is when changes are processed.
         observation?.noteChanged(object)
+        if !byLayer {
+            // An own edit of an object a layer already changed is in no layer: the published view no longer holds.
+            hasOwnEdits = true
+            withdrawView()
+        }
         guard !object.isInserted, !object.isMarkedUpdated else { return }
-        withdrawView()
         updated.insert(object)
     }
 
@@ -260,6 +271,9 @@ final class ContextState {
             return
         }
         withdrawView()
+        // An insert a child's save brought, never stored: gone for good, as an own unsaved insert is (see
+        // ``discardedInserts``).
+        if coordinator.resolve(object.objectID).isTemporaryID { discardedInserts.insert(object.objectID) }
         object.isDeleted = true
         deleted[object.objectID] = object
         observation?.noteChanged(object)

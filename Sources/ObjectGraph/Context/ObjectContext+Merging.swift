@@ -162,6 +162,8 @@ extension ContextState {
         }
         dropFromLayers(Set(changes.deletedObjectIDs))
         refreshLayers(with: changes, isRootSave: notification.isRootSave)
+        // Children reading through this root's published view read the merged layers, not the ones before.
+        republishView()
         // Loaded to-many contents may now miss inserted objects, hold deleted ones, or be out of date with a
         // relationship changed on either side: reload them lazily.
         if changes.hasInsertions || !deletedHere.isEmpty || changes.changesRelationships {

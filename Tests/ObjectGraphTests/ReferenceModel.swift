@@ -1,0 +1,163 @@
+/// The semantics of saving, pushing and merging, small enough to be obviously right: the store as a dictionary of
+/// rows, each context as its pending changes over what lies below it. `ReferenceModelTests` drives the real graph and
+/// this model with the same random operations and checks after every step that they agree.
+///
+/// The rules it encodes (ARCHITECTURE.md, "What a context shows"):
+/// - A context shows, for each object, its own pending value of a key, else the value its pending object read (its
+///   snapshot), else what lies below shows (the parent's view, or the store).
+/// - A child's save pushes only the keys it changed into its parent, as the parent's pending changes.
+/// - A root's save writes its changed keys over the stored row (`.mergeByPropertyObjectTrump`: keys it did not
+///   change keep the store's values), its inserts and deletions; then nothing is pending.
+/// - A root merging another root's save gives its pending objects the saved rows as their snapshots, keeping its
+///   own changed keys; objects the save deleted leave it.
+/// - A deletion, of an unsaved insert too, is not undone by a child's later save of a change to the object.
+/// - A rollback drops a context's pending changes. Setting the value an object shows is no change; setting another
+///   value and then the one it read leaves it held, showing what it read, with nothing to save.
+/// Objects are named by a serial number given at insert, which no operation changes.
+struct ReferenceModel {
+    typealias Row = [String: Int]
+    static let keys = ["title", "pages"]
+
+    /// One context's pending object: what it read, what its children's saves pushed into it, and what it changed.
+    struct Pending {
+        var snapshot: Row
+        var pushed: Row = [:]
+        var changed: Row = [:]
+        var isInserted = false
+        var isDeleted = false
+        /// Whether the context ever changed it (a value set back keeps it held, as Core Data keeps such an object
+        /// among its updated objects, until a save, a rollback or a merge of a save of it).
+        var isHeld = false
+        /// What the object shows before this context's own edits.
+        var base: Row { snapshot.merging(pushed) { $1 } }
+        var values: Row { base.merging(changed) { $1 } }
+        /// Every key this context will write: pushed or changed.
+        var written: Row { pushed.merging(changed) { $1 } }
+        var isChange: Bool { isInserted || isDeleted || !pushed.isEmpty || !changed.isEmpty }
+        var isKept: Bool { isChange || isHeld }
+    }
+
+    struct Context {
+        var parent: Int?
+        var pending: [Int: Pending] = [:]
+        /// Unsaved inserts this context deleted: a child's later change to one does not bring it back.
+        var discarded: Set<Int> = []
+    }
+
+    var store: [Int: Row] = [:]
+    var contexts: [Context]
+
+    init(parents: [Int?]) { contexts = parents.map { Context(parent: $0) } }
+
+    /// What `context` shows: serial to values.
+    func view(_ context: Int) -> [Int: Row] {
+        var shown = contexts[context].parent.map(view) ?? store
+        for (serial, pending) in contexts[context].pending {
+            if pending.isDeleted {
+                shown[serial] = nil
+            } else {
+                shown[serial] = pending.values
+            }
+        }
+        return shown
+    }
+
+    mutating func insert(_ context: Int, serial: Int, values: Row) {
+        contexts[context].pending[serial] = Pending(snapshot: values, isInserted: true)
+    }
+
+    /// Registers the object as `context` shows it now, if it is not pending there yet.
+    private mutating func touch(_ context: Int, _ serial: Int) {
+        if contexts[context].pending[serial] == nil, let shown = view(context)[serial] {
+            contexts[context].pending[serial] = Pending(snapshot: shown)
+        }
+    }
+
+    /// A key set to the value the object read is no change (and an object left with none is not pending).
+    mutating func update(_ context: Int, serial: Int, key: String, value: Int) {
+        touch(context, serial)
+        guard var pending = contexts[context].pending[serial] else { return }
+        // Setting the value it shows is no change at all; another value is, even when it is the one read.
+        guard pending.values[key] != value else {
+            contexts[context].pending[serial] = pending.isKept ? pending : nil
+            return
+        }
+        if !pending.isInserted && pending.base[key] == value { pending.changed[key] = nil } else { pending.changed[key] = value }
+        pending.isHeld = true
+        contexts[context].pending[serial] = pending
+    }
+
+    /// A deleted unsaved insert is gone for good: a child's later save of a change to it does not bring it back.
+    mutating func delete(_ context: Int, serial: Int) {
+        if contexts[context].pending[serial]?.isInserted == true {
+            contexts[context].pending[serial] = nil
+            contexts[context].discarded.insert(serial)
+            return
+        }
+        touch(context, serial)
+        contexts[context].pending[serial]?.isDeleted = true
+    }
+
+    mutating func rollback(_ context: Int) { contexts[context].pending = [:] }
+
+    /// A child's save into its parent; returns nothing (a child's save cannot fail here).
+    mutating func pushToParent(_ context: Int) {
+        guard let parent = contexts[context].parent else { return }
+        for (serial, change) in contexts[context].pending.sorted(by: { $0.key < $1.key }) {
+            if change.isDeleted {
+                delete(parent, serial: serial)
+            } else if change.isInserted {
+                contexts[parent].pending[serial] = Pending(snapshot: change.values, isInserted: true)
+            } else if contexts[parent].pending[serial]?.isDeleted == true || contexts[parent].discarded.contains(serial) {
+                // The parent deleted it since: a deletion is not undone by a later change.
+                continue
+            } else if !change.written.isEmpty {
+                touch(parent, serial)
+                // Gone below since the child read it (another root's deletion, merged here): the parent keeps the
+                // change, and its save to the store will fail.
+                var pending = contexts[parent].pending[serial] ?? Pending(snapshot: change.snapshot)
+                if pending.isInserted {
+                    pending.changed.merge(change.written) { $1 }
+                } else {
+                    pending.pushed.merge(change.written) { $1 }
+                    for key in change.written.keys { pending.changed[key] = nil }
+                }
+                contexts[parent].pending[serial] = pending
+            }
+        }
+        contexts[context].pending = [:]
+    }
+
+    /// A root's save to the store. Returns the serials it updated and deleted, or nil when it must fail: it
+    /// changes or deletes an object the store no longer has.
+    mutating func saveRoot(_ context: Int) -> (updated: [Int: Row], deleted: Set<Int>)? {
+        let pending = contexts[context].pending
+        if pending.contains(where: { serial, change in !change.isInserted && !change.isDeleted && store[serial] == nil }) { return nil }
+        var updated: [Int: Row] = [:]
+        var deleted: Set<Int> = []
+        for (serial, change) in pending {
+            if change.isDeleted {
+                if store.removeValue(forKey: serial) != nil { deleted.insert(serial) }
+            } else if change.isInserted {
+                store[serial] = change.values
+            } else if !change.written.isEmpty {
+                store[serial]?.merge(change.written) { $1 }
+                updated[serial] = store[serial]
+            }
+        }
+        contexts[context].pending = [:]
+        return (updated, deleted)
+    }
+
+    /// A root merging another root's save (its updated rows, its deleted objects).
+    mutating func merge(_ context: Int, updated: [Int: Row], deleted: Set<Int>) {
+        for serial in deleted where contexts[context].pending[serial]?.isInserted != true {
+            contexts[context].pending[serial] = nil
+        }
+        for (serial, row) in updated {
+            contexts[context].pending[serial]?.snapshot = row
+            // Held with nothing changed: it lets go, and shows the store's row.
+            if contexts[context].pending[serial]?.isChange == false { contexts[context].pending[serial] = nil }
+        }
+    }
+}
