@@ -291,7 +291,7 @@ extension ObjectContext {
 
 /// A store where, once armed, another writer changes every row a save updates (adding one to `pages`) just before
 /// each of the save's first attempts, as contention between hosts does.
-final class ContendedStore: PersistentStore {
+final class ContendedStore: ForwardingStore {
     let inner: any PersistentStore
     private let remaining = Mutex(0)
     private let count = Mutex(0)
@@ -305,18 +305,6 @@ final class ContendedStore: PersistentStore {
     func arm() { remaining.withLock { $0 = planned } }
     var competed: Int { count.withLock { $0 } }
 
-    var identifier: String { inner.identifier }
-    var location: String { inner.location }
-    func snapshots(for ids: [ObjectID]) throws -> [Snapshot] { try inner.snapshots(for: ids) }
-    func fetch(_ request: StoreFetchRequest) throws -> [Snapshot] { try inner.fetch(request) }
-    func fetchIDs(_ request: StoreFetchRequest) throws -> [ObjectID] { try inner.fetchIDs(request) }
-    func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[String: AttributeValue]] { try inner.fetchDictionaries(request) }
-    func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [[ObjectID]] {
-        try inner.relatedIDs(of: ids, relationship: relationship)
-    }
-    func count(_ request: StoreFetchRequest) throws -> Int { try inner.count(request) }
-    func relatedIDs(of id: ObjectID, relationship: ModelRelationship) throws -> [ObjectID] { try inner.relatedIDs(of: id, relationship: relationship) }
-    func allocatePrimaryKeys(rootEntity: String, count: Int) throws -> [Int64] { try inner.allocatePrimaryKeys(rootEntity: rootEntity, count: count) }
     func save(_ changes: ChangeSet) throws -> SaveResult {
         if remaining.withLock({ left in defer { left = max(0, left - 1) }; return left > 0 }) {
             count.withLock { $0 += 1 }

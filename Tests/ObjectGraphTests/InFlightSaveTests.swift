@@ -3,20 +3,12 @@ import Foundation
 import Testing
 @testable import ObjectGraph
 
-/// A store whose next save stops inside the write until the test lets it go: a deterministic "the disk is slow".
-final class GatedStore: PersistentStore {
-    let inner: any PersistentStore
-    private let armed = Protected(false)
-    /// Signalled when an armed save has entered the write.
-    let entered = DispatchSemaphore(value: 0)
-    /// Signal it to let the armed save finish.
-    let release = DispatchSemaphore(value: 0)
+/// A store that passes every call to `inner`, for test stores that change one call (their own `save`).
+protocol ForwardingStore: PersistentStore {
+    var inner: any PersistentStore { get }
+}
 
-    init(_ inner: any PersistentStore) { self.inner = inner }
-
-    /// Makes the next save wait for ``release``.
-    func arm() { armed.withLock { $0 = true } }
-
+extension ForwardingStore {
     var identifier: String { inner.identifier }
     var location: String { inner.location }
     func snapshots(for ids: [ObjectID]) throws -> [Snapshot] { try inner.snapshots(for: ids) }
@@ -29,6 +21,22 @@ final class GatedStore: PersistentStore {
     func count(_ request: StoreFetchRequest) throws -> Int { try inner.count(request) }
     func relatedIDs(of id: ObjectID, relationship: ModelRelationship) throws -> [ObjectID] { try inner.relatedIDs(of: id, relationship: relationship) }
     func allocatePrimaryKeys(rootEntity: String, count: Int) throws -> [Int64] { try inner.allocatePrimaryKeys(rootEntity: rootEntity, count: count) }
+}
+
+/// A store whose next save stops inside the write until the test lets it go: a deterministic "the disk is slow".
+final class GatedStore: ForwardingStore {
+    let inner: any PersistentStore
+    private let armed = Protected(false)
+    /// Signalled when an armed save has entered the write.
+    let entered = DispatchSemaphore(value: 0)
+    /// Signal it to let the armed save finish.
+    let release = DispatchSemaphore(value: 0)
+
+    init(_ inner: any PersistentStore) { self.inner = inner }
+
+    /// Makes the next save wait for ``release``.
+    func arm() { armed.withLock { $0 = true } }
+
     func save(_ changes: ChangeSet) throws -> SaveResult {
         if armed.withLock({ armed in defer { armed = false }; return armed }) {
             entered.signal()
