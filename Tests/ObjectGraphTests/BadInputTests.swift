@@ -8,7 +8,7 @@ import Testing
     /// Checkpoints the WAL so that the main file holds everything, and returns its bytes.
     private func settledBytes(_ coordinator: PersistentStoreCoordinator, _ url: URL) throws -> Data {
         let store = try #require(coordinator.store as? SQLiteStore)
-        _ = try store.pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+        _ = try store.writer.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
         return try bytes(url)
     }
 
@@ -155,7 +155,7 @@ import Testing
         let damaged = folder.url.appendingPathComponent("damaged.sqlite")
         do {
             let coordinator = try PersistentStoreCoordinator(model: model, storeURL: damaged)
-            _ = try (coordinator.store as! SQLiteStore).pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+            _ = try (coordinator.store as! SQLiteStore).writer.writeWithoutTransaction { try $0.checkpoint(.truncate) }
         }
         var data = try Data(contentsOf: damaged)
         data.replaceSubrange(0..<100, with: Data(repeating: 0xFF, count: 100))
@@ -197,7 +197,7 @@ import Testing
             #expect(count == 0)
         }
         // Another program renames a table under the open store.
-        try await store.pool.writeWithoutTransaction { try $0.execute(sql: "ALTER TABLE Author RENAME TO Shelved") }
+        try await store.writer.writeWithoutTransaction { try $0.execute(sql: "ALTER TABLE Author RENAME TO Shelved") }
         let failure: ObjectGraphError? = await context.perform { ctx in
             do {
                 _ = try ctx.fetch(FetchRequest(entityName: "Author"))
@@ -213,7 +213,7 @@ import Testing
         #expect(path == folder.storeURL.path)
         #expect(reason.contains("no such table: Author") && reason.contains("SELECT"), "\(reason)")
         #expect(failure?.description.hasPrefix("reading the store at \(folder.storeURL.path) failed: ") == true)
-        try await store.pool.writeWithoutTransaction { try $0.execute(sql: "ALTER TABLE Shelved RENAME TO Author") }
+        try await store.writer.writeWithoutTransaction { try $0.execute(sql: "ALTER TABLE Shelved RENAME TO Author") }
         let count = try await context.perform { ctx in try ctx.fetch(FetchRequest(entityName: "Author")).count }
         #expect(count == 0)
     }

@@ -18,7 +18,7 @@ import Testing
     /// Lowers SQLite's limit on a statement's parameters on the store's writer, so chunks hold fewer rows.
     private func limitParameters(_ coordinator: PersistentStoreCoordinator, to limit: Int32) throws {
         let store = try #require(coordinator.store as? SQLiteStore)
-        store.pool.writeWithoutTransaction { db in
+        store.writer.writeWithoutTransaction { db in
             _ = sqlite3_limit(db.sqliteConnection, SQLITE_LIMIT_VARIABLE_NUMBER, limit)
         }
     }

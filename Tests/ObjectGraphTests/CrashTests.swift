@@ -92,8 +92,8 @@ import Testing
         }
         let coordinator = try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL)
         let store = try #require(coordinator.store as? SQLiteStore)
-        #expect(try await store.pool.read { try String.fetchAll($0, sql: "PRAGMA integrity_check") } == ["ok"])
-        let counts = try await store.pool.read { db in
+        #expect(try await store.writer.read { try String.fetchAll($0, sql: "PRAGMA integrity_check") } == ["ok"])
+        let counts = try await store.writer.read { db in
             [Int: Int](try Row.fetchAll(db, sql: "SELECT save, COUNT(*) AS n FROM Entry GROUP BY save").map { ($0["save"], $0["n"]) },
                            uniquingKeysWith: +)
         }

@@ -202,7 +202,7 @@ extension ObjectContext {
                 }
                 try ctx.save()
             }
-            _ = try await (coordinator.store as! SQLiteStore).pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+            _ = try await (coordinator.store as! SQLiteStore).writer.writeWithoutTransaction { try $0.checkpoint(.truncate) }
         }
         let working = folder.url.appendingPathComponent("working.sqlite")
         try FileManager.default.copyItem(at: base, to: working)

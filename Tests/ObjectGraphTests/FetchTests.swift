@@ -299,7 +299,7 @@ func titles(_ objects: [ManagedObject]) throws -> [String] {
         let model = try Model(entities: [EntityDescription("Row", attributes: [.init("n", .int64), .init("label", .string)])])
         let coordinator = try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL)
         // The rows are written straight into the store's table: this test is about reading them back in batches.
-        try await (coordinator.store as! SQLiteStore).pool.write { db in
+        try await (coordinator.store as! SQLiteStore).writer.write { db in
             let statement = try db.makeStatement(sql: "INSERT INTO Row (\"row.id\", \"row.entity\", \"row.version\", n) VALUES (?, 'Row', 1, ?)")
             for n in 0..<200_000 { try statement.execute(arguments: [n + 1, n]) }
             try db.execute(sql: "UPDATE \"objectgraph.sequence\" SET max_key = 200000 WHERE entity = 'Row'")
@@ -373,7 +373,7 @@ func titles(_ objects: [ManagedObject]) throws -> [String] {
             .init("n", .int64), .init("ratio", .double), .init("flag", .bool, isOptional: true), .init("at", .date),
         ])])
         let coordinator = try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL)
-        try await (coordinator.store as! SQLiteStore).pool.write { db in
+        try await (coordinator.store as! SQLiteStore).writer.write { db in
             let statement = try db.makeStatement(sql: "INSERT INTO Reading (\"row.id\", \"row.entity\", \"row.version\", n, ratio, flag, at) VALUES (?, 'Reading', 1, ?, ?, ?, ?)")
             for n in 1...300 {
                 let flag: Bool? = n % 3 == 0 ? nil : n % 2 == 0

@@ -143,7 +143,7 @@ import Testing
         }
         let coordinator = try Self.open(path)
         let store = try #require(coordinator.store as? SQLiteStore)
-        let counts = try await store.pool.read { db in
+        let counts = try await store.writer.read { db in
             try Row.fetchAll(db, sql: "SELECT writer, count(DISTINCT serial) FROM Entry GROUP BY writer ORDER BY writer").map { "\($0[0] as String):\($0[1] as Int)" }
         }
         #expect(counts == ["a:200", "b:200", "c:200"])
@@ -173,7 +173,7 @@ import Testing
         }
         let coordinator = try Self.open(path)
         let store = try #require(coordinator.store as? SQLiteStore)
-        #expect(try await store.pool.read { try String.fetchAll($0, sql: "PRAGMA integrity_check") } == ["ok"])
+        #expect(try await store.writer.read { try String.fetchAll($0, sql: "PRAGMA integrity_check") } == ["ok"])
         let survivor = try await ObjectContext(coordinator: coordinator).perform { ctx in
             try ctx.count(for: FetchRequest(entityName: "Entry", format: "writer == 'survivor'"))
         }

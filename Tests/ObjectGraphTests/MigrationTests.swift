@@ -131,7 +131,7 @@ import Testing
         }
         #expect(count == 2)
         let store = try #require(reopened.store as? SQLiteStore)
-        let check = try await store.pool.read { db in
+        let check = try await store.writer.read { db in
             (try String.fetchAll(db, sql: "PRAGMA integrity_check"), try Row.fetchAll(db, sql: "PRAGMA foreign_key_check").count,
              try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE name LIKE 'objectgraph.migrating.%'"))
         }
@@ -265,7 +265,7 @@ import Testing
         }
         #expect(books == ["\"Dune\" 412", "\"Emma\" 300"] && films == ["\"Heat\" 170"])
         let store = try #require(coordinator.store as? SQLiteStore)
-        let tables = try await store.pool.read { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'objectgraph.%' ORDER BY name") }
+        let tables = try await store.writer.read { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'objectgraph.%' ORDER BY name") }
         #expect(tables == ["Book", "Film"])
     }
 
@@ -601,7 +601,7 @@ enum CatalogV2 {
         #expect(books == [["\"Dune\"", "412", "3.0"], ["\"Emma\"", "300", "2.0"]])
         #expect(films == ["\"Heat\" 170", "\"Up\" 95"])
         let store = try #require(coordinator.store as? SQLiteStore)
-        let tables = try await store.pool.read { db in
+        let tables = try await store.writer.read { db in
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'objectgraph.%' ORDER BY name")
         }
         #expect(tables == ["Book", "Film"])

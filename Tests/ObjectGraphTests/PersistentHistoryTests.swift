@@ -84,7 +84,7 @@ import Testing
         #expect(history[2].changes.first?.tombstone == ["isbn": .string("000-0008")])
         if kind == .sqlite, let store = coordinator.store as? SQLiteStore {
             // The 500 inserts are one run of keys: one row of changes.
-            let runs = try await store.pool.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM \"objectgraph.history_changes\" WHERE \"transaction\" = 1") }
+            let runs = try await store.writer.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM \"objectgraph.history_changes\" WHERE \"transaction\" = 1") }
             #expect(runs == 1)
         }
     }

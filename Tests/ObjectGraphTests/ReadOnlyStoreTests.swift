@@ -82,8 +82,8 @@ import Testing
             try ctx.save()
         }
         let store = try #require(writer.store as? SQLiteStore)
-        #expect(try await store.pool.read { try String.fetchAll($0, sql: "PRAGMA integrity_check") } == ["ok"])
-        #expect(try await store.pool.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM Item") } == 12)
+        #expect(try await store.writer.read { try String.fetchAll($0, sql: "PRAGMA integrity_check") } == ["ok"])
+        #expect(try await store.writer.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM Item") } == 12)
     }
 
     @Test func aMissingFileIsRefusedAndNothingIsCreated() throws {
@@ -108,6 +108,22 @@ import Testing
             try PersistentStoreCoordinator(versions: versions, storeURL: folder.storeURL, options: StoreOptions(isReadOnly: true))
         }
         #expect("\(error.map { "\($0)" } ?? "")".contains("needs migrating to version 2"))
+        #expect(try Self.contents(folder) == before)
+    }
+
+    /// Opening a store for writing writes only what its schema needs: an existing store of the same model, opened,
+    /// fetched from and closed without a save, is byte for byte as it was, companions gone.
+    @Test func openingAStoreForWritingWithoutSavingLeavesItByteForByte() async throws {
+        let folder = try TemporaryFolder()
+        try await Self.makeStore(folder)
+        let before = try Self.contents(folder)
+        for _ in 0..<2 {
+            let coordinator = try PersistentStoreCoordinator(model: Self.model, storeURL: folder.storeURL)
+            let count = try await ObjectContext(coordinator: coordinator).perform { ctx in
+                try ctx.fetch(FetchRequest(entityName: "Item", format: "serial >= 5")).count
+            }
+            #expect(count == 5)
+        }
         #expect(try Self.contents(folder) == before)
     }
 }

@@ -137,7 +137,7 @@ import Testing
         let (folder, _, store) = try await library()
         _ = folder
         // Another program writes a row of an entity the model does not have, far past the hand-over.
-        try await store.pool.writeWithoutTransaction { try $0.execute(sql: "UPDATE Media SET \"row.entity\" = 'Ghost' WHERE \"row.id\" = 1500") }
+        try await store.writer.writeWithoutTransaction { try $0.execute(sql: "UPDATE Media SET \"row.entity\" = 'Ghost' WHERE \"row.id\" = 1500") }
         store.pipelineThreshold.store(10, ordering: .relaxed)
         var keys: [Int64] = []
         do {
@@ -147,7 +147,7 @@ import Testing
             #expect(error == .unknownEntity("Ghost"))
         }
         #expect(keys == Array(1...1_499))
-        try await store.pool.writeWithoutTransaction { try $0.execute(sql: "UPDATE Media SET \"row.entity\" = 'Book' WHERE \"row.id\" = 1500") }
+        try await store.writer.writeWithoutTransaction { try $0.execute(sql: "UPDATE Media SET \"row.entity\" = 'Book' WHERE \"row.id\" = 1500") }
         #expect(try store.fetch(StoreFetchRequest(entityName: "Media")).count == Self.mediaCount)
     }
 
@@ -167,7 +167,7 @@ import Testing
                 try ctx.save()
             }
             let store = try #require(coordinator.store as? SQLiteStore)
-            _ = try await store.pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+            _ = try await store.writer.writeWithoutTransaction { try $0.checkpoint(.truncate) }
         }
         // Opening checks the file (a damaged one is refused), so the page is damaged once the store is open. Only
         // authors were written, last: the file's last page holds the last authors' rows.

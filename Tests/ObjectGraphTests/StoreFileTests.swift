@@ -198,7 +198,7 @@ import Testing
         try await child.perform { ctx in try Self.insertBook(ctx, "Copy") }
         _ = try await child.perform { ctx in try ctx.count(for: FetchRequest(entityName: "Book")) }
         let store = try #require(coordinator.store as? SQLiteStore)
-        let sequence = { try store.pool.read { try Row.fetchAll($0, sql: "SELECT * FROM \"objectgraph.sequence\" ORDER BY entity") } }
+        let sequence = { try store.writer.read { try Row.fetchAll($0, sql: "SELECT * FROM \"objectgraph.sequence\" ORDER BY entity") } }
         let before = try sequence()
         await root.perform { ctx in
             _ = #expect(throws: ObjectGraphError.self) { try ctx.save() }

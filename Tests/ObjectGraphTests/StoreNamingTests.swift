@@ -80,16 +80,16 @@ import Testing
         let folder = try TemporaryFolder()
         let coordinator = try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL)
         let store = try #require(coordinator.store as? SQLiteStore)
-        let columns = try await store.pool.read { db in try db.columns(in: "Post").map(\.name) }
+        let columns = try await store.writer.read { db in try db.columns(in: "Post").map(\.name) }
         #expect(Array(columns.prefix(3)) == ["row.id", "row.entity", "row.version"])
         #expect(columns.contains("id") && columns.contains("author_id") && columns.contains("author") && columns.contains("name.2"))
-        let tables = try await store.pool.read { db in
+        let tables = try await store.writer.read { db in
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         }
         // Declared first, `person` keeps its name; `Person` takes the next one.
         #expect(tables == ["Book_tags", "Book_tags.from", "Garment", "Person.2", "Post", "objectgraph.metadata",
                            "objectgraph.schema", "objectgraph.sequence", "person"])
-        let garment = try await store.pool.read { db in
+        let garment = try await store.writer.read { db in
             try Row.fetchAll(db, sql: #"SELECT entity, property, "column" FROM "objectgraph.schema" WHERE "table" = 'Garment' AND property IS NOT NULL ORDER BY entity, property"#)
                 .map { "\($0[0] as String).\($0[1] as String)=\($0[2] as String)" }
         }

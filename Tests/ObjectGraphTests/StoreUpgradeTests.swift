@@ -43,14 +43,14 @@ import Testing
         let model = try Model(entities: Self.entities)
         let coordinator = try PersistentStoreCoordinator(model: model, storeURL: url)
         let store = try #require(coordinator.store as? SQLiteStore)
-        let (tables, format) = try await store.pool.read { db in
+        let (tables, format) = try await store.writer.read { db in
             (try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"),
              try String.fetchOne(db, sql: #"SELECT value FROM "objectgraph.metadata" WHERE key = 'format_version'"#))
         }
         #expect(format == "2")
         #expect(tables == ["Author", "Book.tags", "Chapter", "Item", "Item.sets", "ItemSet", "Media", "Tag",
                            "objectgraph.metadata", "objectgraph.schema", "objectgraph.sequence"])
-        #expect(try await store.pool.read { try String.fetchAll($0, sql: "PRAGMA integrity_check") } == ["ok"])
+        #expect(try await store.writer.read { try String.fetchAll($0, sql: "PRAGMA integrity_check") } == ["ok"])
         let context = ObjectContext(coordinator: coordinator)
         try await context.perform { ctx in
             let dune = try #require(try ctx.fetch(FetchRequest(entityName: "Book", format: "title == 'Dune'")).first)

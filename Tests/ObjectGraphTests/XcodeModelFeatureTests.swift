@@ -196,7 +196,7 @@ import Testing
         let (model, folder) = try load()
         let coordinator = try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL)
         let store = try #require(coordinator.store as? SQLiteStore)
-        let indexSQL = try await store.pool.read { db in
+        let indexSQL = try await store.writer.read { db in
             try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'Event(-on)'")
         }
         #expect(indexSQL?.contains("\"on\" DESC") == true, "\(indexSQL ?? "no index")")

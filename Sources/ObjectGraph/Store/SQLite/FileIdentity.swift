@@ -57,15 +57,21 @@ struct StoreFiles: Sendable {
         return "the store was opened by process \(process), and this process (\(getpid())) is a fork of it, without its locks; open the store again in this process"
     }
 
+    /// Why the store file at `path` may not be opened or written, when it has another name (a hard link), else nil:
+    /// SQLite keeps a store's `-wal` and `-shm` beside the name it was opened by, so two processes opening one file
+    /// by two names would each write a log of its own into one database, and corrupt it (section 2.5).
+    static func secondNameProblem(_ path: String) -> String? {
+        guard let links = FileIdentity.linkCount(path: path), links > 1 else { return nil }
+        return "the store file has \(links) names (a second name is a hard link), and SQLite keeps its log beside each name apart, which can corrupt it; remove the other names, or open a copy of the file"
+    }
+
     /// Why a commit now would not reach the file the store opened, or nil when it would.
     func problem() -> String? {
         if let problem = processProblem() { return problem }
         if database != nil, FileIdentity(path: path) != database {
             return "the store file was deleted or replaced since the store opened it; open the store again"
         }
-        if let links = FileIdentity.linkCount(path: path), links > 1 {
-            return "the store file was given a second name (a hard link) since the store opened it; SQLite keeps its log beside each name apart, which can corrupt it: remove the other name"
-        }
+        if let problem = Self.secondNameProblem(path) { return problem }
         for (suffix, opened) in [("-wal", log), ("-shm", sharedMemory)] where opened != nil && FileIdentity(path: path + suffix) != opened {
             return "the store's \(suffix) file was deleted or replaced while the store had it open, so other processes no longer see this store's log; nothing more is written: close the store (which writes its log into the file) and open it again"
         }

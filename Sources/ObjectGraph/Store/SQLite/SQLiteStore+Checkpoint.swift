@@ -33,7 +33,7 @@ extension SQLiteStore {
     public func checkpoint() throws -> Bool {
         guard !isReadOnly else { throw Self.readOnlyRefusal(location) }
         do {
-            return try pool.writeWithoutTransaction { db in
+            return try writer.writeWithoutTransaction { db in
                 sqlite3_busy_timeout(db.sqliteConnection, 0)
                 defer { sqlite3_busy_timeout(db.sqliteConnection, Int32(busyTimeout * 1000)) }
                 do {

@@ -23,7 +23,7 @@ extension SQLiteStore {
     /// single statement needs none (SQLite reads each statement from one snapshot), which spares a small fetch
     /// the cost of opening and closing a transaction, and takes one of the store's ``StatementReaders``.
     func readStore<T>(singleStatement: Bool = false, _ body: (Database) throws -> T) throws -> T {
-        try reportingStoreErrors { singleStatement ? try statementReaders.read(body) : try pool.read(body) }
+        try reportingStoreErrors { singleStatement ? try statementReaders.read(body) : try statementReaders.readInTransaction(body) }
     }
 
     /// Runs a read, reporting SQLite's errors as the store's: a file SQLite can no longer open or recognize as a

@@ -4,7 +4,8 @@ import GRDBSQLite
 import PredicateFormat
 import Synchronization
 
-/// A store in one SQLite file, through GRDB's `DatabasePool` (WAL: one writer, concurrent snapshot readers).
+/// A store in one SQLite file, in WAL mode: one writing connection, and read-only connections reading snapshots
+/// beside it (``StatementReaders``).
 ///
 /// The schema is readable without this library: a table per root entity (see `TableLayout`), a column per
 /// attribute, `<relationship>_id` foreign keys for to-one relationships, join tables named `<Entity>_<relationship>`
@@ -19,7 +20,13 @@ public final class SQLiteStore: PersistentStore {
     /// How long this store's writes wait for a lock held elsewhere.
     public let busyTimeout: TimeInterval
     let model: Model
-    let pool: DatabasePool
+    /// The store's one writing connection (read-only for a read-only store), which also runs the checks on open.
+    ///
+    /// A GRDB `DatabaseQueue` in WAL mode, not a `DatabasePool`: a pool writes on every open (it creates and drops a
+    /// table when the `-wal` is empty, which it is after every clean close), and a store opened for writing writes
+    /// only what its schema needs. The store's readers are its own (``StatementReaders``): they open once the writer
+    /// has made the `-wal` and `-shm`.
+    let writer: DatabaseQueue
     /// Connections for single-statement reads (see ``StatementReaders``).
     let statementReaders: StatementReaders
     let tables: NameTable<TableLayout>
@@ -118,8 +125,16 @@ public final class SQLiteStore: PersistentStore {
         configuration.publicStatementArguments = traced
         let readOnly = options.isReadOnly
         configuration.prepareDatabase { db in
-            // After a checkpoint has copied the whole log, the `-wal` is cut back to this size (see `checkpoint()`).
-            if !readOnly { try db.execute(sql: "PRAGMA journal_size_limit = \(Self.logSizeLimit)") }
+            if !readOnly {
+                // WAL, as SQLite recommends for a writer beside readers; `synchronous = NORMAL` is the durability
+                // contract (ARCHITECTURE.md, "Durability"). On a store already in WAL mode this writes nothing.
+                guard try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") == "wal" else {
+                    throw ObjectGraphError.storeUnavailable(path: path, reason: "SQLite could not switch it to write-ahead logging (WAL)")
+                }
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                // After a checkpoint has copied the whole log, the `-wal` is cut back to this size (see `checkpoint()`).
+                try db.execute(sql: "PRAGMA journal_size_limit = \(Self.logSizeLimit)")
+            }
             PredicateSQLFunctions.register(in: db)
             db.add(function: DerivationTriggers.caseFunction)
             db.add(function: BatchValueCheck.function)
@@ -134,7 +149,7 @@ public final class SQLiteStore: PersistentStore {
             if options.isReadOnly, !FileManager.default.fileExists(atPath: file) {
                 throw ObjectGraphError.storeUnavailable(path: path, reason: "there is no store file to open read-only")
             }
-            try Self.refuseSecondName(file, path: path)
+            if let problem = StoreFiles.secondNameProblem(file) { throw ObjectGraphError.storeUnavailable(path: path, reason: problem) }
             let stored = try StoreFileCheck.inspect(path: file, versions: versions)
             if options.isReadOnly, stored != versions.currentIndex {
                 throw ObjectGraphError.storeUnavailable(
@@ -150,19 +165,19 @@ public final class SQLiteStore: PersistentStore {
             if let stored, versions.stages.contains(where: { $0.from >= stored && $0.from < versions.currentIndex }) {
                 try StagedMigration.run(path: file, from: stored, versions: versions, busyTimeout: busyTimeout, progress: progress)
             }
-            pool = try DatabasePool(path: connectionPath, configuration: configuration)
+            writer = try DatabaseQueue(path: connectionPath, configuration: configuration)
             // An existing store is only read: another process saving meanwhile holds the write lock, and opening
             // must not wait for it.
-            let existing = try pool.read { db in try Self.storedIdentifier(db, model: model, path: path, migrating: true) }
+            let existing = try writer.read { db in try Self.storedIdentifier(db, model: model, path: path, migrating: true) }
             if existing == nil, options.isReadOnly {
                 throw ObjectGraphError.storeUnavailable(path: path, reason: "it is a store of an earlier format and needs upgrading, which writes; open it for writing once")
             }
             identifier = try existing
-                ?? pool.writeWithoutTransaction { db in try Self.prepareSchema(db, versions: versions, tables: tables, path: path, progress: progress) }
-            let keepsHistory = try pool.read { try $0.tableExists(Self.historyTable) }
-            if options.keepsHistory && !keepsHistory && !options.isReadOnly { try pool.write { try Self.createHistoryTables($0) } }
+                ?? writer.writeWithoutTransaction { db in try Self.prepareSchema(db, versions: versions, tables: tables, path: path, progress: progress) }
+            let keepsHistory = try writer.read { try $0.tableExists(Self.historyTable) }
+            if options.keepsHistory && !keepsHistory && !options.isReadOnly { try writer.write { try Self.createHistoryTables($0) } }
             recordsHistory = keepsHistory || (options.keepsHistory && !options.isReadOnly)
-            statementReaders = try StatementReaders(path: connectionPath, busyTimeout: busyTimeout)
+            statementReaders = try StatementReaders(path: connectionPath, busyTimeout: busyTimeout, immutableFile: immutable ? file : nil)
             files = StoreFiles(path: file)
         } catch let error as ObjectGraphError {
             lease?.release()
@@ -181,15 +196,6 @@ public final class SQLiteStore: PersistentStore {
             lease?.release()
             throw ObjectGraphError.storeUnavailable(path: path, reason: "\(error)")
         }
-    }
-
-    /// Refuses a store file that has another name (a hard link): SQLite keeps a store's `-wal` and `-shm` beside the
-    /// name it was opened by, so two processes opening one file by two names would each write a log of its own into
-    /// one database, and corrupt it (SQLite's "How To Corrupt An SQLite Database File", section 2.5).
-    static func refuseSecondName(_ file: String, path: String) throws {
-        guard let links = FileIdentity.linkCount(path: file), links > 1 else { return }
-        throw ObjectGraphError.storeUnavailable(
-            path: path, reason: "the store file has \(links) names (hard links), and SQLite keeps its log beside each name apart, which can corrupt it; remove the other names, or open a copy of the file")
     }
 
     /// The tables of `model`'s trees, by root entity.
@@ -379,21 +385,19 @@ public final class SQLiteStore: PersistentStore {
     deinit {
         if readsImmutableFile {
             // Immutable connections' descriptors are outside SQLite's bookkeeping (see ``StoreFileRegistry``).
-            StoreFileRegistry.close(pool, path: lease.path)
+            StoreFileRegistry.close(writer, path: lease.path)
             StoreFileRegistry.close(statementReaders, path: lease.path)
             return
         }
         if !isReadOnly {
-            try? pool.writeWithoutTransaction { db in
+            try? writer.writeWithoutTransaction { db in
                 sqlite3_busy_timeout(db.sqliteConnection, 0)
                 _ = try db.checkpoint(.truncate)
             }
         }
-        // The readers first (GRDB's `close()` closes the writer first): the last connection to close removes the
-        // `-wal` and `-shm`, and only a writing one can.
+        // The readers first: the last connection to close removes the `-wal` and `-shm`, and only a writing one can.
         statementReaders.close()
-        pool.releaseMemory()
-        try? pool.close()
+        try? writer.close()
         lease.release()
     }
 
@@ -442,7 +446,7 @@ public final class SQLiteStore: PersistentStore {
         }
         if let problem = files.processProblem() { throw ObjectGraphError.storeWriteFailed(path: location, reason: problem) }
         do {
-            return try pool.write { db in
+            return try writer.write { db in
                 let result = try body(db)
                 // Last, so that nothing commits where no later process reads it (see `StoreFiles`).
                 if let problem = files.problem() { throw ObjectGraphError.storeWriteFailed(path: location, reason: problem) }

@@ -3,13 +3,14 @@ import GRDB
 import PredicateFormat
 import Synchronization
 
-/// Read-only connections for reads of one statement, lent one at a time.
+/// The store's read-only connections, each lent to one read at a time.
 ///
 /// GRDB's `DatabasePool` lends a reader for every read through a pool of semaphores and locks, and asks SQLite for
 /// the schema version each time (to refresh its schema cache): together about three fifths of a one-object fetch,
 /// which is what a screen's query costs the main thread while an import runs. A store's schema never changes once
 /// it is open, and SQLite reads one statement from one snapshot by itself, so such reads take a plain read-only
-/// connection from a short list instead; reads of several statements still take a pool reader and a transaction.
+/// connection from a short list instead, outside any transaction; reads of several statements take one in a read
+/// transaction (``readInTransaction(_:)``).
 ///
 /// The first connection is lent through an atomic flag, not the lock: a read that finds it free (the usual case: one
 /// reader at a time, often the main thread) takes no lock at all, where taking and returning a connection under a
@@ -24,12 +25,16 @@ final class StatementReaders: Sendable {
     private let configuration: Configuration
     /// How many further idle connections are kept; more concurrent reads open more, closed when done.
     private let limit = 3
+    /// The store file, when the connections open it immutable: their descriptors are outside SQLite's bookkeeping,
+    /// so a surplus one is closed through ``StoreFileRegistry/close(_:path:)``, never directly.
+    private let immutableFile: String?
 
     /// Opens the first connection at once: opening one costs little on a fresh heap, but much (glibc consolidates
     /// its free lists for SQLite's page cache) on the heap a large import has just churned, and the first read is
     /// often a screen's query on the main thread during such an import.
-    init(path: String, busyTimeout: TimeInterval) throws {
+    init(path: String, busyTimeout: TimeInterval, immutableFile: String? = nil) throws {
         self.path = path
+        self.immutableFile = immutableFile
         var configuration = Configuration()
         configuration.readonly = true
         configuration.busyMode = .timeout(busyTimeout)
@@ -45,14 +50,25 @@ final class StatementReaders: Sendable {
     }
 
     /// Closes the connections, when the store closes: none is lent then.
+    ///
+    /// A connection's kept statements are finalized first: SQLite closes no connection that still has prepared
+    /// statements, and one left open would outlive the store's writer, which could then not remove the `-wal` and
+    /// `-shm` as the last connection does.
     func close() {
-        try? first.queue.close()
-        for reader in idle.withLock({ $0 }) { try? reader.queue.close() }
+        for reader in [first] + idle.withLock({ $0 }) {
+            reader.queue.unsafeRead { _ in reader.memo.removeAll() }
+            try? reader.queue.close()
+        }
     }
 
     /// Runs `body` on an idle connection (opening one when none is idle), outside any transaction.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
         try lend { reader in try reader.queue.unsafeRead(body) }
+    }
+
+    /// Runs `body` on an idle connection in one read transaction: its statements read one snapshot of the store.
+    func readInTransaction<T>(_ body: (Database) throws -> T) throws -> T {
+        try lend { reader in try reader.queue.read(body) }
     }
 
     /// Runs `body` with the statement of `compiled` (its sliced SQL when `sliced`) prepared on an idle connection.
@@ -83,9 +99,12 @@ final class StatementReaders: Sendable {
         }
         let reader = try idle.withLock { $0.popLast() } ?? Reader(queue: DatabaseQueue(path: path, configuration: configuration))
         defer {
-            idle.withLock { idle in
-                if idle.count < limit { idle.append(reader) }
+            let kept = idle.withLock { idle in
+                guard idle.count < limit else { return false }
+                idle.append(reader)
+                return true
             }
+            if !kept, let immutableFile { StoreFileRegistry.close(reader, path: immutableFile) }
         }
         return try body(reader)
     }
@@ -127,6 +146,9 @@ final class StatementMemo: @unchecked Sendable {
         }
         return nil
     }
+
+    /// Lets go of every kept statement (finalizing it), on the connection's queue.
+    func removeAll() { kept.removeAll() }
 
     /// The statement of `compiled`'s SQL (its sliced SQL when `sliced`), prepared on `db`, this memo's connection,
     /// when not kept yet.

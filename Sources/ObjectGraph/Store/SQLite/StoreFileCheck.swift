@@ -4,8 +4,7 @@ import PredicateFormat
 
 /// What a file at a store's path holds, found before anything opens it for writing.
 ///
-/// Opening a `DatabasePool` already writes (it switches the file to WAL mode and creates and drops a table to make
-/// the WAL file exist), so a file that is not this model's store must be refused before: a damaged file, another
+/// Opening a store for writing may write (a new file is switched to WAL mode), so a file that is not this model's store must be refused before: a damaged file, another
 /// program's database or another model's store stays byte for byte as it was. Only a missing or empty file becomes a
 /// new store, and so does an SQLite database holding nothing at all (no schema, no user version or application
 /// ID): what a creation cut short by a crash leaves.
