@@ -9,8 +9,11 @@
 /// - A root's save writes its changed keys over the stored row (`.mergeByPropertyObjectTrump`: keys it did not
 ///   change keep the store's values), its inserts and deletions; then nothing is pending.
 /// - A root merging another root's save gives its pending objects the saved rows as their snapshots, keeping its
-///   own changed keys; objects the save deleted leave it.
-/// - A deletion, of an unsaved insert too, is not undone by a child's later save of a change to the object.
+///   own changed keys, except those the saved row now holds at the same value (no change any more, as in Core
+///   Data's `changedValues`); objects the save deleted leave it.
+/// - A deletion is not undone by a child's later save of a change to the object: not while it is pending, and not
+///   once saved (a context drops changes to what it deleted for good; an object deleted only further down shows
+///   again in the context the change reached, until its save reaches the deletion, which wins).
 /// - A rollback drops a context's pending changes. Setting the value an object shows is no change; setting another
 ///   value and then the one it read leaves it held, showing what it read, with nothing to save.
 /// Objects are named by a serial number given at insert, which no operation changes.
@@ -40,7 +43,8 @@ struct ReferenceModel {
     struct Context {
         var parent: Int?
         var pending: [Int: Pending] = [:]
-        /// Unsaved inserts this context deleted: a child's later change to one does not bring it back.
+        /// What this context deleted for good (unsaved inserts it deleted, deletions it saved): a child's later
+        /// change to one does not bring it back.
         var discarded: Set<Int> = []
     }
 
@@ -106,10 +110,16 @@ struct ReferenceModel {
         for (serial, change) in contexts[context].pending.sorted(by: { $0.key < $1.key }) {
             if change.isDeleted {
                 delete(parent, serial: serial)
+                // Hidden in the parent by a deletion further down, the child's deletion is still the parent's own:
+                // it stands when that other one is rolled back.
+                if contexts[parent].pending[serial] == nil {
+                    contexts[parent].pending[serial] = Pending(snapshot: change.snapshot, isDeleted: true)
+                }
+                contexts[context].discarded.insert(serial)
             } else if change.isInserted {
                 contexts[parent].pending[serial] = Pending(snapshot: change.values, isInserted: true)
             } else if contexts[parent].pending[serial]?.isDeleted == true || contexts[parent].discarded.contains(serial) {
-                // The parent deleted it since: a deletion is not undone by a later change.
+                // The parent deleted it since (pending, or saved on): a deletion is not undone by a later change.
                 continue
             } else if !change.written.isEmpty {
                 touch(parent, serial)
@@ -138,6 +148,7 @@ struct ReferenceModel {
         for (serial, change) in pending {
             if change.isDeleted {
                 if store.removeValue(forKey: serial) != nil { deleted.insert(serial) }
+                contexts[context].discarded.insert(serial)
             } else if change.isInserted {
                 store[serial] = change.values
             } else if !change.written.isEmpty {
@@ -156,6 +167,12 @@ struct ReferenceModel {
         }
         for (serial, row) in updated {
             contexts[context].pending[serial]?.snapshot = row
+            // A change is a value that differs from what the object read (as Core Data's `changedValues`): a key
+            // the merged row now holds at the context's own value is no change any more.
+            if var pending = contexts[context].pending[serial], !pending.isInserted {
+                pending.changed = pending.changed.filter { pending.base[$0.key] != $0.value }
+                contexts[context].pending[serial] = pending
+            }
             // Held with nothing changed: it lets go, and shows the store's row.
             if contexts[context].pending[serial]?.isChange == false { contexts[context].pending[serial] = nil }
         }

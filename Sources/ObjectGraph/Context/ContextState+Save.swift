@@ -20,7 +20,10 @@ extension ContextState {
     func save() throws {
         // As Core Data's save, observers hear the changes being saved first.
         observation?.process()
-        guard hasChanges else { return }
+        guard hasChanges else {
+            settleHeldObjects()
+            return
+        }
         notifications.post(.willSave, ContextChanges(), from: self)
         try applyDeleteRules()
         let failures = validate()
@@ -47,6 +50,7 @@ extension ContextState {
             result = try below.push(saved)
         }
         apply(result)
+        for set in saved { for (id, _) in set.deleted { deletedForGood.insert(coordinator.resolve(id)) } }
         // Inserts now have permanent IDs: observers rename them in one diff.
         if !result.permanentIDs.isEmpty { observation?.noteRenamed() }
         layers = []
@@ -56,6 +60,15 @@ extension ContextState {
         if isRoot, !result.refreshed.isEmpty { saved = saved.map { $0.settled(by: result.refreshed, model: model) } }
         if isRoot && notifications.hasSubscribers(for: .didSave) { saved[saved.count - 1].buildIndex() }
         notifications.post(.didSave, ContextChanges(layers: saved, permanentIDs: result.permanentIDs), from: self)
+    }
+
+    /// Lets go of objects changed and set back (marked updated, nothing to write), as a save of them does: they show
+    /// what lies below again, as every object with nothing pending does (ARCHITECTURE.md, "What a context shows").
+    private func settleHeldObjects() {
+        guard updated.count > 0 else { return }
+        updated.removeAll()
+        hasOwnEdits = false
+        if isRoot { republishView() }
     }
 
     /// Merges change sets (a root's received layers, then its own, last) into one, later changes winning, with the
@@ -609,13 +622,19 @@ extension ContextState {
         guard !receivedLayers.isEmpty else { return }
         let updatedIDs = Set(changes.updatedObjectIDs)
         guard !updatedIDs.isEmpty else { return }
+        // Each layer's row rebased on the row the earlier layers made of the saved one, as `receive` rebased it on
+        // its view with the earlier layers in: a later layer's unchanged keys must not undo an earlier one's change.
+        var rebasedSoFar: [ObjectID: (values: AttributeValues, toOne: [ObjectID?])] = [:]
         layers = layers.map { layer in
             guard layer.updated.contains(where: { updatedIDs.contains($0.objectID) }) else { return layer }
             var fixed = layer
             for index in fixed.updated.indices where updatedIDs.contains(fixed.updated[index].objectID) {
                 let row = fixed.updated[index]
                 guard let saved = changes.change(for: row.objectID, temporaryID: coordinator.temporaryID(for:)).updated else { continue }
-                (fixed.updated[index].values, fixed.updated[index].toOne) = row.rebased(on: saved.values, saved.toOne)
+                let base = rebasedSoFar[row.objectID] ?? (saved.values, saved.toOne)
+                let rebased = row.rebased(on: base.values, base.toOne)
+                (fixed.updated[index].values, fixed.updated[index].toOne) = rebased
+                rebasedSoFar[row.objectID] = rebased
                 fixed.updated[index].version = max(row.version, saved.version + (isRootSave ? 1 : 0))
             }
             return fixed.reindexed(model: model)
@@ -807,6 +826,7 @@ extension ContextState {
 
     func reset() {
         for object in registered.objects { detach(object, reason: .contextReset) }
+        deletedForGood = []
         registered.removeAll(keepingCapacity: true)
         insertionOrder = []
         layers = []

@@ -45,7 +45,7 @@ extension ContextState {
         // A child's pending row of it goes too, now and when a child's later save brings one: fetches read the
         // layers, and would bring it back.
         dropFromLayers([object.objectID])
-        discardedInserts.insert(object.objectID)
+        deletedForGood.insert(object.objectID)
         object.isInserted = false
         object.isDeleted = true
         observation?.noteChanged(object)

@@ -139,9 +139,9 @@ extension ContextState {
         var arrived: [ChangeSet] = []
         for layer in incoming {
             var layer = renamedToCurrentIDs(layer, reindex: true)
-            if !discardedInserts.isEmpty, layer.updated.contains(where: { discardedInserts.contains($0.objectID) }) {
-                layer.updated.removeAll { discardedInserts.contains($0.objectID) }
-                layer.toMany.removeAll { discardedInserts.contains($0.objectID) }
+            if !deletedForGood.isEmpty, layer.updated.contains(where: { deletedForGood.contains($0.objectID) }) {
+                layer.updated.removeAll { deletedForGood.contains($0.objectID) }
+                layer.toMany.removeAll { deletedForGood.contains($0.objectID) }
                 layer = layer.reindexed(model: model)
             }
             layer = rebased(layer)

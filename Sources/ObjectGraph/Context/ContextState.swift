@@ -82,9 +82,11 @@ final class ContextState {
     /// Whether this context changed an object itself since its last save or rollback: its published view, made of
     /// its layers alone, then leaves out changes (see ``republishView()``).
     var hasOwnEdits = false
-    /// Unsaved inserts deleted here: a child that read one before may still save a change to it, which must not
-    /// bring it back (see ``discardInsert(_:)``).
-    var discardedInserts: Set<ObjectID> = []
+    /// Objects this context deleted for good: unsaved inserts it discarded (see ``discardInsert(_:)``), and
+    /// deletions it saved (to its parent or the store). A child that read one before may still save a change to it,
+    /// which must not bring it back: ``receive(_:)`` drops such changes. (A deletion still pending here hides the
+    /// object by itself, and wins over the change when this context saves.) Kept until ``reset()``: an ID each.
+    var deletedForGood: Set<ObjectID> = []
     /// Set while save applies delete rules, which may touch objects that are themselves being deleted.
     var isApplyingDeleteRules = false
     /// See ``entity(named:)``. Every fetched row reads it; unchecked for the reason ``registered`` is: only this
@@ -271,9 +273,12 @@ final class ContextState {
             return
         }
         withdrawView()
-        // An insert a child's save brought, never stored: gone for good, as an own unsaved insert is (see
-        // ``discardedInserts``).
-        if coordinator.resolve(object.objectID).isTemporaryID { discardedInserts.insert(object.objectID) }
+        // An insert a child's save brought here, never stored: gone for good at once, as an own unsaved insert is
+        // (see ``deletedForGood``), and a rollback (which drops the child's save) does not bring it back. A parent's
+        // unsaved insert is deleted as a stored object is: pending, until a save or a rollback.
+        if coordinator.resolve(object.objectID).isTemporaryID, layers.contains(where: { $0.place(of: object.objectID)?.inserted == true }) {
+            deletedForGood.insert(object.objectID)
+        }
         object.isDeleted = true
         deleted[object.objectID] = object
         observation?.noteChanged(object)
