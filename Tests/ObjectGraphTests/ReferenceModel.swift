@@ -2,20 +2,8 @@
 /// rows, each context as its pending changes over what lies below it. `ReferenceModelTests` drives the real graph and
 /// this model with the same random operations and checks after every step that they agree.
 ///
-/// The rules it encodes (ARCHITECTURE.md, "What a context shows"):
-/// - A context shows, for each object, its own pending value of a key, else the value its pending object read (its
-///   snapshot), else what lies below shows (the parent's view, or the store).
-/// - A child's save pushes only the keys it changed into its parent, as the parent's pending changes.
-/// - A root's save writes its changed keys over the stored row (`.mergeByPropertyObjectTrump`: keys it did not
-///   change keep the store's values), its inserts and deletions; then nothing is pending.
-/// - A root merging another root's save gives its pending objects the saved rows as their snapshots, keeping its
-///   own changed keys, except those the saved row now holds at the same value (no change any more, as in Core
-///   Data's `changedValues`); objects the save deleted leave it.
-/// - A deletion is not undone by a child's later save of a change to the object: not while it is pending, and not
-///   once saved (a context drops changes to what it deleted for good; an object deleted only further down shows
-///   again in the context the change reached, until its save reaches the deletion, which wins).
-/// - A rollback drops a context's pending changes. Setting the value an object shows is no change; setting another
-///   value and then the one it read leaves it held, showing what it read, with nothing to save.
+/// The rules it encodes are those ARCHITECTURE.md states ("What a context shows, and how saves combine"); each rule
+/// is at the operation that applies it here.
 /// Objects are named by a serial number given at insert, which no operation changes.
 struct ReferenceModel {
     typealias Row = [String: Int]
@@ -49,6 +37,8 @@ struct ReferenceModel {
     }
 
     var store: [Int: Row] = [:]
+    /// Every object a save put in the store, deleted since or not.
+    var everStored: Set<Int> = []
     var contexts: [Context]
 
     init(parents: [Int?]) { contexts = parents.map { Context(parent: $0) } }
@@ -147,10 +137,13 @@ struct ReferenceModel {
         var deleted: Set<Int> = []
         for (serial, change) in pending {
             if change.isDeleted {
-                if store.removeValue(forKey: serial) != nil { deleted.insert(serial) }
+                // A row another save deleted first is announced again: other roots drop what they still hold of it.
+                store.removeValue(forKey: serial)
+                if everStored.contains(serial) { deleted.insert(serial) }
                 contexts[context].discarded.insert(serial)
             } else if change.isInserted {
                 store[serial] = change.values
+                everStored.insert(serial)
             } else if !change.written.isEmpty {
                 store[serial]?.merge(change.written) { $1 }
                 updated[serial] = store[serial]
@@ -163,6 +156,8 @@ struct ReferenceModel {
     /// A root merging another root's save (its updated rows, its deleted objects).
     mutating func merge(_ context: Int, updated: [Int: Row], deleted: Set<Int>) {
         for serial in deleted where contexts[context].pending[serial]?.isInserted != true {
+            // Its own pending deletion is done: a child's later change to it does not bring it back.
+            if contexts[context].pending[serial]?.isDeleted == true { contexts[context].discarded.insert(serial) }
             contexts[context].pending[serial] = nil
         }
         for (serial, row) in updated {

@@ -3,44 +3,107 @@ import Testing
 @testable import ObjectGraph
 
 /// The graph checked against ``ReferenceModel``: random inserts, updates, deletes, saves (a grandchild into its
-/// parent, a child into its root, roots to the store), rollbacks and merges across a tree of two roots, a child and a
-/// grandchild, on each store. After every step, every context's fetch equals the model's view of it, and after every
-/// root save the store holds exactly the model's rows: no acknowledged change is lost or changed.
+/// parent, a child into its root, roots to the store), rollbacks and merges across a tree of contexts, on each store.
+/// After every step, every context's fetch equals the model's view of it, and after every root save the store holds
+/// exactly the model's rows: no acknowledged change is lost or changed.
 ///
-/// A failure names its seed and step, with the steps that led to it; `OBJECTGRAPH_MODEL_SEEDS=N` runs N seeds (CI runs
-/// 20 of 80 steps a store), `OBJECTGRAPH_MODEL_SEED=N` the one seed N.
+/// Two arrangements: the fixed tree (two roots, a child and a grandchild, one coordinator), and a tree drawn from
+/// each seed (two or three roots with up to two children each, a child with up to one grandchild, the roots spread
+/// over two coordinators of one store where the store allows).
+///
+/// A failure names its seed, arrangement and step, with the steps that led to it. `OBJECTGRAPH_MODEL_SEEDS=N` runs
+/// N seeds a test (CI runs 80 of 80 steps on the fixed tree and 120 on drawn trees, a store each, and 20 on
+/// PostgreSQL), from `OBJECTGRAPH_MODEL_FIRST_SEED` (0); `OBJECTGRAPH_MODEL_SEED=N` runs seed N alone;
+/// `scripts/model-seeds.sh` runs any number.
 @Suite struct ReferenceModelTests {
     static let model = try! Model(entities: [
         EntityDescription("Entry", attributes: [.init("serial", .int64), .init("title", .string), .init("pages", .int64)]),
     ])
-    /// Each context's parent (an index), nil for a root: root 0, its child 1, that child's child 2, and root 3.
-    static let parents: [Int?] = [nil, 0, 1, nil]
-    static var seeds: Int { ProcessInfo.processInfo.environment["OBJECTGRAPH_MODEL_SEEDS"].flatMap(Int.init) ?? 20 }
     static let steps = 80
 
-    @Test(arguments: [StoreKind.sqlite, .memory])
-    func theGraphAgreesWithTheReferenceModelAfterEveryStep(_ kind: StoreKind) async throws {
-        // One seed, to reproduce a failure: OBJECTGRAPH_MODEL_SEED=N.
-        let only = ProcessInfo.processInfo.environment["OBJECTGRAPH_MODEL_SEED"].flatMap(Int.init)
-        for seed in only.map({ $0...$0 }) ?? 0...(Self.seeds - 1) {
-            let failed = try await Self.run(seed: UInt64(seed), kind: kind)
-            if failed { break }
+    /// The contexts of a run: each one's parent (an index), nil for a root, and each root's coordinator (an index).
+    struct Arrangement: CustomStringConvertible {
+        var parents: [Int?]
+        var coordinators: [Int: Int]
+
+        /// Root 0, its child 1, that child's child 2, and root 3, on one coordinator.
+        static let fixed = Arrangement(parents: [nil, 0, 1, nil], coordinators: [0: 0, 3: 0])
+
+        /// A tree drawn with `random`: two or three roots, each with up to two children, each child with up to one
+        /// grandchild; with `coordinators` above 1, roots take turns over them.
+        static func drawn(using random: inout SplitMix, coordinators available: Int) -> Arrangement {
+            var parents: [Int?] = []
+            var coordinators: [Int: Int] = [:]
+            let spread = available > 1 && Bool.random(using: &random)
+            for root in 0..<Int.random(in: 2...3, using: &random) {
+                let rootIndex = parents.count
+                parents.append(nil)
+                coordinators[rootIndex] = spread ? root % available : 0
+                for _ in 0..<Int.random(in: 0...2, using: &random) {
+                    let child = parents.count
+                    parents.append(rootIndex)
+                    if Bool.random(using: &random) { parents.append(child) }
+                }
+            }
+            return Arrangement(parents: parents, coordinators: coordinators)
+        }
+
+        var description: String {
+            parents.indices.map { index in
+                parents[index].map { "\(index)<\($0)" } ?? "\(index)@c\(coordinators[index] ?? 0)"
+            }.joined(separator: " ")
         }
     }
 
+    static var seedRange: ClosedRange<Int> {
+        let environment = ProcessInfo.processInfo.environment
+        if let only = environment["OBJECTGRAPH_MODEL_SEED"].flatMap(Int.init) { return only...only }
+        let first = environment["OBJECTGRAPH_MODEL_FIRST_SEED"].flatMap(Int.init) ?? 0
+        return first...(first + (environment["OBJECTGRAPH_MODEL_SEEDS"].flatMap(Int.init) ?? 80) - 1)
+    }
+
+    @Test(arguments: [StoreKind.sqlite, .memory])
+    func theGraphAgreesWithTheReferenceModelAfterEveryStep(_ kind: StoreKind) async throws {
+        for seed in Self.seedRange {
+            if try await Self.run(seed: UInt64(seed), kind: kind) { break }
+        }
+    }
+
+    @Test(arguments: [StoreKind.sqlite, .memory])
+    func theGraphAgreesWithTheModelInDrawnTrees(_ kind: StoreKind) async throws {
+        for seed in Self.seedRange.prefix(ProcessInfo.processInfo.environment["OBJECTGRAPH_MODEL_SEEDS"] == nil ? 150 : .max) {
+            if try await Self.run(seed: UInt64(seed), kind: kind, drawn: true) { break }
+        }
+    }
+
+    #if canImport(ObjectGraphPostgres)
+    /// A shorter run on PostgreSQL: every statement is a round trip to the server.
+    @Test func theGraphAgreesWithTheModelOnPostgreSQL() async throws {
+        for seed in Self.seedRange.prefix(ProcessInfo.processInfo.environment["OBJECTGRAPH_MODEL_SEEDS"] == nil ? 20 : .max) {
+            if try await Self.run(seed: UInt64(seed), kind: .postgres, drawn: true) { break }
+        }
+    }
+    #endif
+
     /// Runs one seed; returns whether it failed (the failure is recorded as an issue naming the seed and step).
-    static func run(seed: UInt64, kind: StoreKind) async throws -> Bool {
+    /// `drawn`: the arrangement is drawn from the seed, else the fixed one.
+    static func run(seed: UInt64, kind: StoreKind, drawn: Bool = false) async throws -> Bool {
         let folder = try TemporaryFolder()
-        let coordinator = try kind.coordinator(model, folder)
+        var random = SplitMix(state: seed &* 0x9E37_79B9 &+ 17)
+        // Several coordinators share a store's file or database; an in-memory store is its coordinator's alone.
+        let arrangement = drawn ? Arrangement.drawn(using: &random, coordinators: kind == .memory ? 1 : 2) : .fixed
+        let parents = arrangement.parents
+        var coordinators: [PersistentStoreCoordinator] = []
+        for _ in 0..<(Set(arrangement.coordinators.values).count) { coordinators.append(try kind.coordinator(model, folder)) }
+        let coordinator = coordinators[0]
         var contexts: [ObjectContext] = []
         for (index, parent) in parents.enumerated() {
             contexts.append(parent.map { ObjectContext(parent: contexts[$0], name: "context \(index)") }
-                ?? ObjectContext(coordinator: coordinator, parent: nil, name: "context \(index)", mergePolicy: .mergeByPropertyObjectTrump))
+                ?? ObjectContext(coordinator: coordinators[arrangement.coordinators[index] ?? 0], parent: nil, name: "context \(index)", mergePolicy: .mergeByPropertyObjectTrump))
         }
+        var log: [String] = ["arrangement \(arrangement)"]
         var reference = ReferenceModel(parents: parents)
-        var random = SplitMix(state: seed &* 0x9E37_79B9 &+ 17)
         var nextSerial = 0
-        var log: [String] = []
         for step in 0..<steps {
             let index = Int.random(in: 0..<contexts.count, using: &random)
             let context = contexts[index]

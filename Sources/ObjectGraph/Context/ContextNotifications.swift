@@ -42,9 +42,11 @@ public struct ContextChanges: Sendable {
     /// thread recorded, so a merge on the main thread never reverses a large import's IDs itself).
     func change(for id: ObjectID, temporaryID: (ObjectID) -> ObjectID?) -> (updated: Snapshot?, deleted: Bool, inserted: Bool) {
         let ids = [id] + (permanentIDs.isEmpty ? [] : temporaryID(id).map { [$0] } ?? [])
+        // A deletion in any layer wins over rows in later ones, as when the layers were saved (see `flatten`): a
+        // child's change that reached its parent after the parent's deletion of the object was not saved.
+        if layers.contains(where: { layer in ids.contains { layer.deletes($0) } }) { return (nil, true, false) }
         for layer in layers.reversed() {
             for candidate in ids {
-                if layer.deletes(candidate) { return (nil, true, false) }
                 if let place = layer.place(of: candidate) { return (layer.snapshot(for: candidate), false, place.inserted) }
             }
         }

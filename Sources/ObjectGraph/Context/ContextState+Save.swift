@@ -503,10 +503,15 @@ extension ContextState {
             // Compared in place, value by value (words where they decide), without building the committed snapshot.
             let (values, committedValues) = (object.values, object.committedAttributes)
             // A value set back to the committed one after a child's pending row changed it still differs from what
-            // that row will write: it is a change of this set too.
-            let layered = layers.isEmpty ? nil : layers.last(where: { $0.index.rows[object.objectID] != nil })?.snapshot(for: object.objectID)
+            // that row will write: it is a change of this set too. Only the keys a row changed count: its other
+            // keys show what this context showed when it arrived, this context's own edits included.
+            let layered = layers.isEmpty ? [] : layers.reversed().compactMap { layer in
+                layer.place(of: object.objectID).map { $0.inserted ? (layer.inserted[$0.position], true) : (layer.updated[$0.position], false) }
+            }
             func changed(_ index: Int) -> Bool {
-                values.differs(from: committedValues, at: index) || (layered.map { values.differs(from: $0.values, at: index) } ?? false)
+                if values.differs(from: committedValues, at: index) { return true }
+                guard let (row, _) = layered.first(where: { $0.1 || $0.0.changedAttributes.contains(index) }) else { return false }
+                return values.differs(from: row.values, at: index)
             }
             var matched = 0
             let asBefore = values.indices.allSatisfy { index in
@@ -518,7 +523,9 @@ extension ContextState {
             if !asBefore { previousChange = values.indices.filter(changed) }
             let changedAttributes = previousChange
             let changedToOne = object.toOne.indices.filter { slot in
-                object.toOne[slot] != object.committedDestinations[slot] || (layered.map { object.toOne[slot] != $0.toOne[slot] } ?? false)
+                if object.toOne[slot] != object.committedDestinations[slot] { return true }
+                guard let (row, _) = layered.first(where: { $0.1 || $0.0.changedToOne.contains(slot) }) else { return false }
+                return object.toOne[slot] != row.toOne[slot]
             }
             if !changedAttributes.isEmpty || !changedToOne.isEmpty {
                 changes.updated.append(ChangeSet.Row(

@@ -139,6 +139,14 @@ extension ContextState {
         var arrived: [ChangeSet] = []
         for layer in incoming {
             var layer = renamedToCurrentIDs(layer, reindex: true)
+            // A child's deletion of an unsaved insert (this context's, or one an earlier layer brought) discards it for
+            // good, as deleting it here does: a rollback does not bring it back, nor does a later change.
+            // A parent's unsaved insert is not one: its deletion here is pending, and a rollback undoes it.
+            for (id, _) in layer.deleted where coordinator.resolve(id).isTemporaryID {
+                if registered[id]?.isInserted == true || layers.contains(where: { $0.place(of: id)?.inserted == true }) {
+                    deletedForGood.insert(id)
+                }
+            }
             if !deletedForGood.isEmpty, layer.updated.contains(where: { deletedForGood.contains($0.objectID) }) {
                 layer.updated.removeAll { deletedForGood.contains($0.objectID) }
                 layer.toMany.removeAll { deletedForGood.contains($0.objectID) }

@@ -124,6 +124,8 @@ extension ContextState {
         for object in candidates {
             let change = changes.change(for: object.objectID, temporaryID: coordinator.temporaryID(for:))
             if change.deleted {
+                // Its own pending deletion is done: a child's later change to it must not bring it back.
+                if object.isDeleted { deletedForGood.insert(object.objectID) }
                 registered[object.objectID] = nil
                 updated.remove(object)
                 deleted[object.objectID] = nil
@@ -160,7 +162,10 @@ extension ContextState {
             object.observedReplacement(attributesBefore: before)
             touched.append(object.objectID)
         }
-        dropFromLayers(Set(changes.deletedObjectIDs))
+        let merged = Set(changes.deletedObjectIDs)
+        // A deletion a child's save brought, which the merged save has done: as an own one above.
+        for id in merged where layers.contains(where: { $0.deletes(id) }) { deletedForGood.insert(id) }
+        dropFromLayers(merged)
         refreshLayers(with: changes, isRootSave: notification.isRootSave)
         // Children reading through this root's published view read the merged layers, not the ones before.
         republishView()
