@@ -4,8 +4,9 @@ import Synchronization
 import Testing
 @testable import ObjectGraph
 
-/// Every statement is traced with its bound values and time at debug level, each fetch with its rows, saves and
-/// merges at info; `OBJECTGRAPH_SQL_DEBUG=1` prints the trace to standard error with no code.
+/// Every statement is traced with its bound values and time at debug level, each fetch with its rows, each save and
+/// merge; at info, the level a library's user runs at by default, nothing; `OBJECTGRAPH_SQL_DEBUG=1` prints the
+/// trace to standard error with no code.
 @Suite(.serialized) struct LoggingTests {
     /// A log handler that keeps what it is given.
     struct Capture: LogHandler {
@@ -38,7 +39,32 @@ import Testing
         let lines = captured.all
         #expect(lines.contains { $0.hasPrefix("debug SQL") && $0.contains("SELECT") && $0.contains("500") }, "\(lines.suffix(5))")
         #expect(lines.contains { $0 == "debug fetched 3 rows of Book" }, "\(lines.filter { $0.contains("fetched") })")
-        #expect(lines.contains { $0.hasPrefix("info saved 14 inserted, 0 updated, 0 deleted objects to \(folder.storeURL.path)") }, "\(lines.filter { $0.hasPrefix("info") })")
+        #expect(lines.contains { $0.hasPrefix("debug saved 14 inserted, 0 updated, 0 deleted objects to \(folder.storeURL.path)") }, "\(lines.filter { $0.contains("saved") })")
+    }
+
+    /// Saves, merges and fetches at swift-log's default level: a server's log, or the demo's progress bar, gets no line.
+    @Test func anInfoLoggerHearsNothingFromRoutineWork() async throws {
+        let captured = Lines()
+        let previous = ObjectGraphLogging.logger
+        ObjectGraphLogging.logger = Logger(label: ObjectGraphLogging.label) { _ in
+            var handler = Capture(lines: captured)
+            handler.logLevel = .info
+            return handler
+        }
+        defer { ObjectGraphLogging.logger = previous }
+        let folder = try TemporaryFolder()
+        let coordinator = try PersistentStoreCoordinator(model: try Fixtures.model(), storeURL: folder.storeURL)
+        let writer = ObjectContext(coordinator: coordinator)
+        let reader = ObjectContext(coordinator: coordinator)
+        let notification = try await writer.perform { ctx in
+            try seedLibrary(ctx)
+            try ctx.fetch(FetchRequest(entityName: "Book"))[0].setValue(Int64(1), forKey: "pages")
+            return try #require(try ctx.saveAndNotification())
+        }
+        await reader.mergeChanges(fromContextDidSave: notification)
+        _ = try await reader.perform { ctx in try ctx.fetch(FetchRequest(entityName: "Book")).count }
+        _ = try coordinator.execute(BatchDeleteRequest(entityName: "Tag"))
+        #expect(captured.all.isEmpty, "\(captured.all)")
     }
 
     @Test func theEnvironmentVariablePrintsTheTraceToStandardError() async {

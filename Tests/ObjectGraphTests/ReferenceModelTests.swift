@@ -12,7 +12,7 @@ import Testing
 /// over two coordinators of one store where the store allows).
 ///
 /// A failure names its seed, arrangement and step, with the steps that led to it. `OBJECTGRAPH_MODEL_SEEDS=N` runs
-/// N seeds a test (CI runs 80 of 80 steps on the fixed tree and 120 on drawn trees, a store each, and 20 on
+/// N seeds a test (CI runs 60 of 80 steps on the fixed tree and 100 on drawn trees, a store each, and 15 on
 /// PostgreSQL), from `OBJECTGRAPH_MODEL_FIRST_SEED` (0); `OBJECTGRAPH_MODEL_SEED=N` runs seed N alone;
 /// `scripts/model-seeds.sh` runs any number.
 @Suite struct ReferenceModelTests {
@@ -59,7 +59,7 @@ import Testing
         let environment = ProcessInfo.processInfo.environment
         if let only = environment["OBJECTGRAPH_MODEL_SEED"].flatMap(Int.init) { return only...only }
         let first = environment["OBJECTGRAPH_MODEL_FIRST_SEED"].flatMap(Int.init) ?? 0
-        return first...(first + (environment["OBJECTGRAPH_MODEL_SEEDS"].flatMap(Int.init) ?? 80) - 1)
+        return first...(first + (environment["OBJECTGRAPH_MODEL_SEEDS"].flatMap(Int.init) ?? 60) - 1)
     }
 
     @Test(arguments: [StoreKind.sqlite, .memory])

@@ -193,7 +193,7 @@ extension ContextState {
             }
         }
         observation?.process(external: changes)
-        ObjectGraphLogging.logger.info("context \(name) merged \(changes.count) changes from \(notification.isStoreChange ? "the store" : "context \(notification.contextName)")")
+        ObjectGraphLogging.logger.debug("context \(name) merged \(changes.count) changes from \(notification.isStoreChange ? "the store" : "context \(notification.contextName)")")
         notifications.post(.objectsDidChange, changes, from: self, storeChange: notification.isStoreChange)
     }
 }

@@ -3,8 +3,10 @@ import GRDB
 import Logging
 import Synchronization
 
-/// Where ObjectGraph logs, through swift-log: every SQL statement with its bound arguments and duration at debug
-/// level (and each fetch's row count), saves, merges and conflicts at info.
+/// Where ObjectGraph logs, through swift-log: every SQL statement with its bound arguments and duration, each
+/// fetch's row count, each save, merge, refused save and batch request, all at debug level. Routine work is not an
+/// operator's news, so at swift-log's default level (info) the library prints nothing; an error reaches the app as a
+/// thrown error.
 ///
 /// Choose the level as for any swift-log library, when the app starts:
 ///

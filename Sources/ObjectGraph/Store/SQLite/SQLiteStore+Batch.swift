@@ -25,7 +25,7 @@ extension SQLiteStore {
             try writeHistory(history, in: db)
             return result
         }
-        ObjectGraphLogging.logger.info("batch \(request.kindName) of \(request.entityName) wrote \(result.count) rows to \(location) in \(Self.milliseconds(since: start)) ms")
+        ObjectGraphLogging.logger.debug("batch \(request.kindName) of \(request.entityName) wrote \(result.count) rows to \(location) in \(Self.milliseconds(since: start)) ms")
         return result
     }
 

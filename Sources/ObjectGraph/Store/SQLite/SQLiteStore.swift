@@ -481,10 +481,10 @@ public final class SQLiteStore: PersistentStore {
                 var transaction = SQLiteSaveTransaction(store: self, db: db)
                 return try transaction.run(changes)
             }
-            ObjectGraphLogging.logger.info("saved \(changes.inserted.count) inserted, \(changes.updated.count) updated, \(changes.deleted.count) deleted objects to \(location) in \(Self.milliseconds(since: start)) ms")
+            ObjectGraphLogging.logger.debug("saved \(changes.inserted.count) inserted, \(changes.updated.count) updated, \(changes.deleted.count) deleted objects to \(location) in \(Self.milliseconds(since: start)) ms")
             return result
         } catch let error as ObjectGraphError {
-            if case .conflict = error { ObjectGraphLogging.logger.info("save to \(location) refused: \(error)") }
+            if case .conflict = error { ObjectGraphLogging.logger.debug("save to \(location) refused: \(error)") }
             throw error
         }
     }
