@@ -111,7 +111,7 @@ import Testing
             let roll = Int.random(in: 0..<100, using: &random)
             let target = shown.keys.sorted().randomElement(using: &random)
             switch roll {
-            case 0..<15, _ where target == nil && roll < 70:
+            case _ where roll < 15 || (target == nil && roll < 70):
                 let serial = nextSerial
                 nextSerial += 1
                 let values = ["title": Int.random(in: 0..<5, using: &random), "pages": Int.random(in: 0..<5, using: &random)]

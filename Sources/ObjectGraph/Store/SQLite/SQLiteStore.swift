@@ -5,7 +5,7 @@ import PredicateFormat
 import Synchronization
 
 /// A store in one SQLite file, in WAL mode: one writing connection, and read-only connections reading snapshots
-/// beside it (``StatementReaders``).
+/// beside it (`StatementReaders`).
 ///
 /// The schema is readable without this library: a table per root entity (see `TableLayout`), a column per
 /// attribute, `<relationship>_id` foreign keys for to-one relationships, join tables named `<Entity>_<relationship>`
