@@ -3,9 +3,12 @@ import CompilerPluginSupport
 import Foundation
 import PackageDescription
 
-// The ThreadSanitizer pass of scripts/test.sh runs the core's concurrency suites; it sets this to leave the
-// PostgreSQL product out of its build, which would otherwise compile SwiftNIO and BoringSSL a second time.
+// Leaves the PostgreSQL product out, and with it SwiftNIO and BoringSSL.
 let includesPostgres = ProcessInfo.processInfo.environment["OBJECTGRAPH_WITHOUT_POSTGRES"] == nil
+// The ThreadSanitizer pass of scripts/test.sh sets this: the project's own targets are compiled with ThreadSanitizer
+// in the main build directory, so their dependencies (swift-syntax, GRDB, SwiftNIO) are not compiled a second time.
+// A dependency's code is then not checked itself, but its locks and queues still order the accesses of the code that is.
+let sanitizesThreads = ProcessInfo.processInfo.environment["OBJECTGRAPH_SANITIZE_THREADS"] != nil
 
 let package = Package(
     name: "ObjectGraph",
@@ -26,12 +29,18 @@ let package = Package(
     ],
     targets: [
         .target(name: "PredicateFormat", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
-        .macro(
-            name: "ObjectGraphMacros",
+        // The expansions, a plain library that their tests can depend on (see Sources/ObjectGraphMacros/Plugin.swift).
+        .target(
+            name: "ObjectGraphMacroExpansions",
             dependencies: [
                 .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
-                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
             ]
+        ),
+        .macro(
+            name: "ObjectGraphMacros",
+            dependencies: ["ObjectGraphMacroExpansions", .product(name: "SwiftCompilerPlugin", package: "swift-syntax")]
         ),
         .target(
             name: "ObjectGraph",
@@ -67,9 +76,9 @@ let package = Package(
             exclude: ["Fixtures"]
         ),
         .testTarget(
-            name: "ObjectGraphMacrosTests",
+            name: "ObjectGraphMacroExpansionsTests",
             dependencies: [
-                "ObjectGraphMacros",
+                "ObjectGraphMacroExpansions",
                 .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
             ]
         ),
@@ -104,8 +113,23 @@ if includesPostgres {
         ),
         .testTarget(name: "ObjectGraphPostgresBenchmarksTests", dependencies: ["ObjectGraphPostgresBenchmarks", "ObjectGraphBenchmarks"]),
     ]
-    // Every store-level suite of the core runs on PostgreSQL too.
-    package.targets.first { $0.name == "ObjectGraphTests" }?.dependencies.append("ObjectGraphPostgres")
-    // The demo's --postgres, and the PostgreSQL benchmarks.
-    package.targets.first { $0.name == "objectgraph" }?.dependencies += ["ObjectGraphPostgres", "ObjectGraphPostgresBenchmarks"]
+    // Every store-level suite of the core runs on PostgreSQL too; the demo has --postgres, and the PostgreSQL
+    // benchmarks. They test OBJECTGRAPH_POSTGRES rather than `canImport`, which a module left in the build directory
+    // by an earlier build would satisfy.
+    // The ThreadSanitizer pass leaves PostgreSQL out of the core's suites: SwiftNIO's code is not sanitized.
+    let users = [("ObjectGraphTests", ["ObjectGraphPostgres"]), ("objectgraph", ["ObjectGraphPostgres", "ObjectGraphPostgresBenchmarks"])]
+    for (name, added) in users where !(sanitizesThreads && name == "ObjectGraphTests") {
+        guard let target = package.targets.first(where: { $0.name == name }) else { continue }
+        target.dependencies += added.map { .target(name: $0) }
+        target.swiftSettings = (target.swiftSettings ?? []) + [.define("OBJECTGRAPH_POSTGRES")]
+    }
+}
+
+if sanitizesThreads {
+    // The macro's code runs in the compiler, never in a test process.
+    let compilerSide: Set = ["ObjectGraphMacros", "ObjectGraphMacroExpansions", "ObjectGraphMacroExpansionsTests"]
+    for target in package.targets where !compilerSide.contains(target.name) {
+        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=thread"])]
+        target.linkerSettings = (target.linkerSettings ?? []) + [.unsafeFlags(["-sanitize=thread"])]
+    }
 }

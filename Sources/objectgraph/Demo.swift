@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import ObjectGraph
-#if canImport(ObjectGraphPostgres)
+#if OBJECTGRAPH_POSTGRES
 import ObjectGraphPostgres
 #endif
 
@@ -34,7 +34,7 @@ struct Demo: AsyncParsableCommand {
         let stack: DataStack
         let place: String
         if let postgres {
-            #if canImport(ObjectGraphPostgres)
+            #if OBJECTGRAPH_POSTGRES
             let store = try PostgresStore(url: postgres, model: model)
             // Other hosts' imports reach this one's main context through the writer, which merges what it hears.
             stack = DataStack(coordinator: try PersistentStoreCoordinator(model: model, store: store, watchesRemoteChanges: true), layout: layout)

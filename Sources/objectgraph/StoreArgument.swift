@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import ObjectGraph
-#if canImport(ObjectGraphPostgres)
+#if OBJECTGRAPH_POSTGRES
 import ObjectGraphPostgres
 #endif
 
@@ -9,7 +9,7 @@ import ObjectGraphPostgres
 /// the two apart, and the one place a build without the PostgreSQL store refuses a URL.
 enum StoreArgument {
     case file(URL)
-    #if canImport(ObjectGraphPostgres)
+    #if OBJECTGRAPH_POSTGRES
     case postgres(PostgresStoreConfiguration)
     #endif
 
@@ -19,7 +19,7 @@ enum StoreArgument {
             self = .file(URL(fileURLWithPath: argument))
             return
         }
-        #if canImport(ObjectGraphPostgres)
+        #if OBJECTGRAPH_POSTGRES
         self = .postgres(try PostgresStoreConfiguration(url: argument))
         #else
         throw ValidationError("this build leaves the PostgreSQL store out (OBJECTGRAPH_WITHOUT_POSTGRES); \(argument) cannot be \(use)")
@@ -30,7 +30,7 @@ enum StoreArgument {
     func summary() throws -> StoreSummary {
         switch self {
         case .file(let url): try StoreSummary(contentsOf: url)
-        #if canImport(ObjectGraphPostgres)
+        #if OBJECTGRAPH_POSTGRES
         case .postgres(let configuration): try PostgresStore.summary(configuration: configuration)
         #endif
         }
@@ -41,7 +41,7 @@ enum StoreArgument {
         switch self {
         case .file(let url):
             try StoreQuery(contentsOf: url, entity: entity, predicate: predicate, sortedBy: keys, limit: limit, offset: offset)
-        #if canImport(ObjectGraphPostgres)
+        #if OBJECTGRAPH_POSTGRES
         case .postgres(let configuration):
             try StoreQuery(configuration: configuration, entity: entity, predicate: predicate, sortedBy: keys, limit: limit, offset: offset)
         #endif
@@ -52,7 +52,7 @@ enum StoreArgument {
     func migrate(through versions: SchemaVersions, progress: @escaping MigrationProgressHandler) throws {
         switch self {
         case .file(let url): _ = try PersistentStoreCoordinator(versions: versions, storeURL: url, progress: progress)
-        #if canImport(ObjectGraphPostgres)
+        #if OBJECTGRAPH_POSTGRES
         case .postgres(let configuration): _ = try PostgresStore(configuration: configuration, versions: versions, progress: progress)
         #endif
         }

@@ -21,7 +21,7 @@ import Testing
         switch kind {
         case .sqlite: return try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL, options: StoreOptions(recordsHistory: true))
         case .memory: return PersistentStoreCoordinator.inMemory(model: model, recordsHistory: true)
-        #if canImport(ObjectGraphPostgres)
+        #if OBJECTGRAPH_POSTGRES
         case .postgres: return try kind.coordinator(model, folder)
         #endif
         }

@@ -76,7 +76,7 @@ import Testing
         }
     }
 
-    #if canImport(ObjectGraphPostgres)
+    #if OBJECTGRAPH_POSTGRES
     /// A shorter run on PostgreSQL: every statement is a round trip to the server.
     @Test func theGraphAgreesWithTheModelOnPostgreSQL() async throws {
         for seed in Self.seedRange.prefix(ProcessInfo.processInfo.environment["OBJECTGRAPH_MODEL_SEEDS"] == nil ? 20 : .max) {

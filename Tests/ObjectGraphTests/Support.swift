@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import ObjectGraph
-#if canImport(ObjectGraphPostgres)
+#if OBJECTGRAPH_POSTGRES
 import ObjectGraphPostgres
 import PostgresNIO
 #endif
@@ -69,7 +69,7 @@ final class TemporaryFolder {
 
     deinit {
         try? FileManager.default.removeItem(at: url)
-        #if canImport(ObjectGraphPostgres)
+        #if OBJECTGRAPH_POSTGRES
         if let postgresDatabase { try? TestPostgres.administer("DROP DATABASE IF EXISTS \(postgresDatabase) WITH (FORCE)") }
         #endif
     }
@@ -79,7 +79,7 @@ final class TemporaryFolder {
 /// ThreadSanitizer build leaves it out).
 enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case sqlite, memory
-    #if canImport(ObjectGraphPostgres)
+    #if OBJECTGRAPH_POSTGRES
     case postgres
     #endif
     var testDescription: String { rawValue }
@@ -88,7 +88,7 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         switch self {
         case .sqlite: return try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL)
         case .memory: return PersistentStoreCoordinator.inMemory(model: model)
-        #if canImport(ObjectGraphPostgres)
+        #if OBJECTGRAPH_POSTGRES
         case .postgres:
             let configuration = try folder.postgresDatabase.map { try TestPostgres.configuration($0) } ?? TestPostgres.newDatabase(for: folder)
             return PersistentStoreCoordinator(model: model, store: try PostgresStore(configuration: configuration, model: model))
@@ -97,7 +97,7 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     }
 }
 
-#if canImport(ObjectGraphPostgres)
+#if OBJECTGRAPH_POSTGRES
 /// The test server (`OBJECTGRAPH_POSTGRES_URL`, which scripts/test.sh sets) and a database of its own per test.
 enum TestPostgres {
     static func url() throws -> String {

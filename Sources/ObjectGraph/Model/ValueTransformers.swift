@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import PredicateFormat
 
 /// Turns an app's value into the data a transformable attribute stores, and back: Core Data's value transformers.
 ///
@@ -24,7 +24,7 @@ public protocol AttributeValueTransformer: Sendable {
 /// (strings, numbers, dates, data, URLs, UUIDs, and arrays and dictionaries of them), byte for byte what Core Data
 /// stores, so data written by a Core Data app reads back.
 public enum ValueTransformers {
-    private static let registry = Mutex<[String: any AttributeValueTransformer]>(
+    private static let registry = Protected<[String: any AttributeValueTransformer]>(
         Dictionary(uniqueKeysWithValues: ["NSSecureUnarchiveFromData", "NSSecureUnarchiveFromDataTransformer", "NSKeyedUnarchiveFromData"]
             .map { ($0, KeyedArchiveTransformer() as any AttributeValueTransformer) }))
 

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import Logging
-import Synchronization
+import PredicateFormat
 
 /// Where ObjectGraph logs, through swift-log: every SQL statement with its bound arguments and duration, each
 /// fetch's row count, each save, merge, refused save and batch request, all at debug level. Routine work is not an
@@ -24,7 +24,7 @@ public enum ObjectGraphLogging {
     /// The label of ObjectGraph's logger.
     public static let label = "ObjectGraph"
 
-    private static let current = Mutex(Logger(label: label))
+    private static let current = Protected(Logger(label: label))
 
     /// The logger every store and context logs through; set it to log elsewhere or at another level (a store opened
     /// afterwards traces its SQL when the new logger keeps debug messages).

@@ -1,4 +1,5 @@
 import Foundation
+import PredicateFormat
 import Synchronization
 
 /// What the stores of one process share about each store file they have open, and the rule that keeps a process's
@@ -52,7 +53,7 @@ enum StoreFileRegistry {
 
     /// Keys reserved in memory, by root entity (see ``SQLiteStore/reservePrimaryKeys(rootEntity:count:)``).
     final class Reservations: Sendable {
-        let keys = Mutex<[String: Int64]>([:])
+        let keys = Protected<[String: Int64]>([:])
     }
 
     private struct Entry {
@@ -61,7 +62,8 @@ enum StoreFileRegistry {
         var deferred: [any Deferred] = []
     }
 
-    private static let entries = Mutex<[String: Entry]>([:])
+    // A pthread mutex (`Protected`), which ThreadSanitizer sees, unlike `Synchronization.Mutex` on Linux.
+    private static let entries = Protected<[String: Entry]>([:])
 
     /// The path every store and check of a file uses for it: symbolic links resolved, so that two names of one file
     /// meet in one entry (SQLite resolves them too, and keeps the `-wal` beside the file they name).

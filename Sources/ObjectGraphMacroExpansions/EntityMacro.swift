@@ -8,7 +8,7 @@ import SwiftSyntaxMacros
 /// It marks each stored `var` with `@_PersistedProperty` (typed accessors backed by the object's storage), adds the
 /// entity description derived from the declaration and a key-path-to-name map, and conforms the class to
 /// `ManagedEntity`.
-public struct EntityMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
+open class EntityMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
     struct Failure: Error, CustomStringConvertible {
         let description: String
     }
@@ -169,7 +169,7 @@ struct MacroMessage: DiagnosticMessage {
 }
 
 /// `@_PersistedProperty`: replaces a stored property's storage with typed accessors on the object's values.
-public struct PersistedPropertyMacro: AccessorMacro {
+open class PersistedPropertyMacro: AccessorMacro {
     public static func expansion(
         of node: AttributeSyntax, providingAccessorsOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
     ) throws -> [AccessorDeclSyntax] {
@@ -208,7 +208,7 @@ public struct PersistedPropertyMacro: AccessorMacro {
 }
 
 /// `@Attribute`, `@Relationship` and `@Transient`: markers that `@Entity` reads; they expand to nothing.
-public struct MarkerMacro: PeerMacro {
+open class MarkerMacro: PeerMacro {
     public static func expansion(
         of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] {

@@ -2,7 +2,7 @@ import Foundation
 import SwiftSyntaxMacroExpansion
 import SwiftSyntaxMacrosGenericTestSupport
 import Testing
-@testable import ObjectGraphMacros
+@testable import ObjectGraphMacroExpansions
 
 private let macros: [String: MacroSpec] = [
     "Entity": MacroSpec(type: EntityMacro.self, conformances: ["ManagedEntity"]),
