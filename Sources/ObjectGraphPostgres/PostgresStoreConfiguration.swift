@@ -48,6 +48,8 @@ public struct PostgresStoreConfiguration: Sendable {
     }
 
     /// Reads a URL of the form `postgres://user:password@host:port/database`, with `?sslmode=require` for TLS.
+    /// The user, password and database are percent-decoded once, as libpq decodes them: a `%` in a password is
+    /// written `%25`.
     ///
     /// - Throws: `ObjectGraphError.storeUnavailable(path:reason:)` naming what is missing or wrong in the URL.
     public init(url text: String) throws {
@@ -68,10 +70,8 @@ public struct PostgresStoreConfiguration: Sendable {
         guard ["disable", "require"].contains(sslMode) else {
             throw ObjectGraphError.storeUnavailable(path: text, reason: "sslmode '\(sslMode)' is not supported; use disable or require")
         }
-        self.init(
-            host: host, port: url.port ?? 5432, username: user.removingPercentEncoding ?? user,
-            password: url.password?.removingPercentEncoding, database: database.removingPercentEncoding ?? database,
-            tls: sslMode == "require" ? .require : .disable)
+        // URLComponents hands the user, password and path back decoded already.
+        self.init(host: host, port: url.port ?? 5432, username: user, password: url.password, database: database, tls: sslMode == "require" ? .require : .disable)
     }
 
     /// The store's location as errors name it: the URL without the password.
@@ -93,5 +93,23 @@ public struct PostgresStoreConfiguration: Sendable {
         configuration.options.connectTimeout = .nanoseconds(Int64(connectTimeout.components.seconds) * 1_000_000_000
             + Int64(connectTimeout.components.attoseconds / 1_000_000_000))
         return configuration
+    }
+}
+
+/// A configuration's description, debug description and mirror leave the password out: printing or dumping one in a
+/// log keeps the secret.
+extension PostgresStoreConfiguration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        "PostgresStoreConfiguration(\(location), password: \(password == nil ? "none" : "hidden"), tls: \(tls), "
+            + "connectTimeout: \(connectTimeout), queryTimeout: \(queryTimeout), maximumConnections: \(maximumConnections))"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "host": host, "port": port, "username": username, "password": password == nil ? "none" : "hidden", "database": database,
+            "tls": tls, "connectTimeout": connectTimeout, "queryTimeout": queryTimeout, "maximumConnections": maximumConnections,
+        ], displayStyle: .struct)
     }
 }

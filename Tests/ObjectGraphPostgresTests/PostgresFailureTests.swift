@@ -71,6 +71,26 @@ import Glibc
         }
     }
 
+    /// The user, password and database are decoded once, as libpq does: `%2541` is `%41`, and `%25` a literal `%`.
+    @Test func aURLIsPercentDecodedOnce() throws {
+        let configuration = try PostgresStoreConfiguration(url: "postgres://us%40er:pa%2541ss%25@db.local:6543/bo%20oks")
+        #expect(configuration.username == "us@er")
+        #expect(configuration.password == "pa%41ss%")
+        #expect(configuration.database == "bo oks")
+        #expect(configuration.port == 6543)
+    }
+
+    /// Printing, debug-printing or dumping a configuration never shows its password.
+    @Test func noDescriptionShowsThePassword() throws {
+        let configuration = try PostgresStoreConfiguration(url: "postgres://app:s3cr3t-pw@db.local/books")
+        var dumped = ""
+        dump(configuration, to: &dumped)
+        for text in [String(describing: configuration), String(reflecting: configuration), "\(configuration)", dumped] {
+            #expect(!text.contains("s3cr3t-pw"), "\(text)")
+            #expect(text.contains("db.local"))
+        }
+    }
+
     @Test func aBadURLSaysWhatIsMissing() {
         #expect(throws: ObjectGraphError.self) { try PostgresStoreConfiguration(url: "postgres://127.0.0.1/books") }
         #expect(throws: ObjectGraphError.self) { try PostgresStoreConfiguration(url: "postgres://app@127.0.0.1") }
