@@ -15,9 +15,9 @@ final class PostgresRemoteChangeListener: RemoteChangeWatch {
     private let queue = DispatchQueue(label: "ObjectGraph.PostgresRemoteChangeListener")
     private let state: Mutex<(connection: PostgresConnection?, token: Int64, stopped: Bool)>
     private weak let store: PostgresStore?
-    private let deliver: @Sendable ([PersistentHistoryTransaction]) -> Void
+    private let deliver: @Sendable (RemoteChangeNotification) -> Void
 
-    init(store: PostgresStore, deliver: @escaping @Sendable ([PersistentHistoryTransaction]) -> Void) throws {
+    init(store: PostgresStore, deliver: @escaping @Sendable (RemoteChangeNotification) -> Void) throws {
         self.store = store
         self.deliver = deliver
         state = Mutex((nil, try store.lastHistoryToken().transactionNumber, false))
@@ -67,7 +67,17 @@ final class PostgresRemoteChangeListener: RemoteChangeWatch {
             let (transactions, last) = try store.history(
                 after: PersistentHistoryToken(storeIdentifier: store.identifier, transactionNumber: after), excludingOrigin: store.historyOrigin)
             state.withLock { $0.token = max($0.token, last) }
-            if !transactions.isEmpty { deliver(transactions) }
+            if !transactions.isEmpty { deliver(RemoteChangeNotification(transactions: transactions)) }
+        } catch where RemoteChangeNotification.isHistoryGap(error) {
+            // What changed meanwhile cannot be read: start again from the newest transaction, and say so.
+            do {
+                let newest = try store.lastHistoryToken().transactionNumber
+                state.withLock { $0.token = newest }
+                ObjectGraphLogging.logger.warning("missed other hosts' changes to \(store.location): \(error); going on from transaction \(newest)")
+                deliver(RemoteChangeNotification(transactions: [], missedChanges: true))
+            } catch {
+                ObjectGraphLogging.logger.error("reading other hosts' changes to \(store.location) failed: \(error)")
+            }
         } catch {
             ObjectGraphLogging.logger.error("reading other hosts' changes to \(store.location) failed: \(error)")
         }

@@ -60,6 +60,7 @@ extension PostgresStore {
             try session.transaction {
                 // One snapshot for the three reads: a transaction committed meanwhile is seen whole or not at all.
                 try session.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                if let token { try checkNotAhead(token, session) }
                 if token != nil, let deleted = try session.query(
                     "SELECT value FROM \(pgQuoted(PostgresSchema.metadataTable)) WHERE key = 'history_deleted_through'"
                 ).first.flatMap({ Int64(try $0.decode(String.self)) }), after < deleted {
@@ -113,6 +114,7 @@ extension PostgresStore {
         return try PostgresErrors.writing(location) {
             try pool.withSession { session in
                 try session.transaction {
+                    try checkNotAhead(token, session)
                     var binds = PostgresBindings()
                     binds.append(token.transactionNumber)
                     let removed = try session.query("DELETE FROM \(pgQuoted(PostgresSchema.historyTable)) WHERE number < $1", binds).metadata.rows ?? 0
@@ -128,6 +130,18 @@ extension PostgresStore {
         }
     }
 
+    /// Throws ``ObjectGraphError/historyTokenAhead(path:token:lastTransaction:)`` when `token` names a transaction
+    /// after the last this store recorded (kept or deleted).
+    private func checkNotAhead(_ token: PersistentHistoryToken, _ session: PostgresSession) throws {
+        let last = try session.query("""
+            SELECT GREATEST(COALESCE((SELECT MAX(number) FROM \(pgQuoted(PostgresSchema.historyTable))), 0),
+                            COALESCE((SELECT CAST(value AS BIGINT) FROM \(pgQuoted(PostgresSchema.metadataTable)) WHERE key = 'history_deleted_through'), 0))
+            """).first?.decode(Int64.self) ?? 0
+        guard token.transactionNumber <= last else {
+            throw ObjectGraphError.historyTokenAhead(path: location, token: token.description, lastTransaction: last)
+        }
+    }
+
     private func check(_ token: PersistentHistoryToken) throws {
         guard token.storeIdentifier == identifier else {
             throw ObjectGraphError.historyTokenExpired(
@@ -139,7 +153,7 @@ extension PostgresStore {
 
     /// Listens on a connection of its own; each announcement by another coordinator reads the history after the
     /// last transaction heard (on a queue of its own, off the event loop) and delivers it.
-    public func watchRemoteChanges(_ deliver: @escaping @Sendable ([PersistentHistoryTransaction]) -> Void) throws -> any RemoteChangeWatch {
+    public func watchRemoteChanges(_ deliver: @escaping @Sendable (RemoteChangeNotification) -> Void) throws -> any RemoteChangeWatch {
         try PostgresRemoteChangeListener(store: self, deliver: deliver)
     }
 }

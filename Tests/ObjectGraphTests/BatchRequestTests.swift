@@ -204,6 +204,111 @@ import Testing
         #expect(try await Self.titles(coordinator) == ["New", "Other"])
     }
 
+    /// Rows that give different keys each update a matched row under their own keys alone: Core Data's batch insert
+    /// with uniqueness constraints merges each dictionary into the stored object, leaving the keys it does not name.
+    /// (Each row is still checked as an insert: it gives every non-optional attribute that has no default.)
+    @Test(arguments: StoreKind.allCases)
+    func anUpsertWritesOnlyTheKeysEachRowGives(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try kind.coordinator(try Fixtures.model(), folder)
+        let ids = try await ObjectContext(coordinator: coordinator).perform { ctx in
+            try ["111-1111", "222-2222", "333-3333"].map { isbn in
+                let book = try ctx.insert("Book")
+                try book.setValue("Old \(isbn)", forKey: "title")
+                try book.setValue(7, forKey: "pages")
+                try book.setValue(isbn, forKey: "isbn")
+                try ctx.save()
+                return book.objectID
+            }
+        }
+        var request = BatchInsertRequest(entityName: "Book", objects: [
+            ["title": .string("Titled"), "isbn": .string("111-1111")],
+            ["title": .string("Both"), "pages": .int(60), "isbn": .string("333-3333")],
+            ["title": .string("New"), "isbn": .string("444-4444")],
+        ])
+        request.resultType = .objectIDs
+        let result = try coordinator.execute(request)
+        #expect(Set(try #require(result.changes).updatedObjectIDs) == [ids[0], ids[2]])
+        let book = try coordinator.model.entity(named: "Book")
+        let stored = Dictionary(uniqueKeysWithValues: try coordinator.store.snapshots(for: ids).map { ($0.objectID, $0) })
+        func values(_ id: ObjectID) -> [AttributeValue?] {
+            ["title", "pages"].map { key in stored[id].map { $0.values[book.attributeIndex[key]!] } }
+        }
+        #expect(values(ids[0]) == [.string("Titled"), .int(7)])
+        #expect(values(ids[1]) == [.string("Old 222-2222"), .int(7)])
+        #expect(values(ids[2]) == [.string("Both"), .int(60)])
+        // A new row takes the defaults of the keys it leaves out.
+        let inserted = try #require(result.changes?.insertedObjectIDs.first)
+        let new = try #require(try coordinator.store.snapshots(for: [inserted]).first)
+        #expect(new.values[book.attributeIndex["pages"]!] == .int(1))
+    }
+
+    /// A dictionary naming a key the entity cannot take is named with the row, as a value of the wrong type is.
+    @Test(arguments: StoreKind.allCases)
+    func anUnknownKeyInADictionaryNamesItsRow(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try kind.coordinator(try Fixtures.model(), folder)
+        for (key, said) in [("color", "no attribute 'color'"), ("author", "'author' is a relationship")] {
+            let request = BatchInsertRequest(entityName: "Book", objects: [
+                ["title": .string("A"), "isbn": .string("111-1111")],
+                ["title": .string("B"), key: .string("x")],
+            ])
+            #expect {
+                try coordinator.execute(request)
+            } throws: { error in
+                guard case ObjectGraphError.invalidBatchRequest(let entity, let reason) = error else { return false }
+                return entity == "Book" && reason.hasPrefix("row 1: ") && reason.contains(said)
+            }
+        }
+        #expect(try await Self.titles(coordinator) == [])
+    }
+
+    /// A batch update or delete of a parent entity reaches its sub-entities' rows unless `includesSubentities` is
+    /// off (Core Data's `NSBatchUpdateRequest.includesSubentities`), and history names each row's own entity.
+    @Test(arguments: StoreKind.allCases)
+    func batchRequestsReachSubEntitiesOnlyWhenAsked(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let model = try Model(entities: [
+            EntityDescription("Item", attributes: [.init("name", .string), .init("n", .int64)]),
+            EntityDescription("Special", attributes: [.init("extra", .string, isOptional: true)], parent: "Item"),
+        ])
+        let coordinator = try PersistentHistoryTests.coordinator(kind, folder, model: model)
+        try await ObjectContext(coordinator: coordinator).perform { ctx in
+            for (index, entity) in ["Item", "Item", "Special", "Special"].enumerated() {
+                let object = try ctx.insert(entity)
+                try object.setValue("\(entity) \(index)", forKey: "name")
+                try object.setValue(0, forKey: "n")
+            }
+            try ctx.save()
+        }
+        let start = try coordinator.lastHistoryToken()
+        func entities(_ changes: StoreChanges?, _ ids: KeyPath<StoreChanges, [ObjectID]>) -> [String] {
+            (changes?[keyPath: ids] ?? []).map(\.entityName).sorted()
+        }
+        var exact = BatchUpdateRequest(entityName: "Item", values: ["n": .int(1)])
+        exact.includesSubentities = false
+        exact.resultType = .objectIDs
+        let exactResult = try coordinator.execute(exact)
+        #expect(exactResult.count == 2)
+        #expect(entities(exactResult.changes, \.updatedObjectIDs) == ["Item", "Item"])
+        var all = BatchUpdateRequest(entityName: "Item", values: ["n": .int(2)])
+        all.resultType = .objectIDs
+        #expect(entities(try coordinator.execute(all).changes, \.updatedObjectIDs) == ["Item", "Item", "Special", "Special"])
+        var deleteExact = BatchDeleteRequest(entityName: "Item")
+        deleteExact.includesSubentities = false
+        deleteExact.resultType = .objectIDs
+        #expect(entities(try coordinator.execute(deleteExact).changes, \.deletedObjectIDs) == ["Item", "Item"])
+        let left = try await ObjectContext(coordinator: coordinator).perform { ctx in
+            try ctx.fetch(FetchRequest(entityName: "Item")).map { ($0.objectID.entityName, try $0.value(forKey: "n")) }
+        }
+        #expect(left.map(\.0) == ["Special", "Special"] && left.map(\.1) == [.int(2), .int(2)])
+        let history = try coordinator.history(after: start)
+        #expect(history.map { $0.changes.map(\.changedObjectID.entityName).sorted() } == [
+            ["Item", "Item"], ["Item", "Item", "Special", "Special"], ["Item", "Item"],
+        ])
+        #expect(history.map { Set($0.changes.map(\.changeType)) } == [[.update], [.update], [.delete]])
+    }
+
     // MARK: Update
 
     @Test(arguments: StoreKind.allCases)

@@ -112,6 +112,91 @@ import Testing
         #expect(throws: ObjectGraphError.self) { try coordinator.history(after: foreign) }
     }
 
+    /// A token the store has not reached (kept across the restore of an older copy) is refused, for reading and for
+    /// deleting, naming the store's last transaction: deleting before it would record history as deleted that was
+    /// never written, and expire every token after.
+    @Test(arguments: StoreKind.allCases)
+    func aTokenAheadOfTheStoreIsRefused(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try Self.coordinator(kind, folder)
+        for index in 0..<3 {
+            try coordinator.execute(BatchInsertRequest(entityName: "Tag", objects: [["label": .string("t\(index)")]]))
+        }
+        let last = try coordinator.lastHistoryToken()
+        let ahead = PersistentHistoryToken(storeIdentifier: last.storeIdentifier, transactionNumber: last.transactionNumber + 997)
+        func isAhead(_ error: any Error) -> Bool {
+            guard case ObjectGraphError.historyTokenAhead(_, let token, let number) = error else { return false }
+            return token == ahead.description && number == last.transactionNumber
+        }
+        #expect { try coordinator.deleteHistory(before: ahead) } throws: { isAhead($0) }
+        #expect { try coordinator.history(after: ahead) } throws: { isAhead($0) }
+        // Nothing was recorded as deleted: the newest token still reads.
+        #expect(try coordinator.history(after: last).isEmpty)
+        #expect(try coordinator.history(after: nil).count == 3)
+    }
+
+    /// A watching coordinator whose unread history another coordinator deleted tells its listeners it missed
+    /// changes, goes on from the newest transaction (later saves are heard again), and its auto-merging contexts
+    /// read what they hold again from the store. Core Data's answer to an expired token is the same: refetch.
+    @Test func aWatcherWhoseHistoryWasDeletedSaysSoAndRecovers() async throws {
+        let folder = try TemporaryFolder()
+        let model = try Self.model()
+        let writer = try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL, options: StoreOptions(recordsHistory: true))
+        let ids = try await ObjectContext(coordinator: writer).perform { ctx in
+            let books = try (0..<2).map { index in
+                let book = try ctx.insert("Book")
+                try book.setValue("Book \(index)", forKey: "title")
+                return book
+            }
+            try ctx.save()
+            return books.map(\.objectID)
+        }
+        // A poll interval no test waits for: the test looks at the store itself (`pollNow`), so it knows when.
+        let watcher = try PersistentStoreCoordinator(
+            model: model, storeURL: folder.storeURL, options: StoreOptions(recordsHistory: true, remoteChangePollInterval: .seconds(3_600)))
+        let monitor = try #require(watcher.monitor as? RemoteChangeMonitor)
+        let heard = Protected<[RemoteChangeNotification]>([])
+        let observer = watcher.addRemoteChangeObserver { notification in heard.withLock { $0.append(notification) } }
+        defer { observer.remove() }
+        let reader = ObjectContext(coordinator: watcher, name: "reader")
+        // The reader's results controller holds both books, as a screen would.
+        try await reader.perform { ctx in
+            ctx.automaticallyMergesChangesFromParent = true
+            var request = FetchRequest(entityName: "Book")
+            request.sortKeys = [SortKey("title")]
+            _ = try ctx.state.fetchedResultsController(for: request, sectionNameKeyPath: nil, keepAlive: true)
+        }
+        // Another process changes one book, deletes the other, saves once more, and deletes the history the watcher
+        // has not read.
+        let other = ObjectContext(coordinator: writer, name: "other")
+        try await other.perform { ctx in
+            try ctx.existingObject(with: ids[0]).setValue("Changed", forKey: "title")
+            try ctx.delete(try ctx.existingObject(with: ids[1]))
+            try ctx.save()
+            try ctx.insert("Tag").setValue("later", forKey: "label")
+            try ctx.save()
+        }
+        try writer.deleteHistory(before: try writer.lastHistoryToken())
+        monitor.pollNow()
+        #expect(heard.withLock { $0.map(\.missedChanges) } == [true])
+        // The refresh is enqueued on the reader's queue by the notification, and the controller's processing after
+        // it: a block enqueued now runs after both.
+        await reader.perform { _ in }
+        let shown = try await reader.perform { ctx in
+            let controller = try #require(ctx.state.observation?.controllersForTesting.first)
+            return try controller.fetchedObjects.map { [$0.objectID.description, "\(try $0.value(forKey: "title"))"] }
+        }
+        #expect(shown == [[ids[0].description, "\(AttributeValue.string("Changed"))"]])
+        // Later saves are heard again, from the newest transaction on.
+        try await other.perform { ctx in
+            try ctx.existingObject(with: ids[0]).setValue("Again", forKey: "title")
+            try ctx.save()
+        }
+        monitor.pollNow()
+        #expect(heard.withLock { $0.map(\.missedChanges) } == [true, false])
+        #expect(heard.withLock { $0.last?.changes.updatedObjectIDs } == [ids[0]])
+    }
+
     /// The stores that may run without history; the PostgreSQL store always records it (other hosts hear each
     /// other's saves through it), which its own suite checks.
     @Test(arguments: [StoreKind.sqlite, .memory])
@@ -141,6 +226,24 @@ import Testing
         let history = try reopened.history(after: nil)
         #expect(history.map(\.token.transactionNumber) == [1, 2])
         #expect(history.map { $0.insertedObjectIDs.count } == [1, 1])
+    }
+
+    /// A coordinator already open without history records from the moment another turns it on for the file: its
+    /// saves and batch requests are heard by watchers, and it reads the history itself.
+    @Test func historyTurnedOnByAnotherCoordinatorRecordsEveryLaterWrite() async throws {
+        let folder = try TemporaryFolder()
+        let plain = try PersistentStoreCoordinator(model: try Self.model(), storeURL: folder.storeURL)
+        try plain.execute(BatchInsertRequest(entityName: "Tag", objects: [["label": .string("before")]]))
+        let recording = try Self.coordinator(.sqlite, folder)
+        try await ObjectContext(coordinator: plain).perform { ctx in
+            try ctx.insert("Tag").setValue("saved", forKey: "label")
+            try ctx.save()
+        }
+        try plain.execute(BatchUpdateRequest(entityName: "Tag", predicate: try FormatPredicate("label == 'saved'"), values: ["label": .string("batch")]))
+        let history = try recording.history(after: nil)
+        #expect(history.map { $0.insertedObjectIDs.count } == [1, 0])
+        #expect(history.last?.changes.map(\.updatedProperties) == [["label"]])
+        #expect(try plain.history(after: nil).map(\.token) == history.map(\.token))
     }
 
     /// A context and its results controller catch up with transactions another coordinator wrote to the same file.

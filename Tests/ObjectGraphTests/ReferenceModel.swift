@@ -153,6 +153,23 @@ struct ReferenceModel {
         return (updated, deleted)
     }
 
+    /// A batch request on the store (Core Data's `NSBatchUpdateRequest` and `NSBatchDeleteRequest`): the rows whose
+    /// title is `title` take `value` for `pages`, or, with `value` nil, leave the store. No context changes until it
+    /// merges the result (see ``merge(_:updated:deleted:)``); returns what every root then merges.
+    mutating func batch(title: Int, pages value: Int?) -> (updated: [Int: Row], deleted: Set<Int>) {
+        let selected = store.filter { $0.value["title"] == title }.keys
+        guard let value else {
+            for serial in selected { store[serial] = nil }
+            return ([:], Set(selected))
+        }
+        var updated: [Int: Row] = [:]
+        for serial in selected {
+            store[serial]?["pages"] = value
+            updated[serial] = store[serial]
+        }
+        return (updated, [])
+    }
+
     /// A root merging another root's save (its updated rows, its deleted objects).
     mutating func merge(_ context: Int, updated: [Int: Row], deleted: Set<Int>) {
         for serial in deleted where contexts[context].pending[serial]?.isInserted != true {

@@ -13,6 +13,18 @@ extension ObjectContext {
         try state.mergeStoreChanges(changes)
     }
 
+    /// Reads every saved object this context holds again from the store, as if each had changed: what an
+    /// auto-merging context does when its coordinator missed other processes' changes
+    /// (``RemoteChangeNotification/missedChanges``). Objects gone from the store leave, as merged deletions do;
+    /// unsaved changes stay; results controllers fetch again, for objects inserted meanwhile.
+    public func refreshAllObjectsFromStore() throws {
+        state.checkExecutor()
+        let held = state.registered.objects.map(\.objectID).filter { !$0.isTemporaryID }
+        let present = Set(try coordinator.store.snapshots(for: held).map(\.objectID))
+        try state.mergeStoreChanges(StoreChanges(updated: held.filter(present.contains), deleted: held.filter { !present.contains($0) }))
+        state.observation?.noteRebuild()
+    }
+
     /// Merges persistent history transactions (another process's saves, read with
     /// ``PersistentStoreCoordinator/history(after:)``), each object's last change winning.
     public func merge(_ transactions: [PersistentHistoryTransaction]) throws {
@@ -48,7 +60,10 @@ extension ContextState {
     func mergeStoreChanges(_ changes: StoreChanges) throws {
         guard !changes.isEmpty else { return }
         let observing = observation != nil
-        let wanted = (observing ? changes.insertedObjectIDs : []) + changes.updatedObjectIDs.filter { observing || registered[$0] != nil }
+        // Held here: registered, or in a row a child's save brought (whose unchanged keys show the stored values).
+        let layers = self.layers
+        func isHeld(_ id: ObjectID) -> Bool { registered[id] != nil || layers.contains { $0.place(of: id) != nil } }
+        let wanted = (observing ? changes.insertedObjectIDs : []) + changes.updatedObjectIDs.filter { observing || isHeld($0) }
         let rows = Dictionary(try coordinator.store.snapshots(for: wanted).map { ($0.objectID, $0) }) { first, _ in first }
         var set = ChangeSet()
         var deleted = Set(changes.deletedObjectIDs)
@@ -63,7 +78,7 @@ extension ContextState {
         for id in changes.updatedObjectIDs {
             if let snapshot = rows[id] {
                 set.updated.append(row(snapshot))
-            } else if registered[id] != nil {
+            } else if isHeld(id) {
                 // Gone since: a later change deleted it.
                 deleted.insert(id)
             }

@@ -67,6 +67,8 @@ extension ObjectContext {
             remoteMergeToken = coordinator.addRemoteChangeObserver { [weak target] remote in
                 target?.enqueue { ctx in
                     do {
+                        // Changes were missed: every object held is read again, as if each had changed.
+                        if remote.missedChanges { try ctx.refreshAllObjectsFromStore() }
                         try ctx.mergeChanges(remote.changes)
                     } catch {
                         ObjectGraphLogging.logger.error("context \(ctx.name) could not merge other processes' changes: \(error)")
@@ -122,6 +124,9 @@ extension ContextState {
             candidates = registered.objects
         }
         for object in candidates {
+            // Listed twice when the save both updated and deleted it (a layer's change, then a deletion): the
+            // second time it has left already, and its deletion here must not be taken for this context's own.
+            guard object.state === self else { continue }
             let change = changes.change(for: object.objectID, temporaryID: coordinator.temporaryID(for:))
             if change.deleted {
                 // Its own pending deletion is done: a child's later change to it must not bring it back.

@@ -87,6 +87,10 @@ public enum ObjectGraphError: Error, Sendable, Hashable, CustomStringConvertible
     /// A history token cannot be read from: it names another store, or history after it was deleted (its changes
     /// are lost to whoever kept it, who must refetch rather than merge).
     case historyTokenExpired(path: String, token: String, reason: String)
+    /// A history token names a transaction the store has not reached: it was taken from another copy of the store
+    /// (a newer one, before an older backup was restored). Reading after it would miss every transaction until the
+    /// store caught up, and deleting before it would delete history nobody has read: take a new token.
+    case historyTokenAhead(path: String, token: String, lastTransaction: Int64)
     /// A batch request cannot run as given (an unknown key, a value of the wrong type, a missing value a non-optional
     /// attribute needs); nothing was written.
     case invalidBatchRequest(entity: String, reason: String)
@@ -149,6 +153,9 @@ public enum ObjectGraphError: Error, Sendable, Hashable, CustomStringConvertible
             return "the store at \(path) does not record persistent history; open it with StoreOptions(recordsHistory: true)"
         case let .historyTokenExpired(path, token, reason):
             return "cannot read the history of the store at \(path) after token \(token): \(reason)"
+        case let .historyTokenAhead(path, token, last):
+            return "history token \(token) is ahead of the store at \(path), which has recorded transactions through \(last): "
+                + "it was taken from another copy of the store (a restored backup is older); take a new token with lastHistoryToken()"
         case let .invalidBatchRequest(entity, reason):
             return "batch request on \(entity): \(reason); nothing was written"
         }

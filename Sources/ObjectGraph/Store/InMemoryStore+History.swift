@@ -28,6 +28,7 @@ extension InMemoryStore {
         return try contents.withLock { state in
             guard let token else { return state.history }
             try check(token)
+            try checkNotAhead(token, state)
             guard token.transactionNumber >= state.historyDeletedThrough else {
                 throw ObjectGraphError.historyTokenExpired(
                     path: location, token: token.description,
@@ -45,11 +46,18 @@ extension InMemoryStore {
     public func deleteHistory(before token: PersistentHistoryToken) throws -> Int {
         guard recordsHistory else { throw ObjectGraphError.historyNotRecorded(path: location) }
         try check(token)
-        return contents.withLock { state in
+        return try contents.withLock { state in
+            try checkNotAhead(token, state)
             let before = state.history.count
             state.history.removeAll { $0.token.transactionNumber < token.transactionNumber }
             state.historyDeletedThrough = max(state.historyDeletedThrough, token.transactionNumber - 1)
             return before - state.history.count
+        }
+    }
+
+    private func checkNotAhead(_ token: PersistentHistoryToken, _ state: Contents) throws {
+        guard token.transactionNumber <= state.lastTransaction else {
+            throw ObjectGraphError.historyTokenAhead(path: location, token: token.description, lastTransaction: state.lastTransaction)
         }
     }
 

@@ -1,7 +1,36 @@
 /// Other processes' transactions, as a coordinator watching its store hears them.
+///
+/// When history the watcher had not read yet was deleted (``PersistentStoreCoordinator/deleteHistory(before:)`` by
+/// another process), or the store is an older copy than the one the watcher read, what changed meanwhile cannot be
+/// told: the notification says so with ``missedChanges``, and the watch goes on from the store's newest transaction.
+/// Core Data's answer is the same: refetch from a fresh token. Auto-merging contexts refresh every object they hold
+/// from the store (keeping their unsaved changes); an app refetches what it keeps itself.
+///
+/// ```swift
+/// for await notification in coordinator.remoteChangeNotifications() {
+///     if notification.missedChanges { reloadEverything() } else { apply(notification.changes) }
+/// }
+/// ```
 public struct RemoteChangeNotification: Sendable {
     /// The transactions, oldest first.
     public let transactions: [PersistentHistoryTransaction]
+    /// Whether changes were missed before ``transactions``: their history was deleted before the watcher read it.
+    public let missedChanges: Bool
+
+    /// Transactions heard in order, or (with `missedChanges`) the news that some could not be.
+    package init(transactions: [PersistentHistoryTransaction], missedChanges: Bool = false) {
+        self.transactions = transactions
+        self.missedChanges = missedChanges
+    }
+
+    /// Whether `error` means the history after a watcher's token is gone: it must start again from the newest
+    /// transaction, telling its listeners they missed changes.
+    package static func isHistoryGap(_ error: any Error) -> Bool {
+        switch error {
+        case ObjectGraphError.historyTokenExpired, ObjectGraphError.historyTokenAhead: true
+        default: false
+        }
+    }
     /// Where the coordinator's reading stopped: the newest transaction's token.
     public var token: PersistentHistoryToken? { transactions.last?.token }
     /// What they changed, each object's last change winning.

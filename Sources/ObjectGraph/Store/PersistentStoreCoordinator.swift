@@ -20,7 +20,7 @@ public final class PersistentStoreCoordinator: Sendable {
 
     /// Other processes' transactions, for whoever listens (see ``addRemoteChangeObserver(_:)``).
     let remoteChanges = CallbackList<RemoteChangeNotification>()
-    private let monitor: (any RemoteChangeWatch)?
+    let monitor: (any RemoteChangeWatch)?
 
     /// Uses an existing store.
     public init(model: Model, store: any PersistentStore) {
@@ -38,9 +38,7 @@ public final class PersistentStoreCoordinator: Sendable {
         self.store = store
         let hub = remoteChanges
         monitor = try remoteChangePollInterval.map { interval in
-            try RemoteChangeMonitor(store: store, interval: interval) { transactions in
-                hub.post(RemoteChangeNotification(transactions: transactions))
-            }
+            try RemoteChangeMonitor(store: store, interval: interval) { hub.post($0) }
         }
     }
 
@@ -50,7 +48,7 @@ public final class PersistentStoreCoordinator: Sendable {
         self.model = model
         self.store = store
         let hub = remoteChanges
-        monitor = watchesRemoteChanges ? try store.watchRemoteChanges { hub.post(RemoteChangeNotification(transactions: $0)) } : nil
+        monitor = watchesRemoteChanges ? try store.watchRemoteChanges { hub.post($0) } : nil
     }
 
     deinit { monitor?.stop() }

@@ -7,8 +7,9 @@
 /// ```
 public protocol RemoteChangeSource: PersistentStore {
     /// Starts handing every batch of other coordinators' transactions, in order, to `deliver`, from the last
-    /// transaction now on; the watch ends when ``RemoteChangeWatch/stop()`` is called.
-    func watchRemoteChanges(_ deliver: @escaping @Sendable ([PersistentHistoryTransaction]) -> Void) throws -> any RemoteChangeWatch
+    /// transaction now on, and a notification with ``RemoteChangeNotification/missedChanges`` when history it had
+    /// not read was deleted; the watch ends when ``RemoteChangeWatch/stop()`` is called.
+    func watchRemoteChanges(_ deliver: @escaping @Sendable (RemoteChangeNotification) -> Void) throws -> any RemoteChangeWatch
 }
 
 /// A running watch of a store for other coordinators' transactions.

@@ -23,8 +23,14 @@ package struct BatchInsertColumns {
             throw ObjectGraphError.invalidBatchRequest(entity: entity.name, reason: "the entity is abstract; insert rows of one of its sub-entities")
         }
         var positions: [Int] = []
-        for key in request.keys {
-            positions.append(try Self.settableAttribute(key, of: entity, verb: "insert"))
+        for (position, key) in request.keys.enumerated() {
+            do {
+                positions.append(try Self.settableAttribute(key, of: entity, verb: "insert"))
+            } catch ObjectGraphError.invalidBatchRequest(let entity, let reason) {
+                // The keys of dictionaries are every key any of them names: say which row named this one.
+                guard case .values(let rows) = request.source, let row = rows.firstIndex(where: { $0[position] != nil }) else { throw ObjectGraphError.invalidBatchRequest(entity: entity, reason: reason) }
+                throw ObjectGraphError.invalidBatchRequest(entity: entity, reason: "row \(row): \(reason)")
+            }
         }
         guard Set(request.keys).count == request.keys.count else {
             throw ObjectGraphError.invalidBatchRequest(entity: entity.name, reason: "a key is listed twice in \(request.keys)")
@@ -127,15 +133,19 @@ package struct BatchInsertColumns {
         }
     }
 
-    /// Calls `body` with each row of `request` in turn, checked: the request's rows, or those its closure fills. The
-    /// array handed over is reused for the next row: keep its values, not the array.
-    func forEachRow(of request: BatchInsertRequest, _ body: (Int, [AttributeValue]) throws -> Void) throws {
+    /// Calls `body` with each row of `request` in turn, checked, and which of the request's keys the row gives (by
+    /// key position): the request's rows, or those its closure fills, which give every key. A dictionary gives the
+    /// keys it names, `.null` included (it clears the value); an upsert writes only those over a stored row. The
+    /// arrays handed over are reused for the next row: keep their values, not the arrays.
+    func forEachRow(of request: BatchInsertRequest, _ body: (Int, [AttributeValue], [Bool]) throws -> Void) throws {
         var values: [AttributeValue] = []
+        var gives = Array(repeating: true, count: positions.count)
         switch request.source {
         case .values(let rows):
             for (index, given) in rows.enumerated() {
                 try fill(&values, from: given, index: index)
-                try body(index, values)
+                for (position, value) in given.enumerated() { gives[position] = value != nil }
+                try body(index, values, gives)
             }
         case .fill(let fill):
             var draft = BatchInsertRow(index: 0, values: positions.map { defaults[$0] }, positions: Dictionary(
@@ -148,7 +158,7 @@ package struct BatchInsertColumns {
                     throw ObjectGraphError.invalidBatchRequest(entity: entity.name, reason: "row \(draft.index): '\(key)' is not one of the request's keys \(request.keys)")
                 }
                 try self.fill(&values, fromFilled: draft.values, index: draft.index)
-                try body(draft.index, values)
+                try body(draft.index, values, gives)
                 draft.index += 1
             }
         }

@@ -68,8 +68,8 @@ package struct BatchPlan: Sendable {
         var inserted: [ObjectID: Int] = [:]
         var updated: [ObjectID: Int] = [:]
         let toOneCount = entity.toOneSlot.compactMap { $0 }.count
-        let given = request.keys.map { entity.attributeIndex[$0]! }
-        try columns.forEachRow(of: request) { _, values in
+        let keyAttributes = request.keys.map { entity.attributeIndex[$0]! }
+        try columns.forEachRow(of: request) { _, values, gives in
             // The row's values under each constraint that applies to it, nil where one is missing (no match then).
             let tuples = constraints.map { kind, keys -> [AttributeValue]? in
                 guard entity.isKind(of: kind) else { return nil }
@@ -89,6 +89,8 @@ package struct BatchPlan: Sendable {
                 plan.matched.append(id)
                 return
             }
+            // Over a matched row, only the keys this row gives: a key it leaves out keeps the stored value.
+            let given = keyAttributes.indices.filter { gives[$0] }.map { keyAttributes[$0] }
             if let position = inserted[holder] {
                 for index in given { plan.changes.inserted[position].values[index] = values[index] }
             } else if let position = updated[holder] {

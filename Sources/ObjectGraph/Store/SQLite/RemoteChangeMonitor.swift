@@ -1,5 +1,6 @@
 import Foundation
 import GRDBSQLite
+import PredicateFormat
 
 /// Watches an SQLite store for transactions other processes (or other coordinators on the same file) commit.
 ///
@@ -8,43 +9,89 @@ import GRDBSQLite
 /// no lock and no file read. Only then is the history read, after the last transaction heard, without the
 /// transactions this coordinator wrote (it merged them as it saved them). No busy loop: a store nobody writes costs
 /// one pragma per interval.
+///
+/// When the history after the last transaction heard is gone (another process deleted it unread, or the file is an
+/// older copy), the monitor goes on from the newest transaction and delivers a notification with
+/// ``RemoteChangeNotification/missedChanges``: nothing is skipped without a word.
 final class RemoteChangeMonitor: RemoteChangeWatch {
     private let stopped = AtomicFlag(false)
+    private let poller: Protected<Poller>
+
+    /// What one look at the store needs, and what it leaves for the next: the connection, the last data version
+    /// and the last transaction heard.
+    private struct Poller {
+        weak var store: SQLiteStore?
+        let path: String
+        let handle: Connection
+        var version: Int64
+        var token: PersistentHistoryToken
+        let deliver: @Sendable (RemoteChangeNotification) -> Void
+    }
+
+    /// The monitor's own read-only connection, closed when the last look is done.
+    private final class Connection: Sendable {
+        // Sendable: the handle is only used under the poller's lock.
+        nonisolated(unsafe) let handle: OpaquePointer?
+        init(_ handle: OpaquePointer?) { self.handle = handle }
+        deinit { sqlite3_close(handle) }
+    }
 
     /// Starts watching `store` from its last transaction now; `deliver` gets each batch of other processes'
-    /// transactions, on the monitor's thread, in order.
-    init(store: SQLiteStore, interval: Duration, deliver: @escaping @Sendable ([PersistentHistoryTransaction]) -> Void) throws {
+    /// transactions, on the monitor's thread, in order, and the news of a gap when history it had not read is gone.
+    init(store: SQLiteStore, interval: Duration, deliver: @escaping @Sendable (RemoteChangeNotification) -> Void) throws {
         let start = try store.lastHistoryToken()
         let path = store.location
-        let stopped = self.stopped
+        var handle: OpaquePointer?
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else {
+            let reason = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "open failed"
+            sqlite3_close(handle)
+            throw ObjectGraphError.storeUnavailable(path: path, reason: "cannot watch it for other processes' changes: \(reason)")
+        }
+        sqlite3_busy_timeout(handle, 1_000)
+        let connection = Connection(handle)
+        poller = Protected(Poller(
+            store: store, path: path, handle: connection, version: Self.dataVersion(handle), token: start, deliver: deliver))
         let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
-        weak let weakStore = store
+        let stopped = self.stopped
+        let poller = self.poller
         Thread.detachNewThread {
-            var handle: OpaquePointer?
-            guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else {
-                ObjectGraphLogging.logger.error("cannot watch \(path) for other processes' changes: \(handle.map { String(cString: sqlite3_errmsg($0)) } ?? "open failed")")
-                sqlite3_close(handle)
-                return
-            }
-            defer { sqlite3_close(handle) }
-            sqlite3_busy_timeout(handle, 1_000)
-            var version = Self.dataVersion(handle)
-            var token = start
             while !stopped.value {
                 Thread.sleep(forTimeInterval: seconds)
-                guard !stopped.value, let store = weakStore else { return }
-                let current = Self.dataVersion(handle)
-                guard current != version else { continue }
-                do {
-                    let (transactions, last) = try store.history(after: token, excludingOrigin: store.historyOrigin)
-                    // Past every transaction of the snapshot read, this coordinator's own included.
-                    token = PersistentHistoryToken(storeIdentifier: token.storeIdentifier, transactionNumber: last)
-                    version = current
-                    if !transactions.isEmpty { deliver(transactions) }
-                } catch {
-                    ObjectGraphLogging.logger.error("reading other processes' changes to \(path) failed: \(error)")
-                }
+                guard !stopped.value, Self.look(poller) else { return }
             }
+        }
+    }
+
+    /// Looks at the store now rather than at the next interval (tests use it to know when a look happened).
+    func pollNow() { _ = Self.look(poller) }
+
+    /// One look: when another connection committed since the last, the history after the last transaction heard is
+    /// read and delivered. Returns false once the store is gone.
+    private static func look(_ poller: Protected<Poller>) -> Bool {
+        poller.withLock { poller in
+            guard let store = poller.store else { return false }
+            let current = dataVersion(poller.handle.handle)
+            guard current != poller.version else { return true }
+            do {
+                let (transactions, last) = try store.history(after: poller.token, excludingOrigin: store.historyOrigin)
+                // Past every transaction of the snapshot read, this coordinator's own included.
+                poller.token = PersistentHistoryToken(storeIdentifier: poller.token.storeIdentifier, transactionNumber: last)
+                poller.version = current
+                if !transactions.isEmpty { poller.deliver(RemoteChangeNotification(transactions: transactions)) }
+            } catch where RemoteChangeNotification.isHistoryGap(error) {
+                // What changed meanwhile cannot be read: start again from the newest transaction, and say so.
+                do {
+                    poller.token = try store.lastHistoryToken()
+                    poller.version = current
+                    ObjectGraphLogging.logger.warning("missed other processes' changes to \(poller.path): \(error); going on from \(poller.token)")
+                    poller.deliver(RemoteChangeNotification(transactions: [], missedChanges: true))
+                } catch {
+                    ObjectGraphLogging.logger.error("reading other processes' changes to \(poller.path) failed: \(error)")
+                }
+            } catch {
+                ObjectGraphLogging.logger.error("reading other processes' changes to \(poller.path) failed: \(error)")
+            }
+            return true
         }
     }
 

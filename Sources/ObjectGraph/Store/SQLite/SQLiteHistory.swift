@@ -23,6 +23,20 @@ extension SQLiteStore {
             """)
     }
 
+    /// Whether `db` holds the history tables, read from the schema itself (GRDB's schema cache does not see another
+    /// connection create them).
+    static func historyTablesExist(_ db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?)", arguments: [historyTable]) ?? false
+    }
+
+    /// Whether the file records history: known, or turned on by another coordinator since this store opened.
+    func recordsHistoryNow() throws -> Bool {
+        if recordsHistory { return true }
+        guard try readStore(singleStatement: true, Self.historyTablesExist) else { return false }
+        historyTablesExist.value = true
+        return true
+    }
+
     /// Writes `record` as a new transaction in `db`'s write transaction (nothing for a record without changes).
     func writeHistory(_ record: HistoryRecord, in db: Database) throws {
         guard recordsHistory, !record.isEmpty else { return }
@@ -68,7 +82,7 @@ extension SQLiteStore {
     /// not those that coordinator wrote. `last` is the newest transaction's number of all (excluded ones too), read
     /// in the same snapshot: where the next read starts.
     func history(after token: PersistentHistoryToken?, excludingOrigin: String?) throws -> (transactions: [PersistentHistoryTransaction], last: Int64) {
-        guard recordsHistory else { throw ObjectGraphError.historyNotRecorded(path: location) }
+        guard try recordsHistoryNow() else { throw ObjectGraphError.historyNotRecorded(path: location) }
         if let token {
             guard token.storeIdentifier == identifier else {
                 throw ObjectGraphError.historyTokenExpired(
@@ -77,6 +91,7 @@ extension SQLiteStore {
         }
         let after = token?.transactionNumber ?? 0
         return try readStore { db in
+            if let token { try checkNotAhead(token, in: db) }
             if token != nil, let deleted = try Int64.fetchOne(
                 db, sql: "SELECT value FROM \(sqlQuoted(Self.metadataTable)) WHERE key = ?", arguments: [Self.historyDeletedThroughKey]),
                after < deleted {
@@ -119,22 +134,35 @@ extension SQLiteStore {
 
     /// The token of the last transaction recorded (number 0 when there is none).
     public func lastHistoryToken() throws -> PersistentHistoryToken {
-        guard recordsHistory else { throw ObjectGraphError.historyNotRecorded(path: location) }
+        guard try recordsHistoryNow() else { throw ObjectGraphError.historyNotRecorded(path: location) }
         let number = try readStore { db in
             try Int64.fetchOne(db, sql: "SELECT max(number) FROM \(sqlQuoted(Self.historyTable))") ?? 0
         }
         return PersistentHistoryToken(storeIdentifier: identifier, transactionNumber: number)
     }
 
+    /// Throws ``ObjectGraphError/historyTokenAhead(path:token:lastTransaction:)`` when `token` names a transaction
+    /// after the last this store recorded (kept or deleted).
+    private func checkNotAhead(_ token: PersistentHistoryToken, in db: Database) throws {
+        let last = try Int64.fetchOne(db, sql: """
+            SELECT max(coalesce((SELECT max(number) FROM \(sqlQuoted(Self.historyTable))), 0),
+                       coalesce((SELECT CAST(value AS INTEGER) FROM \(sqlQuoted(Self.metadataTable)) WHERE key = ?), 0))
+            """, arguments: [Self.historyDeletedThroughKey]) ?? 0
+        guard token.transactionNumber <= last else {
+            throw ObjectGraphError.historyTokenAhead(path: location, token: token.description, lastTransaction: last)
+        }
+    }
+
     /// Deletes the transactions before `token`'s; returns how many went. A reader whose token is older than the
     /// last transaction deleted is told its token expired (``ObjectGraphError/historyTokenExpired(path:token:reason:)``).
     public func deleteHistory(before token: PersistentHistoryToken) throws -> Int {
-        guard recordsHistory else { throw ObjectGraphError.historyNotRecorded(path: location) }
+        guard try recordsHistoryNow() else { throw ObjectGraphError.historyNotRecorded(path: location) }
         guard token.storeIdentifier == identifier else {
             throw ObjectGraphError.historyTokenExpired(
                 path: location, token: token.description, reason: "it is a token of store \(token.storeIdentifier), and this store is \(identifier)")
         }
         return try writeStore { db in
+            try checkNotAhead(token, in: db)
             try db.execute(sql: "DELETE FROM \(sqlQuoted(Self.historyChangesTable)) WHERE \"transaction\" < ?", arguments: [token.transactionNumber])
             try db.execute(sql: "DELETE FROM \(sqlQuoted(Self.historyTable)) WHERE number < ?", arguments: [token.transactionNumber])
             let removed = db.changesCount

@@ -38,8 +38,8 @@ extension SQLiteStore {
     // MARK: Insert
 
     /// Rows are taken in blocks: each block's keys in one step of the sequence, its rows written by the save's
-    /// multi-row INSERTs. Where the tree has uniqueness constraints, a conflicting row updates the stored one with the
-    /// request's keys, and `RETURNING` tells inserted rows (version 1) from updated ones.
+    /// multi-row INSERTs. Where the tree has uniqueness constraints, a conflicting row updates the stored one under the
+    /// keys the row gives, and `RETURNING` tells inserted rows (version 1) from updated ones.
     private func batchInsert(_ request: BatchInsertRequest, db: Database, history: inout HistoryRecord) throws -> BatchResult {
         let columns = try BatchInsertColumns(request, model: model)
         let entity = columns.entity
@@ -48,21 +48,30 @@ extension SQLiteStore {
         let tree = entity.rootName == entity.name ? entity : try model.entity(named: entity.rootName)
         let constrained = tree.selfAndDescendantNames.compactMap(model.entityIfPresent).contains { !$0.uniquenessConstraints.isEmpty }
         let upserting = constrained && request.upserts
-        var suffix = ""
-        if upserting {
-            let assignments = request.keys.map { key in
-                let column = sqlQuoted(entity.attributeColumns[entity.attributeIndex[key]!])
-                return "\(column) = excluded.\(column)"
-            } + ["\(RowColumn.version) = \(RowColumn.version) + 1"]
-            suffix = " ON CONFLICT DO UPDATE SET \(assignments.joined(separator: ", ")) RETURNING \(RowColumn.id), \(RowColumn.entity), \(RowColumn.version)"
+        // Upserting, a block's rows give the same keys, and its statement updates a matched row under those alone.
+        var statementsByKeys: [[Bool]: InsertStatements] = [:]
+        func statements(giving gives: [Bool]) throws -> InsertStatements {
+            if let statements = statementsByKeys[gives] { return statements }
+            var suffix = ""
+            if upserting {
+                let assignments = request.keys.indices.filter { gives[$0] }.map { position in
+                    let column = sqlQuoted(entity.attributeColumns[entity.attributeIndex[request.keys[position]]!])
+                    return "\(column) = excluded.\(column)"
+                } + ["\(RowColumn.version) = \(RowColumn.version) + 1"]
+                suffix = " ON CONFLICT DO UPDATE SET \(assignments.joined(separator: ", ")) RETURNING \(RowColumn.id), \(RowColumn.entity), \(RowColumn.version)"
+            }
+            let statements = try InsertStatements(
+                entityName: entity.name, table: table.name, columns: entityColumns.insertColumns, storedAttributes: nil, suffix: suffix, in: db)
+            statementsByKeys[gives] = statements
+            return statements
         }
-        let statements = try InsertStatements(
-            entityName: entity.name, table: table.name, columns: entityColumns.insertColumns, storedAttributes: nil, suffix: suffix, in: db)
         let stored = entity.storedAttributes
         let toOneCount = entityColumns.insertColumns.count - stored.count
         let recording = recordsHistory || request.resultType == .objectIDs
         var inserted: [ObjectID] = []
         var updated: [ObjectID] = []
+        // The keys each updated row was written under, for history.
+        var updatedKeys: [[String]] = []
         var count = 0
         // The rows of a block, one after another, each `width` values in attribute order.
         let width = entity.attributes.count
@@ -70,7 +79,7 @@ extension SQLiteStore {
         var block: [AttributeValue] = []
         block.reserveCapacity(blockSize * width)
         var blockRows = 0
-        let updatedKeys = request.keys.sorted()
+        var blockGives = Array(repeating: true, count: request.keys.count)
 
         func write(_ statement: Statement, _ rows: Range<Int>, keys: ArraySlice<Int64>) throws {
             let raw = statement.sqliteStatement
@@ -89,13 +98,19 @@ extension SQLiteStore {
                 }
             }
             statementCount.add(1, ordering: .relaxed)
+            let written = recordsHistory ? request.keys.indices.filter { blockGives[$0] }.map { request.keys[$0] }.sorted() : []
             while true {
                 let code = sqlite3_step(raw)
                 if code == SQLITE_DONE { break }
                 guard code == SQLITE_ROW else { throw Statement.lastError(of: raw) }
                 let id = ObjectID(
                     entityName: sqlite3_column_text(raw, 1).map { String(cString: $0) } ?? entity.name, rawKey: sqlite3_column_int64(raw, 0))
-                if sqlite3_column_int64(raw, 2) == 1 { inserted.append(id) } else { updated.append(id) }
+                if sqlite3_column_int64(raw, 2) == 1 {
+                    inserted.append(id)
+                } else {
+                    updated.append(id)
+                    if recordsHistory { updatedKeys.append(written) }
+                }
             }
             count += rows.count
         }
@@ -103,13 +118,17 @@ extension SQLiteStore {
         func flush() throws {
             guard blockRows > 0 else { return }
             let keys = try allocate(db, root: entity.rootName, count: blockRows)
-            try statements.forEachStatement(over: 0..<blockRows) { statement, rows in try write(statement, rows, keys: keys[rows]) }
+            try statements(giving: blockGives).forEachStatement(over: 0..<blockRows) { statement, rows in try write(statement, rows, keys: keys[rows]) }
             if !upserting && recording { inserted += keys.map { ObjectID(entityName: entity.name, rawKey: $0) } }
             block.removeAll(keepingCapacity: true)
             blockRows = 0
         }
 
-        try columns.forEachRow(of: request) { _, row in
+        try columns.forEachRow(of: request) { _, row, gives in
+            if upserting && gives != blockGives {
+                try flush()
+                blockGives = gives
+            }
             block.append(contentsOf: row)
             blockRows += 1
             if blockRows == blockSize { try flush() }
@@ -117,7 +136,7 @@ extension SQLiteStore {
         try flush()
         if recordsHistory {
             for id in inserted { history.add(id, .insert) }
-            for id in updated { history.add(id, .update, properties: updatedKeys) }
+            for (id, keys) in zip(updated, updatedKeys) { history.add(id, .update, properties: keys) }
         }
         return batchResult(
             request.resultType, count: count, ids: upserting ? inserted + updated : inserted,

@@ -65,8 +65,11 @@ public final class SQLiteStore: PersistentStore {
     /// Whether its connections read the file as immutable (see ``StoreOptions/isReadOnly``): their closing is then
     /// left to the registry.
     private let readsImmutableFile: Bool
-    /// Whether saves and batch requests record persistent history (see ``StoreOptions/recordsHistory``).
-    public let recordsHistory: Bool
+    /// Whether saves and batch requests record persistent history (see ``StoreOptions/recordsHistory``). Once any
+    /// coordinator turns history on for the file, every store open on it records from its next write on: each write
+    /// transaction looks for the history tables until it finds them.
+    public var recordsHistory: Bool { historyTablesExist.value }
+    let historyTablesExist: AtomicFlag
     /// Names this open store in the history it records, so that its coordinator skips its own transactions when it
     /// merges other processes'.
     let historyOrigin = UUID().uuidString
@@ -176,7 +179,7 @@ public final class SQLiteStore: PersistentStore {
                 ?? writer.writeWithoutTransaction { db in try Self.prepareSchema(db, versions: versions, tables: tables, path: path, progress: progress) }
             let keepsHistory = try writer.read { try $0.tableExists(Self.historyTable) }
             if options.keepsHistory && !keepsHistory && !options.isReadOnly { try writer.write { try Self.createHistoryTables($0) } }
-            recordsHistory = keepsHistory || (options.keepsHistory && !options.isReadOnly)
+            historyTablesExist = AtomicFlag(keepsHistory || (options.keepsHistory && !options.isReadOnly))
             statementReaders = try StatementReaders(path: connectionPath, busyTimeout: busyTimeout, immutableFile: immutable ? file : nil)
             files = StoreFiles(path: file)
         } catch let error as ObjectGraphError {
@@ -447,6 +450,8 @@ public final class SQLiteStore: PersistentStore {
         if let problem = files.processProblem() { throw ObjectGraphError.storeWriteFailed(path: location, reason: problem) }
         do {
             return try writer.write { db in
+                // Inside the write lock: a coordinator that turned history on since has committed its tables.
+                if !historyTablesExist.value, try Self.historyTablesExist(db) { historyTablesExist.value = true }
                 let result = try body(db)
                 // Last, so that nothing commits where no later process reads it (see `StoreFiles`).
                 if let problem = files.problem() { throw ObjectGraphError.storeWriteFailed(path: location, reason: problem) }
