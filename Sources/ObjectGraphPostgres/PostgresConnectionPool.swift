@@ -199,13 +199,16 @@ final class PostgresSession: Sendable {
 
     /// Runs `sql` with `binds` and returns every row. Errors name the server, the database and the statement.
     @discardableResult
-    func query(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> PostgresQueryResult {
-        let future = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: PostgresStore.sqlLogger)
+    func query(_ sql: String, _ binds: StatementBindings = StatementBindings()) throws -> PostgresQueryResult {
+        let start = ContinuousClock.now
+        let future = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds.bindings), logger: PostgresStore.sqlLogger)
         do {
-            return try PostgresConnectionPool.wait(for: future, timeout: pool.configuration.queryTimeout) {
+            let result = try PostgresConnectionPool.wait(for: future, timeout: pool.configuration.queryTimeout) {
                 isBroken.store(true, ordering: .relaxed)
                 connection.closeSoon()
             }
+            trace(sql, binds, since: start, rows: result.rows.count)
+            return result
         } catch is PostgresTimeout {
             throw PostgresErrors.Failure.timedOut(location: pool.location, seconds: pool.configuration.queryTimeout, sql: sql)
         } catch {
@@ -216,12 +219,13 @@ final class PostgresSession: Sendable {
 
     /// Runs `sql` and hands each row to `body` on the event loop as it arrives, so that reading the rows overlaps
     /// with receiving them; returns what `body` kept. Errors as ``query(_:_:)``.
-    func rows<T: Sendable>(_ sql: String, _ binds: PostgresBindings, _ body: @escaping @Sendable (PostgresRow) throws -> T) throws -> [T] {
+    func rows<T: Sendable>(_ sql: String, _ binds: StatementBindings, _ body: @escaping @Sendable (PostgresRow) throws -> T) throws -> [T] {
         let kept = RowBox<T>()
-        let future = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: PostgresStore.sqlLogger) { row in
+        let future = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds.bindings), logger: PostgresStore.sqlLogger) { row in
             let value = try body(row)
             kept.values.withLock { $0.append(value) }
         }
+        let start = ContinuousClock.now
         do {
             _ = try PostgresConnectionPool.wait(for: future, timeout: pool.configuration.queryTimeout) {
                 isBroken.store(true, ordering: .relaxed)
@@ -237,7 +241,18 @@ final class PostgresSession: Sendable {
             if connection.isClosed { isBroken.store(true, ordering: .relaxed) }
             throw PostgresErrors.Failure.server(location: pool.location, error: error, sql: sql)
         }
-        return kept.values.withLock { $0 }
+        let rows = kept.values.withLock { $0 }
+        trace(sql, binds, since: start, rows: rows.count)
+        return rows
+    }
+
+    /// Traces a statement that ran, as the SQLite store's are: its time, its SQL, its values and its rows.
+    private func trace(_ sql: String, _ binds: StatementBindings, since start: ContinuousClock.Instant, rows: Int) {
+        guard let shown = binds.shown else { return }
+        let elapsed = ContinuousClock.now - start
+        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        let values = shown.isEmpty ? "" : " [\(shown.joined(separator: ", "))]"
+        ObjectGraphLogging.trace(String(format: "SQL %.3f ms: ", milliseconds) + sql + values + " (\(rows) row\(rows == 1 ? "" : "s"))")
     }
 
     /// Runs `sql`, decoding each row with `decode` on the event loop as it arrives and handing the decoded values to
@@ -245,14 +260,16 @@ final class PostgresSession: Sendable {
     /// context making objects) overlap. Waits at most the query timeout in all; when `each` throws, the connection
     /// is closed (the server may still be sending) and the error rethrown.
     func stream<T: Sendable>(
-        _ sql: String, _ binds: PostgresBindings, decode: @escaping @Sendable (PostgresRow) throws -> T, each: (T) throws -> Void
+        _ sql: String, _ binds: StatementBindings, decode: @escaping @Sendable (PostgresRow) throws -> T, each: (T) throws -> Void
     ) throws {
         let buffer = RowStream<T>()
-        let future = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: PostgresStore.sqlLogger) { row in
+        let future = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds.bindings), logger: PostgresStore.sqlLogger) { row in
             buffer.append(try decode(row))
         }
         future.whenComplete { result in buffer.finish(result.map { _ in () }) }
         let deadline = DispatchTime.now() + pool.configuration.queryTimeout.seconds
+        let start = ContinuousClock.now
+        var delivered = 0
         while true {
             let values: [T], outcome: Result<Void, any Error>?
             do {
@@ -264,6 +281,7 @@ final class PostgresSession: Sendable {
             }
             do {
                 for value in values { try each(value) }
+                delivered += values.count
             } catch {
                 isBroken.store(true, ordering: .relaxed)
                 connection.closeSoon()
@@ -271,7 +289,9 @@ final class PostgresSession: Sendable {
             }
             guard let outcome else { continue }
             switch outcome {
-            case .success: return
+            case .success:
+                trace(sql, binds, since: start, rows: delivered)
+                return
             case .failure(let error as PostgresErrors.Failure): throw error
             case .failure(let error as ObjectGraphError): throw error
             case .failure(let error):

@@ -47,9 +47,32 @@ enum PostgresErrors {
             if let state = info[.sqlState] { text += " (SQLSTATE \(state))" }
             return text
         }
-        var text = "\(error.code)"
-        if let underlying = error.underlying { text += ": \(underlying)" }
+        var text = said(error.code)
+        if let underlying = error.underlying { text += " (\(describe(underlying)))" }
         return text
+    }
+
+    /// What a client-side error code means, in the words an operator acts on (postgres-nio's own description of an
+    /// error is a fixed text that says nothing of it).
+    static func said(_ code: PSQLError.Code) -> String {
+        switch code {
+        case .serverClosedConnection: "the server closed the connection (it restarted, or an administrator ended the session)"
+        case .clientClosedConnection: "the connection was closed on this side before the statement finished"
+        case .uncleanShutdown: "the connection was cut without the server closing it (a network failure or a killed server)"
+        case .connectionError: "the server could not be reached (refused, unreachable or timed out)"
+        case .sslUnsupported: "the server does not offer TLS; turn TLS on in the server's configuration (ssl = on), or connect without it (sslmode=disable)"
+        case .failedToAddSSLHandler: "TLS could not be set up on the connection"
+        case .receivedUnencryptedDataAfterSSLRequest: "the server answered the TLS request without TLS"
+        case .unsupportedAuthMechanism: "the server asks for an authentication method this client does not support"
+        case .authMechanismRequiresPassword: "the server asks for a password, and the URL gives none"
+        case .saslError: "the server refused the password (SCRAM authentication failed)"
+        case .queryCancelled: "the statement was cancelled"
+        case .tooManyParameters: "the statement binds more values than PostgreSQL allows (65,535)"
+        case .poolClosed: "the connection pool is closed"
+        case .listenFailed: "LISTEN failed"
+        case .messageDecodingFailure, .unexpectedBackendMessage, .invalidCommandTag: "the server sent a message this client could not read (\(code))"
+        default: "\(code)"
+        }
     }
 
     /// Runs a read, reporting failures as `ObjectGraphError.storeReadFailed(path:reason:)`.

@@ -24,7 +24,7 @@ struct JoinTableLinks {
 
     func write(to table: String, in session: PostgresSession) throws {
         if !clearedOwners.isEmpty {
-            var binds = PostgresBindings()
+            var binds = StatementBindings()
             binds.append(clearedOwners)
             try session.query("DELETE FROM \(pgQuoted(table)) WHERE source = ANY($1::BIGINT[])", binds)
         }
@@ -37,7 +37,7 @@ struct JoinTableLinks {
             }
         }
         guard !sources.isEmpty else { return }
-        var binds = PostgresBindings()
+        var binds = StatementBindings()
         binds.append(sources)
         binds.append(targets)
         binds.append(positions)

@@ -35,7 +35,7 @@ enum PostgresMigration {
         }
         let tables = PostgresSchema.tableLayouts(destination)
         for statement in PostgresSchema.createStatements(model: destination, tables: tables, includingHistory: false) { try session.query(statement) }
-        var metadata = PostgresBindings()
+        var metadata = StatementBindings()
         var tuples: [String] = []
         for (key, value) in kept + [
             ("model_hash", destination.versionHash), ("model", String(decoding: destination.canonicalJSON(), as: UTF8.self)),
@@ -104,7 +104,7 @@ enum PostgresMigration {
             highest[new.rootName] = max(highest[new.rootName] ?? 0, key)
         }
         for (root, key) in highest {
-            var binds = PostgresBindings()
+            var binds = StatementBindings()
             binds.append(key)
             binds.append(root)
             try session.query("UPDATE \(pgQuoted(StorageNames.sequenceTable)) SET max_key = $1 WHERE entity = $2", binds)
@@ -118,7 +118,7 @@ enum PostgresMigration {
         let ofEntity = "o.\(pgQuoted(StorageNames.rowEntity)) = \(PostgresSchema.sqlLiteral(oldEntity.name))"
         var columns = [StorageNames.rowID, StorageNames.rowEntity, StorageNames.rowVersion].map(pgQuoted)
         var values = ["o.\(pgQuoted(StorageNames.rowID))", PostgresSchema.sqlLiteral(new.name), "o.\(pgQuoted(StorageNames.rowVersion))"]
-        var binds = PostgresBindings()
+        var binds = StatementBindings()
         for attribute in step.attributes {
             guard let index = new.attributeIndex[attribute.name] else { continue }
             let description = new.attributes[index]

@@ -83,6 +83,20 @@ final class PostgresRemoteChangeListener: RemoteChangeWatch {
         }
     }
 
+    /// Runs `body` while the listener's queue waits: the catch-ups notifications ask for meanwhile run after it.
+    /// Tests use it to know what the listener will have missed.
+    func holding<T>(_ body: () throws -> T) rethrows -> T {
+        let entered = DispatchSemaphore(value: 0)
+        let held = DispatchSemaphore(value: 0)
+        queue.async {
+            entered.signal()
+            held.wait()
+        }
+        entered.wait()
+        defer { held.signal() }
+        return try body()
+    }
+
     func stop() {
         // Taken, so that `deinit` after an explicit stop does not close it again.
         let connection = state.withLock { state in

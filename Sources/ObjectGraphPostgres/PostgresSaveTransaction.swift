@@ -48,7 +48,7 @@ struct PostgresSaveTransaction {
 
     private func permanent(_ id: ObjectID) -> ObjectID { result.permanentIDs[id] ?? id }
 
-    private func appendKey(_ id: ObjectID?, to binds: inout PostgresBindings) {
+    private func appendKey(_ id: ObjectID?, to binds: inout StatementBindings) {
         if let id { binds.append(permanent(id).rawKey) } else { binds.appendNull() }
     }
 
@@ -99,7 +99,7 @@ struct PostgresSaveTransaction {
             let names = ([StorageNames.rowID, StorageNames.rowEntity] + columns.insertColumns).map(pgQuoted).joined(separator: ", ")
             for chunkStart in stride(from: start, to: end, by: perStatement) {
                 let chunk = chunkStart..<min(chunkStart + perStatement, end)
-                var binds = PostgresBindings(capacity: chunk.count * width)
+                var binds = StatementBindings(capacity: chunk.count * width)
                 var tuples: [String] = []
                 tuples.reserveCapacity(chunk.count)
                 for position in chunk {
@@ -139,7 +139,7 @@ struct PostgresSaveTransaction {
     }
 
     private mutating func update(_ rows: ArraySlice<ChangeSet.Row>, shape: PostgresUpdateShape) throws {
-        var binds = PostgresBindings(capacity: rows.count * (2 + shape.assignments.count))
+        var binds = StatementBindings(capacity: rows.count * (2 + shape.assignments.count))
         var tuples: [String] = []
         tuples.reserveCapacity(rows.count)
         for row in rows {
@@ -196,7 +196,7 @@ struct PostgresSaveTransaction {
                     tombstones[id] = Dictionary(uniqueKeysWithValues: entity.preservedAttributes.map { (entity.attributes[$0].name, stored.values[$0]) })
                 }
             }
-            var binds = PostgresBindings()
+            var binds = StatementBindings()
             binds.append(rows[run].map(\.objectID.rawKey))
             binds.append(rows[run].map(\.version))
             let deleted = try Set(session.query("""
@@ -248,7 +248,7 @@ struct PostgresSaveTransaction {
         }
         for table in tables { try links[table]!.write(to: table, in: session) }
         for column in columns {
-            var binds = PostgresBindings()
+            var binds = StatementBindings()
             binds.append(positions[column]!.keys)
             binds.append(positions[column]!.positions)
             try session.query("""
@@ -284,7 +284,7 @@ extension PostgresStore {
     /// time was a round trip a row), and locked for it when `locking`.
     func snapshots(ofKeys keys: [Int64], table: TableLayout, in session: PostgresSession, locking: Bool = false) throws -> [Int64: Snapshot] {
         guard !keys.isEmpty else { return [:] }
-        var binds = PostgresBindings()
+        var binds = StatementBindings()
         binds.append(keys)
         let sql = "\(table.selectClause) WHERE t0.\(pgQuoted(StorageNames.rowID)) = ANY($1::BIGINT[])"
             + (locking ? " FOR UPDATE OF t0" : "")

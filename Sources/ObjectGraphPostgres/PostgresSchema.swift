@@ -65,7 +65,7 @@ enum PostgresSchema {
             }
             let identifier = UUID().uuidString
             for statement in createStatements(model: model, tables: tables) { try session.query(statement) }
-            var binds = PostgresBindings()
+            var binds = StatementBindings()
             binds.append(model.versionHash)
             binds.append(identifier)
             binds.append(String(decoding: model.canonicalJSON(), as: UTF8.self))
@@ -94,8 +94,8 @@ enum PostgresSchema {
         return values
     }
 
-    static func binds(_ texts: [String]) -> PostgresBindings {
-        var binds = PostgresBindings()
+    static func binds(_ texts: [String]) -> StatementBindings {
+        var binds = StatementBindings()
         for text in texts { binds.append(text) }
         return binds
     }

@@ -11,7 +11,7 @@ extension PostgresStore {
     func writeHistory(_ record: HistoryRecord, in session: PostgresSession) throws {
         guard !record.isEmpty else { return }
         try session.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.historyLock))")
-        var binds = PostgresBindings()
+        var binds = StatementBindings()
         binds.append(Date().timeIntervalSince1970)
         binds.append(record.source.author)
         binds.append(record.source.contextName)
@@ -24,7 +24,7 @@ extension PostgresStore {
         // One row per run (an import of a million rows is one), a thousand runs per statement.
         let runs = record.runs
         for start in stride(from: 0, to: runs.count, by: 1_000) {
-            var rows = PostgresBindings()
+            var rows = StatementBindings()
             var tuples: [String] = []
             for run in runs[start..<min(start + 1_000, runs.count)] {
                 let first = rows.count
@@ -42,7 +42,7 @@ extension PostgresStore {
                 VALUES \(tuples.joined(separator: ", "))
                 """, rows)
         }
-        var notice = PostgresBindings()
+        var notice = StatementBindings()
         notice.append(Self.channel)
         notice.append(historyOrigin)
         try session.query("SELECT pg_notify($1, $2)", notice)
@@ -68,7 +68,7 @@ extension PostgresStore {
                         path: location, token: token!.description,
                         reason: "history through transaction \(deleted) was deleted, so the changes after the token are no longer all kept; refetch instead")
                 }
-                var binds = PostgresBindings()
+                var binds = StatementBindings()
                 binds.append(after)
                 var runs: [Int64: [HistoryRun]] = [:]
                 let decoder = JSONDecoder()
@@ -115,10 +115,10 @@ extension PostgresStore {
             try pool.withSession { session in
                 try session.transaction {
                     try checkNotAhead(token, session)
-                    var binds = PostgresBindings()
+                    var binds = StatementBindings()
                     binds.append(token.transactionNumber)
                     let removed = try session.query("DELETE FROM \(pgQuoted(PostgresSchema.historyTable)) WHERE number < $1", binds).metadata.rows ?? 0
-                    var through = PostgresBindings()
+                    var through = StatementBindings()
                     through.append("\(token.transactionNumber - 1)")
                     try session.query("""
                         INSERT INTO \(pgQuoted(PostgresSchema.metadataTable)) (key, value) VALUES ('history_deleted_through', $1)

@@ -28,10 +28,10 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
     let historyOrigin = UUID().uuidString
     /// The channel saves announce their transactions on.
     static let channel = "objectgraph_history"
-    /// Statements, at trace level, when `OBJECTGRAPH_SQL_DEBUG=1`.
+    /// postgres-nio's own messages, errors only: the store traces its statements itself (``ObjectGraphLogging``).
     static let sqlLogger: Logger = {
         var logger = Logger(label: "ObjectGraph.PostgresStore.SQL")
-        logger.logLevel = ProcessInfo.processInfo.environment["OBJECTGRAPH_SQL_DEBUG"] == "1" ? .debug : .error
+        logger.logLevel = .error
         return logger
     }()
 
@@ -119,7 +119,7 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
         var table: TableLayout
         var joins: String
         var condition: String
-        var binds: PostgresBindings
+        var binds: StatementBindings
         var compiled: CompiledPredicate
     }
 
@@ -156,7 +156,7 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
     func selectSQL(
         _ request: StoreFetchRequest, columns: (TableLayout) -> String, ordered: Bool, sliced: Bool = true, extraTerms: [[String]] = [],
         expressions: [FormatExpression] = [], locking: Bool = false
-    ) throws -> (sql: String, binds: PostgresBindings, terms: [String], expressions: [(sql: String, family: PredicateValue.Family?)]) {
+    ) throws -> (sql: String, binds: StatementBindings, terms: [String], expressions: [(sql: String, family: PredicateValue.Family?)]) {
         let sortPaths = ordered ? request.sortKeys.map(\.keyPath) : []
         let selection = try selection(request, terms: sortPaths + extraTerms, expressions: expressions)
         let (entity, table, compiled) = (selection.entity, selection.table, selection.compiled)
@@ -248,7 +248,7 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
             throw ObjectGraphError.wrongPropertyKind(
                 entity: owners[0].entityName, key: relationship.name, reason: "is a to-one relationship: its destination is read with its row")
         }
-        var binds = PostgresBindings()
+        var binds = StatementBindings()
         binds.append(owners.map(\.rawKey))
         // A destination tree of one entity names no entity per row. Cells are decoded one by one: decoding a row as
         // a tuple looked up the tuple's generic metadata for every row, half the time of reading 400,000 links.
@@ -282,7 +282,7 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
     /// Moves the tree's sequence past `count` keys and returns them. The row lock the update takes orders hosts'
     /// allocations: no key is handed out twice.
     static func allocate(_ session: PostgresSession, root: String, count: Int) throws -> [Int64] {
-        var binds = PostgresBindings()
+        var binds = StatementBindings()
         binds.append(Int64(count))
         binds.append(root)
         guard let last = try session.query(

@@ -21,7 +21,7 @@ enum PostgresValueCoding {
         }
     }
 
-    static func append(_ value: AttributeValue, to binds: inout PostgresBindings) {
+    static func append(_ value: AttributeValue, to binds: inout StatementBindings) {
         switch value {
         case .null: binds.appendNull()
         case .bool(let v): binds.append(Int64(v ? 1 : 0))
@@ -38,7 +38,7 @@ enum PostgresValueCoding {
     }
 
     /// A value the predicate compiler bound.
-    static func append(_ value: DatabaseValue, to binds: inout PostgresBindings) {
+    static func append(_ value: DatabaseValue, to binds: inout StatementBindings) {
         switch value.storage {
         case .null: binds.appendNull()
         case .int64(let v): binds.append(v)
@@ -48,8 +48,8 @@ enum PostgresValueCoding {
         }
     }
 
-    static func binds(_ values: [DatabaseValue]) -> PostgresBindings {
-        var binds = PostgresBindings(capacity: values.count)
+    static func binds(_ values: [DatabaseValue]) -> StatementBindings {
+        var binds = StatementBindings(capacity: values.count)
         for value in values { append(value, to: &binds) }
         return binds
     }

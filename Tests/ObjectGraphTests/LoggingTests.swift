@@ -3,6 +3,9 @@ import Logging
 import Synchronization
 import Testing
 @testable import ObjectGraph
+#if OBJECTGRAPH_POSTGRES
+import ObjectGraphPostgres
+#endif
 
 /// Every statement is traced with its bound values and time at debug level, each fetch with its rows, each save and
 /// merge; at info, the level a library's user runs at by default, nothing; `OBJECTGRAPH_SQL_DEBUG=1` prints the
@@ -25,11 +28,21 @@ import Testing
         var all: [String] { lines.withLock { $0 } }
     }
 
-    @Test func aDebugLoggerSeesEachStatementWithItsValuesAndEachFetchsRows() async throws {
+    /// Makes the process's logger a capture at `level`; returns what it hears, and how to put the logger back.
+    static func capture(_ level: Logger.Level) -> (lines: Lines, restore: () -> Void) {
         let captured = Lines()
         let previous = ObjectGraphLogging.logger
-        ObjectGraphLogging.logger = Logger(label: ObjectGraphLogging.label) { _ in Capture(lines: captured) }
-        defer { ObjectGraphLogging.logger = previous }
+        ObjectGraphLogging.logger = Logger(label: ObjectGraphLogging.label) { _ in
+            var handler = Capture(lines: captured)
+            handler.logLevel = level
+            return handler
+        }
+        return (captured, { ObjectGraphLogging.logger = previous })
+    }
+
+    @Test func aDebugLoggerSeesEachStatementWithItsValuesAndEachFetchsRows() async throws {
+        let (captured, restore) = Self.capture(.debug)
+        defer { restore() }
         let folder = try TemporaryFolder()
         let context = ObjectContext(coordinator: try PersistentStoreCoordinator(model: try Fixtures.model(), storeURL: folder.storeURL))
         try await context.perform { ctx in
@@ -44,14 +57,8 @@ import Testing
 
     /// Saves, merges and fetches at swift-log's default level: a server's log, or the demo's progress bar, gets no line.
     @Test func anInfoLoggerHearsNothingFromRoutineWork() async throws {
-        let captured = Lines()
-        let previous = ObjectGraphLogging.logger
-        ObjectGraphLogging.logger = Logger(label: ObjectGraphLogging.label) { _ in
-            var handler = Capture(lines: captured)
-            handler.logLevel = .info
-            return handler
-        }
-        defer { ObjectGraphLogging.logger = previous }
+        let (captured, restore) = Self.capture(.info)
+        defer { restore() }
         let folder = try TemporaryFolder()
         let coordinator = try PersistentStoreCoordinator(model: try Fixtures.model(), storeURL: folder.storeURL)
         let writer = ObjectContext(coordinator: coordinator)
@@ -64,7 +71,9 @@ import Testing
         await reader.mergeChanges(fromContextDidSave: notification)
         _ = try await reader.perform { ctx in try ctx.fetch(FetchRequest(entityName: "Book")).count }
         _ = try coordinator.execute(BatchDeleteRequest(entityName: "Tag"))
-        #expect(captured.all.isEmpty, "\(captured.all)")
+        // The logger is the process's: suites running meanwhile may report their own stores' failures through it.
+        let heard = captured.all.filter { !$0.contains("postgres://") }
+        #expect(heard.isEmpty, "\(heard)")
     }
 
     @Test func theEnvironmentVariablePrintsTheTraceToStandardError() async {
@@ -80,4 +89,25 @@ import Testing
         #expect(output.contains("SQL ") && output.contains("'war'"), "\(output.suffix(400))")
         #expect(output.contains("fetched 0 rows of Tag"), "\(output.suffix(400))")
     }
+
+    #if OBJECTGRAPH_POSTGRES
+    /// The PostgreSQL store traces its statements as the SQLite store does: the SQL, the bound values, the time and
+    /// the rows; never the password of the server's URL.
+    @Test func aDebugLoggerSeesThePostgreSQLStoresStatementsToo() async throws {
+        let (captured, restore) = Self.capture(.debug)
+        defer { restore() }
+        let folder = try TemporaryFolder()
+        let coordinator = try StoreKind.postgres.coordinator(try Fixtures.model(), folder)
+        try await ObjectContext(coordinator: coordinator).perform { ctx in
+            try seedLibrary(ctx)
+            _ = try ctx.fetch(try FetchRequest(entityName: "Book", format: "pages > %d", argumentArray: [4321]))
+        }
+        let lines = captured.all
+        #expect(lines.contains { $0.hasPrefix("debug SQL") && $0.contains("INSERT") && $0.contains("\"") }, "\(lines.suffix(5))")
+        #expect(lines.contains { $0.hasPrefix("debug SQL") && $0.contains("SELECT") && $0.contains("4321") && $0.hasSuffix("rows)") }, "\(lines.suffix(5))")
+        if let password = try PostgresStoreConfiguration(url: try TestPostgres.url()).password {
+            #expect(!lines.contains { $0.contains(password) })
+        }
+    }
+    #endif
 }

@@ -38,22 +38,24 @@ public enum ObjectGraphLogging {
 
     /// Whether statements are traced: the environment asks for it, or the logger keeps debug messages. Decided
     /// when a store opens, so that an untraced store pays nothing per statement.
-    static var tracesSQL: Bool { tracesSQLToStandardError || logger.logLevel <= .debug }
+    package static var tracesSQL: Bool { tracesSQLToStandardError || logger.logLevel <= .debug }
 
     /// Traces every statement `db` runs, with its arguments and duration.
     static func traceStatements(of db: Database) {
         db.trace(options: .profile) { event in
             guard case let .profile(statement, duration) = event else { return }
-            let line = String(format: "SQL %.3f ms: %@", duration * 1000, statement.expandedSQL)
-            if tracesSQLToStandardError { FileHandle.standardError.write(Data((line + "\n").utf8)) }
-            logger.debug("\(line)")
+            trace(String(format: "SQL %.3f ms: %@", duration * 1000, statement.expandedSQL))
         }
     }
 
     /// Reports rows a fetch read, at debug level (statements report their time, not their rows).
     static func fetched(_ count: Int, of entity: String) {
         guard tracesSQL else { return }
-        let line = "fetched \(count) row\(count == 1 ? "" : "s") of \(entity)"
+        trace("fetched \(count) row\(count == 1 ? "" : "s") of \(entity)")
+    }
+
+    /// One line of the SQL trace: to standard error with `OBJECTGRAPH_SQL_DEBUG=1`, and to the logger at debug level.
+    package static func trace(_ line: String) {
         if tracesSQLToStandardError { FileHandle.standardError.write(Data((line + "\n").utf8)) }
         logger.debug("\(line)")
     }
