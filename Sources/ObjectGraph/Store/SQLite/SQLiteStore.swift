@@ -177,7 +177,7 @@ public final class SQLiteStore: PersistentStore {
             }
             identifier = try existing
                 ?? writer.writeWithoutTransaction { db in try Self.prepareSchema(db, versions: versions, tables: tables, path: path, progress: progress) }
-            let keepsHistory = try writer.read { try $0.tableExists(Self.historyTable) }
+            let keepsHistory = try writer.read(Self.historyTablesExist)
             if options.keepsHistory && !keepsHistory && !options.isReadOnly { try writer.write { try Self.createHistoryTables($0) } }
             historyTablesExist = AtomicFlag(keepsHistory || (options.keepsHistory && !options.isReadOnly))
             statementReaders = try StatementReaders(path: connectionPath, busyTimeout: busyTimeout, immutableFile: immutable ? file : nil)
