@@ -54,6 +54,10 @@ final class PostgresConnectionPool: Sendable {
     var location: String { configuration.location }
 
     /// Runs `body` with a connection of its own; a connection that failed or timed out is closed, not kept.
+    ///
+    /// A pooled connection the server ended while it sat idle (a restart, `pg_terminate_backend`, a failover) is
+    /// found out when it is taken, or by the first statement sent on it, and `body` runs again on a new connection:
+    /// that first statement only began a transaction or read, so running it again has no second effect.
     func withSession<T>(_ body: (PostgresSession) throws -> T) throws -> T {
         if let lent { return try body(lent) }
         guard places.wait(timeout: .now() + configuration.queryTimeout.seconds) == .success else {
@@ -61,20 +65,32 @@ final class PostgresConnectionPool: Sendable {
                 path: location, reason: "no connection to the server came free within \(configuration.queryTimeout)")
         }
         defer { places.signal() }
-        let connection = try idle.withLock { $0.popLast() } ?? connect()
-        let session = PostgresSession(connection: connection, pool: self)
-        do {
-            let result = try body(session)
-            if !connection.isClosed { idle.withLock { $0.append(connection) } }
-            return result
-        } catch {
-            if connection.isClosed || session.isBroken.load(ordering: .relaxed) {
-                connection.closeSoon()
-            } else {
-                idle.withLock { $0.append(connection) }
+        var (connection, reused) = try takeConnection()
+        while true {
+            let session = PostgresSession(connection: connection, pool: self, isReused: reused)
+            do {
+                let result = try body(session)
+                if !connection.isClosed { idle.withLock { $0.append(connection) } }
+                return result
+            } catch {
+                if connection.isClosed || session.isBroken.load(ordering: .relaxed) {
+                    connection.closeSoon()
+                } else {
+                    idle.withLock { $0.append(connection) }
+                }
+                guard session.endedUnanswered.load(ordering: .relaxed) else { throw error }
+                ObjectGraphLogging.logger.info("\(location): a pooled connection had been closed by the server; going on with a new one")
+                (connection, reused) = try takeConnection()
             }
-            throw error
         }
+    }
+
+    /// An idle connection, or a new one when none is left: idle connections the server closed meanwhile are dropped.
+    private func takeConnection() throws -> (PostgresConnection, reused: Bool) {
+        while let connection = idle.withLock({ $0.popLast() }) {
+            if !connection.isClosed { return (connection, true) }
+        }
+        return (try connect(), false)
     }
 
     /// Opens a new connection, or reports why the server cannot be reached.
@@ -96,7 +112,13 @@ final class PostgresConnectionPool: Sendable {
     }
 
     /// The value of `future`, waited for up to `timeout`; past it, `onTimeout` runs and ``PostgresTimeout`` is thrown.
-    static func wait<T: Sendable>(for future: EventLoopFuture<T>, timeout: Duration, onTimeout: () -> Void) throws -> T {
+    ///
+    /// With `connection`, the wait also ends soon after the connection closes: a statement sent on a connection that
+    /// had just closed never gets an answer (postgres-nio drops it), so ``PostgresConnectionEnded`` is thrown rather
+    /// than waiting the whole timeout.
+    static func wait<T: Sendable>(
+        for future: EventLoopFuture<T>, timeout: Duration, connection: PostgresConnection? = nil, onTimeout: () -> Void
+    ) throws -> T {
         precondition(!future.eventLoop.inEventLoop, "a PostgreSQL store call must not wait on its own event loop")
         let box = ResultBox<T>()
         let done = DispatchSemaphore(value: 0)
@@ -104,11 +126,47 @@ final class PostgresConnectionPool: Sendable {
             box.result.withLock { $0 = result }
             done.signal()
         }
-        guard done.wait(timeout: .now() + timeout.seconds) == .success else {
-            onTimeout()
-            throw PostgresTimeout()
+        var watch = CloseWatch(connection: connection, deadline: .now() + timeout.seconds)
+        while done.wait(timeout: watch.nextWake) != .success {
+            switch watch.check() {
+            case .waiting: continue
+            case .ended: throw PostgresConnectionEnded()
+            case .timedOut:
+                onTimeout()
+                throw PostgresTimeout()
+            }
         }
         return try box.result.withLock { $0! }.get()
+    }
+}
+
+/// A wait for a statement's answer, in short slices, that notices the connection closing under it. A closed
+/// connection still delivers an answer that was on its way, so the wait ends a grace period after the close.
+struct CloseWatch {
+    enum State { case waiting, ended, timedOut }
+
+    let connection: PostgresConnection?
+    let deadline: DispatchTime
+    private var closedAt: DispatchTime?
+    private static let slice = 0.2
+    private static let grace = 1.0
+
+    init(connection: PostgresConnection?, deadline: DispatchTime) {
+        self.connection = connection
+        self.deadline = deadline
+    }
+
+    /// When the waiter next looks.
+    var nextWake: DispatchTime { connection == nil ? deadline : min(deadline, .now() + Self.slice) }
+
+    /// After a slice passed without an answer: whether to wait on.
+    mutating func check() -> State {
+        let now = DispatchTime.now()
+        if now >= deadline { return .timedOut }
+        guard let connection, connection.isClosed else { return .waiting }
+        let closed = closedAt ?? now
+        closedAt = closed
+        return now >= closed + Self.grace ? .ended : .waiting
     }
 }
 
@@ -157,8 +215,9 @@ private final class RowStream<T: Sendable>: Sendable {
     }
 
     /// The values that arrived since the last call, and the outcome once the query ended; waits for either until
-    /// `deadline`, then throws ``PostgresTimeout``.
-    func take(until deadline: DispatchTime) throws -> ([T], Result<Void, any Error>?) {
+    /// the watch's deadline, then throws ``PostgresTimeout`` (or ``PostgresConnectionEnded`` when the connection
+    /// closed without an answer).
+    func take(_ watch: inout CloseWatch) throws -> ([T], Result<Void, any Error>?) {
         while true {
             let taken: ([T], Result<Void, any Error>?)? = state.withLock { state in
                 guard state.values.count < Self.batch && state.outcome == nil else {
@@ -169,13 +228,22 @@ private final class RowStream<T: Sendable>: Sendable {
                 return nil
             }
             if let taken { return taken }
-            guard ready.wait(timeout: deadline) == .success else { throw PostgresTimeout() }
+            while ready.wait(timeout: watch.nextWake) != .success {
+                switch watch.check() {
+                case .waiting: continue
+                case .ended: throw PostgresConnectionEnded()
+                case .timedOut: throw PostgresTimeout()
+                }
+            }
         }
     }
 }
 
 /// A wait that ran out of time.
 struct PostgresTimeout: Error {}
+
+/// A statement whose connection closed before it was answered.
+struct PostgresConnectionEnded: Error {}
 
 extension Duration {
     /// The duration in seconds, as Dispatch counts them.
@@ -186,40 +254,43 @@ extension Duration {
 final class PostgresSession: Sendable {
     let connection: PostgresConnection
     let pool: PostgresConnectionPool
+    /// Whether the connection sat idle in the pool before: the server may have closed it meanwhile.
+    let isReused: Bool
     /// Set when a statement timed out or the connection failed: the pool closes the connection.
     let isBroken = Atomic<Bool>(false)
-    /// Transactions open on this session, the outermost first (see ``transaction(_:)``). Atomic only to make the
-    /// class `Sendable`: one caller uses a session at a time.
+    /// Set when the first statement on a reused connection found it closed by the server before any answer, and
+    /// that statement only began a transaction or read: the pool runs the call again on a new connection.
+    let endedUnanswered = Atomic<Bool>(false)
+    /// Statements sent so far. Atomics only to make the class `Sendable`: one caller uses a session at a time.
+    private let statements = Atomic<Int>(0)
+    /// Transactions open on this session, the outermost first (see ``transaction(_:)``).
     private let transactionDepth = Atomic<Int>(0)
 
-    init(connection: PostgresConnection, pool: PostgresConnectionPool) {
+    init(connection: PostgresConnection, pool: PostgresConnectionPool, isReused: Bool = false) {
         self.connection = connection
         self.pool = pool
+        self.isReused = isReused
     }
 
     /// Runs `sql` with `binds` and returns every row. Errors name the server, the database and the statement.
     @discardableResult
     func query(_ sql: String, _ binds: StatementBindings = StatementBindings()) throws -> PostgresQueryResult {
+        let first = try starting(sql)
         let start = ContinuousClock.now
         let future = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds.bindings), logger: PostgresStore.sqlLogger)
         do {
-            let result = try PostgresConnectionPool.wait(for: future, timeout: pool.configuration.queryTimeout) {
-                isBroken.store(true, ordering: .relaxed)
-                connection.closeSoon()
-            }
+            let result = try waitForAnswer(future)
             trace(sql, binds, since: start, rows: result.rows.count)
             return result
-        } catch is PostgresTimeout {
-            throw PostgresErrors.Failure.timedOut(location: pool.location, seconds: pool.configuration.queryTimeout, sql: sql)
         } catch {
-            if connection.isClosed { isBroken.store(true, ordering: .relaxed) }
-            throw PostgresErrors.Failure.server(location: pool.location, error: error, sql: sql)
+            throw failure(error, sql: sql, first: first)
         }
     }
 
     /// Runs `sql` and hands each row to `body` on the event loop as it arrives, so that reading the rows overlaps
     /// with receiving them; returns what `body` kept. Errors as ``query(_:_:)``.
     func rows<T: Sendable>(_ sql: String, _ binds: StatementBindings, _ body: @escaping @Sendable (PostgresRow) throws -> T) throws -> [T] {
+        let first = try starting(sql)
         let kept = RowBox<T>()
         let future = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds.bindings), logger: PostgresStore.sqlLogger) { row in
             let value = try body(row)
@@ -227,23 +298,51 @@ final class PostgresSession: Sendable {
         }
         let start = ContinuousClock.now
         do {
-            _ = try PostgresConnectionPool.wait(for: future, timeout: pool.configuration.queryTimeout) {
-                isBroken.store(true, ordering: .relaxed)
-                connection.closeSoon()
-            }
-        } catch is PostgresTimeout {
-            throw PostgresErrors.Failure.timedOut(location: pool.location, seconds: pool.configuration.queryTimeout, sql: sql)
-        } catch let failure as PostgresErrors.Failure {
-            throw failure
-        } catch let error as ObjectGraphError {
-            throw error
+            _ = try waitForAnswer(future)
         } catch {
-            if connection.isClosed { isBroken.store(true, ordering: .relaxed) }
-            throw PostgresErrors.Failure.server(location: pool.location, error: error, sql: sql)
+            throw failure(error, sql: sql, first: first && kept.values.withLock(\.isEmpty))
         }
         let rows = kept.values.withLock { $0 }
         trace(sql, binds, since: start, rows: rows.count)
         return rows
+    }
+
+    /// Counts a statement about to be sent, and refuses it on a connection already closed (it would never be
+    /// answered); returns whether it is the session's first.
+    private func starting(_ sql: String) throws -> Bool {
+        let first = statements.add(1, ordering: .relaxed).oldValue == 0
+        guard connection.isClosed else { return first }
+        throw failure(PostgresConnectionEnded(), sql: sql, first: first)
+    }
+
+    /// `future`'s answer, waited for up to the query timeout; past it, or when the connection closes first, the
+    /// session is broken and its connection closed.
+    private func waitForAnswer<T: Sendable>(_ future: EventLoopFuture<T>) throws -> T {
+        try PostgresConnectionPool.wait(for: future, timeout: pool.configuration.queryTimeout, connection: connection) {
+            isBroken.store(true, ordering: .relaxed)
+            connection.closeSoon()
+        }
+    }
+
+    /// The store's account of a statement's failure. A connection found ended marks the session broken; when that
+    /// happened to the first statement of a reused connection, and the statement could have had no effect (a
+    /// transaction's start or a read), the pool may run the call again (see ``PostgresConnectionPool/withSession(_:)``).
+    private func failure(_ error: any Error, sql: String, first: Bool) -> any Error {
+        switch error {
+        case is PostgresTimeout:
+            return PostgresErrors.Failure.timedOut(location: pool.location, seconds: pool.configuration.queryTimeout, sql: sql)
+        case is PostgresErrors.Failure, is ObjectGraphError:
+            return error
+        default:
+            let failure: PostgresErrors.Failure = error is PostgresConnectionEnded
+                ? .ended(location: pool.location, sql: sql) : .server(location: pool.location, error: error, sql: sql)
+            if connection.isClosed || failure.endsConnection {
+                isBroken.store(true, ordering: .relaxed)
+                let harmless = sql == "BEGIN" || sql.hasPrefix("SELECT ")
+                if first && isReused && harmless { endedUnanswered.store(true, ordering: .relaxed) }
+            }
+            return failure
+        }
     }
 
     /// Traces a statement that ran, as the SQLite store's are: its time, its SQL, its values and its rows.
@@ -262,22 +361,23 @@ final class PostgresSession: Sendable {
     func stream<T: Sendable>(
         _ sql: String, _ binds: StatementBindings, decode: @escaping @Sendable (PostgresRow) throws -> T, each: (T) throws -> Void
     ) throws {
+        let first = try starting(sql)
         let buffer = RowStream<T>()
         let future = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds.bindings), logger: PostgresStore.sqlLogger) { row in
             buffer.append(try decode(row))
         }
         future.whenComplete { result in buffer.finish(result.map { _ in () }) }
-        let deadline = DispatchTime.now() + pool.configuration.queryTimeout.seconds
+        var watch = CloseWatch(connection: connection, deadline: .now() + pool.configuration.queryTimeout.seconds)
         let start = ContinuousClock.now
         var delivered = 0
         while true {
             let values: [T], outcome: Result<Void, any Error>?
             do {
-                (values, outcome) = try buffer.take(until: deadline)
+                (values, outcome) = try buffer.take(&watch)
             } catch {
                 isBroken.store(true, ordering: .relaxed)
                 connection.closeSoon()
-                throw PostgresErrors.Failure.timedOut(location: pool.location, seconds: pool.configuration.queryTimeout, sql: sql)
+                throw failure(error, sql: sql, first: first && delivered == 0)
             }
             do {
                 for value in values { try each(value) }
@@ -292,11 +392,8 @@ final class PostgresSession: Sendable {
             case .success:
                 trace(sql, binds, since: start, rows: delivered)
                 return
-            case .failure(let error as PostgresErrors.Failure): throw error
-            case .failure(let error as ObjectGraphError): throw error
             case .failure(let error):
-                if connection.isClosed { isBroken.store(true, ordering: .relaxed) }
-                throw PostgresErrors.Failure.server(location: pool.location, error: error, sql: sql)
+                throw failure(error, sql: sql, first: first && delivered == 0)
             }
         }
     }
@@ -304,19 +401,38 @@ final class PostgresSession: Sendable {
     /// Runs `body` in one transaction: committed when it returns, rolled back when it throws. Inside a transaction
     /// already open on this session (a migration's, whose stages save through the same session), `body` runs in a
     /// savepoint instead: released when it returns, rolled back to when it throws, and committed with the outer one.
-    func transaction<T>(_ body: () throws -> T) throws -> T {
+    ///
+    /// `learningOutcome`: the transaction writes, and when its COMMIT's answer is lost the store asks the server
+    /// what became of it (by the transaction's ID, read before the COMMIT) instead of guessing: committed, the call
+    /// returns as if the answer had come; rolled back, the failure is thrown; not known in time,
+    /// ``ObjectGraphError/saveOutcomeUnknown(path:transaction:reason:)`` names the transaction.
+    func transaction<T>(learningOutcome: Bool = false, _ body: () throws -> T) throws -> T {
         let depth = transactionDepth.add(1, ordering: .relaxed).newValue
         defer { transactionDepth.subtract(1, ordering: .relaxed) }
         let savepoint = "og_savepoint_\(depth)"
         try query(depth == 1 ? "BEGIN" : "SAVEPOINT \(savepoint)")
+        let result: T
+        var transactionID: String?
         do {
-            let result = try body()
-            try query(depth == 1 ? "COMMIT" : "RELEASE SAVEPOINT \(savepoint)")
-            return result
+            result = try body()
+            if depth == 1 && learningOutcome {
+                transactionID = try query("SELECT pg_current_xact_id()::TEXT").first?.decode(String.self)
+            }
         } catch {
             if !connection.isClosed { _ = try? query(depth == 1 ? "ROLLBACK" : "ROLLBACK TO SAVEPOINT \(savepoint)") }
             throw error
         }
+        do {
+            try query(depth == 1 ? "COMMIT" : "RELEASE SAVEPOINT \(savepoint)")
+        } catch let failure as PostgresErrors.Failure {
+            // The server answered (a deferred constraint, a serialization failure): it rolled back.
+            guard let transactionID, isBroken.load(ordering: .relaxed) else {
+                if !connection.isClosed && depth > 1 { _ = try? query("ROLLBACK TO SAVEPOINT \(savepoint)") }
+                throw failure
+            }
+            try pool.settle(transactionID, lostCommit: failure)
+        }
+        return result
     }
 }
 

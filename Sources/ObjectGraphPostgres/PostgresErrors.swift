@@ -8,6 +8,21 @@ enum PostgresErrors {
         case timedOut(location: String, seconds: Duration, sql: String)
         /// The server refused the statement, or the connection failed under it.
         case server(location: String, error: any Error, sql: String)
+        /// The connection was closed before the statement was answered (found closed when it was sent, or closed
+        /// while it waited).
+        case ended(location: String, sql: String)
+
+        /// Whether the failure means the connection is gone: closed by the server (a restart, an administrator,
+        /// a crash: SQLSTATE class 57P) or cut.
+        var endsConnection: Bool {
+            switch self {
+            case .timedOut, .ended: return true
+            case .server(_, let error as PSQLError, _):
+                if let state = error.serverInfo?[.sqlState] { return state.hasPrefix("57P") }
+                return [.serverClosedConnection, .uncleanShutdown, .clientClosedConnection].contains(error.code)
+            case .server: return false
+            }
+        }
 
         /// The SQLSTATE the server gave, when it gave one (`23505` for a broken uniqueness constraint).
         var sqlState: String? {
@@ -26,13 +41,14 @@ enum PostgresErrors {
             switch self {
             case .timedOut(_, let seconds, _): "the server did not answer within \(seconds); the connection was closed"
             case .server(_, let error, _): PostgresErrors.describe(error)
+            case .ended: PostgresErrors.said(.serverClosedConnection)
             }
         }
 
         /// The message, and the statement it came from.
         var reason: String {
             switch self {
-            case .timedOut(_, _, let sql), .server(_, _, let sql): "\(message) (while running \(sql.prefix(300)))"
+            case .timedOut(_, _, let sql), .server(_, _, let sql), .ended(_, let sql): "\(message) (while running \(sql.prefix(300)))"
             }
         }
     }

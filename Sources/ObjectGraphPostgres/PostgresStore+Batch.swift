@@ -10,7 +10,7 @@ extension PostgresStore {
     public func execute(_ request: BatchRequest, source: TransactionSource) throws -> BatchResult {
         try PostgresErrors.writing(location) {
             try pool.withSession { session in
-                try session.transaction {
+                try session.transaction(learningOutcome: true) {
                     if case .update(let update) = request,
                        let result = try PostgresBatchUpdate(store: self, session: session).run(update, source: source) {
                         return result

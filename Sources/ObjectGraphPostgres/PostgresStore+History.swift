@@ -113,7 +113,7 @@ extension PostgresStore {
         try check(token)
         return try PostgresErrors.writing(location) {
             try pool.withSession { session in
-                try session.transaction {
+                try session.transaction(learningOutcome: true) {
                     try checkNotAhead(token, session)
                     var binds = StatementBindings()
                     binds.append(token.transactionNumber)

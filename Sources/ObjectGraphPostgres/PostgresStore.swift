@@ -299,7 +299,7 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
         guard !changes.isEmpty else { return SaveResult() }
         return try PostgresErrors.writing(location) {
             try pool.withSession { session in
-                try session.transaction {
+                try session.transaction(learningOutcome: true) {
                     var transaction = PostgresSaveTransaction(store: self, session: session)
                     return try transaction.run(changes)
                 }

@@ -170,4 +170,180 @@ import Glibc
         await killer.close()
         await database.drop()
     }
+
+    /// A pooled connection the server ended while it sat idle (a restart, `pg_terminate_backend`, a failover) is
+    /// found dead when it is next taken and replaced: the call goes on with a fresh connection, and a save made on
+    /// it is written once. With a short query timeout a call that waited for the dead connection would fail.
+    @Test func aConnectionEndedWhileIdleIsReplacedAtOnce() async throws {
+        let database = try await TestDatabase.make()
+        var configuration = database.configuration
+        configuration.queryTimeout = .seconds(3)
+        let model = try Self.model
+        let coordinator = PersistentStoreCoordinator(model: model, store: try PostgresStore(configuration: configuration, model: model))
+        let context = ObjectContext(coordinator: coordinator)
+        let killer = try await AdminConnection.open(database.configuration)
+        // The admin connection must be closed before it goes, whatever the rounds throw.
+        let outcome: Result<Void, any Error>
+        do {
+            try await Self.endIdleConnections(rounds: 3, context: context, killer: killer)
+            outcome = .success(())
+        } catch {
+            outcome = .failure(error)
+        }
+        await killer.close()
+        await database.drop()
+        try outcome.get()
+    }
+
+    /// Each round: a fetch (so the pool holds idle connections), every connection of the database ended by the
+    /// server, then a save and a count, which must find the pool's connections dead and go on with new ones.
+    static func endIdleConnections(rounds: Int, context: ObjectContext, killer: AdminConnection) async throws {
+        for round in 0..<rounds {
+            // Every connection the pool holds is idle now: end them all.
+            _ = try await context.perform { ctx in try ctx.fetch(FetchRequest(entityName: "Entry")).count }
+            let ended = try await killer.query("""
+                SELECT pg_terminate_backend(pid)::TEXT FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid()
+                """)
+            #expect(!ended.isEmpty)
+            try await context.perform { ctx in
+                try ctx.insert("Entry").setValue("Entry \(round)", forKey: "title")
+                try ctx.save()
+            }
+            let count = try await context.perform { ctx in try ctx.count(for: FetchRequest(entityName: "Entry")) }
+            #expect(count == round + 1)
+        }
+    }
+
+    // MARK: A COMMIT whose answer is lost
+
+    /// A store whose saves of entries wait at COMMIT (in a deferred trigger) for an advisory lock the test holds,
+    /// so that the client gives up on COMMIT's answer (a 2-second query timeout) while the server has the
+    /// transaction in progress; an entry titled "refused" makes the trigger roll the transaction back once it
+    /// gets the lock. The gate is open again when `body` ends.
+    static func withCommitGate(
+        _ body: (PersistentStoreCoordinator, PostgresStore, AdminConnection) async throws -> Void
+    ) async throws {
+        let database = try await TestDatabase.make()
+        var configuration = database.configuration
+        configuration.queryTimeout = .seconds(2)
+        let model = try Self.model
+        let store = try PostgresStore(configuration: configuration, model: model)
+        let coordinator = PersistentStoreCoordinator(model: model, store: store)
+        let admin = try await AdminConnection.open(database.configuration)
+        let outcome: Result<Void, any Error>
+        do {
+            try await admin.query("""
+                CREATE FUNCTION og_commit_gate() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    PERFORM pg_advisory_xact_lock(4242);
+                    IF NEW.title = 'refused' THEN RAISE EXCEPTION 'refused at commit'; END IF;
+                    RETURN NULL;
+                END $$
+                """)
+            try await admin.query("""
+                CREATE CONSTRAINT TRIGGER og_commit_gate AFTER INSERT ON "Entry" DEFERRABLE INITIALLY DEFERRED
+                FOR EACH ROW EXECUTE FUNCTION og_commit_gate()
+                """)
+            try await admin.query("SELECT pg_advisory_lock(4242)::TEXT")
+            try await body(coordinator, store, admin)
+            outcome = .success(())
+        } catch {
+            outcome = .failure(error)
+        }
+        _ = try? await admin.query("SELECT pg_advisory_unlock_all()::TEXT")
+        await admin.close()
+        await database.drop()
+        try outcome.get()
+    }
+
+    /// Saves one entry titled `title` from a new context; returns the context and what the save threw.
+    static func save(_ title: String, _ coordinator: PersistentStoreCoordinator) async -> (ObjectContext, (any Error)?) {
+        let context = ObjectContext(coordinator: coordinator)
+        do {
+            try await context.perform { ctx in
+                try ctx.insert("Entry").setValue(title, forKey: "title")
+                try ctx.save()
+            }
+            return (context, nil)
+        } catch {
+            return (context, error)
+        }
+    }
+
+    /// The store's entries' titles.
+    static func titles(_ coordinator: PersistentStoreCoordinator) throws -> [String] {
+        try coordinator.store.fetch(StoreFetchRequest(entityName: "Entry")).compactMap {
+            guard case .string(let title) = $0.values[0] else { return nil }
+            return title
+        }
+    }
+
+    /// Asks the store until the transaction is no longer in progress (the gate is open: it ends soon).
+    static func settledOutcome(_ transaction: String, _ store: PostgresStore) async throws -> TransactionOutcome {
+        while true {
+            let outcome = try store.outcome(ofTransaction: transaction)
+            if outcome != .inProgress { return outcome }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// COMMIT timed out, and the server still had the transaction in progress when the store stopped asking: the
+    /// save throws `saveOutcomeUnknown` naming the transaction, not "nothing was written"; asked later, the store
+    /// says it committed, and the entry is there once.
+    @Test func aCommitWhoseAnswerIsLostIsReportedAsUnknownAndCanBeLookedUp() async throws {
+        try await Self.withCommitGate { coordinator, store, admin in
+            let (context, error) = await Self.save("kept", coordinator)
+            guard case ObjectGraphError.saveOutcomeUnknown(let path, let transaction, let reason)? = error as? ObjectGraphError else {
+                Issue.record("expected saveOutcomeUnknown, got \(String(describing: error))")
+                return
+            }
+            #expect(path == store.location)
+            #expect(reason.contains("in progress"))
+            #expect(try store.outcome(ofTransaction: transaction) == .inProgress)
+            // The context keeps its insert, as after any failed save.
+            #expect(await context.perform { ctx in ctx.hasChanges })
+            try await admin.query("SELECT pg_advisory_unlock(4242)::TEXT")
+            #expect(try await Self.settledOutcome(transaction, store) == .committed)
+            #expect(try Self.titles(coordinator) == ["kept"])
+        }
+    }
+
+    /// The same, where the server rolls the transaction back at COMMIT once the gate opens: the outcome says so,
+    /// and nothing was written.
+    @Test func aLostCommitThatRolledBackIsLookedUpAsRolledBack() async throws {
+        try await Self.withCommitGate { coordinator, store, admin in
+            let (_, error) = await Self.save("refused", coordinator)
+            guard case ObjectGraphError.saveOutcomeUnknown(_, let transaction, _)? = error as? ObjectGraphError else {
+                Issue.record("expected saveOutcomeUnknown, got \(String(describing: error))")
+                return
+            }
+            try await admin.query("SELECT pg_advisory_unlock(4242)::TEXT")
+            #expect(try await Self.settledOutcome(transaction, store) == .rolledBack)
+            #expect(try Self.titles(coordinator).isEmpty)
+        }
+    }
+
+    /// COMMIT timed out, and the transaction committed while the store was asking about it: the save succeeds,
+    /// as if the answer had come, and is written once. The gate opens as soon as the store's first question shows.
+    @Test func aLostCommitThatCommittedMeanwhileIsASuccessfulSave() async throws {
+        try await Self.withCommitGate { coordinator, store, admin in
+            let save = Task { await Self.save("kept", coordinator).1 }
+            while try await admin.query("""
+                SELECT pid::TEXT FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'SELECT pg_xact_status%'
+                """).isEmpty {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try await admin.query("SELECT pg_advisory_unlock(4242)::TEXT")
+            let error = await save.value
+            #expect(error == nil, "\(String(describing: error))")
+            #expect(try Self.titles(coordinator) == ["kept"])
+        }
+    }
+
+    @Test func anUnknownTransactionIDIsAClearError() async throws {
+        try await Self.withCommitGate { _, store, _ in
+            #expect(throws: ObjectGraphError.self) { try store.outcome(ofTransaction: "not a number") }
+        }
+    }
 }

@@ -604,16 +604,20 @@ extension ContextState {
     }
 
     /// Drops what the layers hold of objects another context's save deleted: the rows would otherwise bring them
-    /// back in fetches here, after the merge took them out of the registered objects.
+    /// back in fetches here, after the merge took them out of the registered objects. A layer's own deletion of one
+    /// is done too: this context's save must not announce it again, or contexts merging that save would drop what
+    /// they hold of the object (their own save of it fails, as the store no longer has it).
     func dropFromLayers(_ ids: Set<ObjectID>) {
         guard !receivedLayers.isEmpty, !ids.isEmpty else { return }
         layers = layers.map { layer in
-            guard layer.updated.contains(where: { ids.contains($0.objectID) }) || layer.toMany.contains(where: { ids.contains($0.objectID) }) else {
+            guard layer.updated.contains(where: { ids.contains($0.objectID) }) || layer.toMany.contains(where: { ids.contains($0.objectID) })
+                    || layer.deleted.contains(where: { ids.contains($0.objectID) }) else {
                 return layer
             }
             var fixed = layer
             fixed.updated.removeAll { ids.contains($0.objectID) }
             fixed.toMany.removeAll { ids.contains($0.objectID) }
+            fixed.deleted.removeAll { ids.contains($0.objectID) }
             return fixed.reindexed(model: model)
         }
     }

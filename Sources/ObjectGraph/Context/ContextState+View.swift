@@ -137,6 +137,7 @@ extension ContextState {
         // Each rebased on the view with the earlier ones in: a child pushes its own received layers with its save,
         // and a later one's unchanged keys must not undo what an earlier one changed.
         var arrived: [ChangeSet] = []
+        var baseless: Set<ObjectID> = []
         for layer in incoming {
             var layer = renamedToCurrentIDs(layer, reindex: true)
             // A child's deletion of an unsaved insert (this context's, or one an earlier layer brought) discards it for
@@ -152,7 +153,7 @@ extension ContextState {
                 layer.toMany.removeAll { deletedForGood.contains($0.objectID) }
                 layer = layer.reindexed(model: model)
             }
-            layer = rebased(layer)
+            layer = rebased(layer, baseless: &baseless)
             layers.append(layer)
             show(layer) { _ in true }
             arrived.append(layer)
@@ -167,11 +168,17 @@ extension ContextState {
     /// whole, but only the keys the child changed are its news; the others are what it last read, which a merge
     /// here may have overtaken. Without this, the row would bring those stale values back (and the store, which
     /// writes changed keys only, would then disagree with this context after its save).
-    func rebased(_ layer: ChangeSet) -> ChangeSet {
+    ///
+    /// An object this context does not show (its own insert rolled back, or a deletion merged here, while a child
+    /// held a change to it) has no view to rebase on: its row stays whole, and so do the rows later layers of the same
+    /// save bring (`baseless` carries them from layer to layer). Each is whole as the child showed the object then,
+    /// so the last one is what the child showed when it saved: an earlier row's unchanged keys, which the child may
+    /// have changed since, must not show through.
+    func rebased(_ layer: ChangeSet, baseless: inout Set<ObjectID>) -> ChangeSet {
         guard !layer.updated.isEmpty else { return layer }
         var base: [ObjectID: (values: AttributeValues, toOne: [ObjectID?])] = [:]
         var unloaded: [ObjectID] = []
-        for row in layer.updated {
+        for row in layer.updated where !baseless.contains(row.objectID) {
             if let object = registered[row.objectID], !object.isFaultStorage {
                 base[row.objectID] = (object.values, object.toOne)
             } else {
@@ -183,7 +190,10 @@ extension ContextState {
         var changed = false
         for index in fixed.updated.indices {
             let row = fixed.updated[index]
-            guard let current = base[row.objectID] else { continue }
+            guard let current = base[row.objectID] else {
+                baseless.insert(row.objectID)
+                continue
+            }
             let (values, toOne) = row.rebased(on: current.values, current.toOne)
             if values != row.values || toOne != row.toOne {
                 fixed.updated[index].values = values

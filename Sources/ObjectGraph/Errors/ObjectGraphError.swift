@@ -78,6 +78,18 @@ public enum ObjectGraphError: Error, Sendable, Hashable, CustomStringConvertible
     case uniquenessViolation(entity: String, keys: [String], detail: String)
     /// The store refused a write; nothing of the save was written.
     case storeWriteFailed(path: String, reason: String)
+    /// A save's COMMIT was sent to a server, and its answer was lost (the connection closed, or the server did not
+    /// answer in time), and the store could not learn in time whether it committed: the save may be in the store
+    /// or not. `transaction` names it on the server: ask the store for its outcome before saving again (a PostgreSQL
+    /// store's `outcome(ofTransaction:)`), or the retry may write it twice. The context keeps its changes, as after
+    /// any failed save.
+    ///
+    /// ```swift
+    /// do { try ctx.save() } catch ObjectGraphError.saveOutcomeUnknown(_, let transaction, _) {
+    ///     if try store.outcome(ofTransaction: transaction) == .committed { ctx.reset() } // it is there; read it again
+    /// }
+    /// ```
+    case saveOutcomeUnknown(path: String, transaction: String, reason: String)
     /// A store could not be migrated from one model version to the next (a change no rule infers, or data the new
     /// model refuses); the store was left as it was.
     case migrationRefused(path: String, entity: String, property: String?, reason: String)
@@ -144,6 +156,9 @@ public enum ObjectGraphError: Error, Sendable, Hashable, CustomStringConvertible
             return "uniqueness constraint of \(entity) on (\(keys.joined(separator: ", "))) refused the save: \(detail)"
         case let .storeWriteFailed(path, reason):
             return "the save to \(path) failed and wrote nothing: \(reason)"
+        case let .saveOutcomeUnknown(path, transaction, reason):
+            return "the save to \(path) may or may not have been written: \(reason); ask the store for the outcome of "
+                + "transaction \(transaction) before saving again, or the save may be written twice"
         case let .migrationRefused(path, entity, property, reason):
             let change = "\(entity)\(property.map { ".\($0)" } ?? ""): \(reason)"
             // A plan worked out apart from any store (`MigrationPlan`, `SchemaVersions.plans`) has no path to name.
