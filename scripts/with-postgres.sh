@@ -7,6 +7,10 @@
 # that server. Otherwise Debian's `postgresql` package is installed when missing, a cluster is created in a temporary
 # folder and started on 127.0.0.1 on a free port as the `postgres` user (PostgreSQL refuses to run as root), the
 # URL is exported, and the cluster is stopped and removed when the command ends, whether it passed or failed.
+#
+# A second cluster serves TLS only, with a certificate authority and a server certificate (for the name
+# `localhost`) made here with openssl: OBJECTGRAPH_POSTGRES_TLS_URL and OBJECTGRAPH_POSTGRES_TLS_CA (the
+# authority's PEM file) point the TLS tests at it. With OBJECTGRAPH_POSTGRES_URL set, set those two as well.
 set -euo pipefail
 
 if [[ -n "${OBJECTGRAPH_POSTGRES_URL:-}" ]]; then
@@ -38,18 +42,49 @@ chmod 755 "$cluster"
 [[ "$(id -u)" == 0 ]] && chown postgres: "$cluster"
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 
+tls_port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+
 stop_cluster() {
-    run_as_postgres "$bin/pg_ctl" -D "$cluster/data" -m immediate stop >/dev/null 2>&1 || true
+    for data in "$cluster/data" "$cluster/tls-data"; do
+        run_as_postgres "$bin/pg_ctl" -D "$data" -m immediate stop >/dev/null 2>&1 || true
+    done
     rm -rf "$cluster"
 }
 trap stop_cluster EXIT
 
-run_as_postgres "$bin/initdb" -D "$cluster/data" -U objectgraph --auth=trust --encoding=UTF8 --locale=C.UTF-8 >/dev/null
-# Enough connections for the many-host tests; fsync off: the cluster is thrown away after the run.
-run_as_postgres "$bin/pg_ctl" -D "$cluster/data" -l "$cluster/server.log" -w \
-    -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$cluster -c max_connections=200 -c fsync=off" start >/dev/null
-run_as_postgres "$bin/createdb" -h 127.0.0.1 -p "$port" -U objectgraph objectgraph
+# Starts a cluster in folder $1 on port $2, with any further server settings.
+start_cluster() {
+    local data="$1" port="$2"
+    shift 2
+    run_as_postgres "$bin/initdb" -D "$data" -U objectgraph --auth=trust --encoding=UTF8 --locale=C.UTF-8 >/dev/null
+    # A TLS cluster refuses connections without TLS: the tests cannot pass over plain TCP by mistake.
+    [[ "$*" == *ssl=on* ]] && sed -i 's/^host /hostssl /' "$data/pg_hba.conf"
+    # Enough connections for the many-host tests; fsync off: the cluster is thrown away after the run.
+    run_as_postgres "$bin/pg_ctl" -D "$data" -l "$data.log" -w \
+        -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$cluster -c max_connections=200 -c fsync=off $*" start >/dev/null
+    run_as_postgres "$bin/createdb" -h 127.0.0.1 -p "$port" -U objectgraph objectgraph
+}
+
+start_cluster "$cluster/data" "$port"
+
+# The TLS cluster's certificates: an authority, and a server certificate it signed for `localhost` only (so that
+# connecting as 127.0.0.1 is a wrong host name).
+tls="$cluster/tls"
+mkdir "$tls"
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=ObjectGraph test authority" \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+    -keyout "$tls/ca.key" -out "$tls/ca.crt" 2>/dev/null
+openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout "$tls/server.key" -out "$tls/server.csr" 2>/dev/null
+printf 'subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' > "$tls/server.ext"
+openssl x509 -req -in "$tls/server.csr" -CA "$tls/ca.crt" -CAkey "$tls/ca.key" -CAcreateserial -days 2 \
+    -extfile "$tls/server.ext" -out "$tls/server.crt" 2>/dev/null
+chmod 600 "$tls/server.key"
+chmod 644 "$tls/ca.crt"
+[[ "$(id -u)" == 0 ]] && chown -R postgres: "$tls"
+start_cluster "$cluster/tls-data" "$tls_port" "-c ssl=on -c ssl_cert_file=$tls/server.crt -c ssl_key_file=$tls/server.key"
 
 export OBJECTGRAPH_POSTGRES_URL="postgres://objectgraph@127.0.0.1:$port/objectgraph"
-echo "with-postgres: server at $OBJECTGRAPH_POSTGRES_URL" >&2
+export OBJECTGRAPH_POSTGRES_TLS_URL="postgres://objectgraph@localhost:$tls_port/objectgraph"
+export OBJECTGRAPH_POSTGRES_TLS_CA="$tls/ca.crt"
+echo "with-postgres: server at $OBJECTGRAPH_POSTGRES_URL, TLS server at $OBJECTGRAPH_POSTGRES_TLS_URL" >&2
 "$@"

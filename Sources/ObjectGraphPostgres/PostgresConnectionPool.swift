@@ -107,7 +107,7 @@ final class PostgresConnectionPool: Sendable {
         } catch is PostgresTimeout {
             throw ObjectGraphError.storeUnavailable(path: location, reason: "the server did not answer within \(configuration.connectTimeout)")
         } catch {
-            throw ObjectGraphError.storeUnavailable(path: location, reason: PostgresErrors.describe(error))
+            throw ObjectGraphError.storeUnavailable(path: location, reason: PostgresErrors.describe(error, host: configuration.host))
         }
     }
 
@@ -405,7 +405,7 @@ final class PostgresSession: Sendable {
     /// `learningOutcome`: the transaction writes, and when its COMMIT's answer is lost the store asks the server
     /// what became of it (by the transaction's ID, read before the COMMIT) instead of guessing: committed, the call
     /// returns as if the answer had come; rolled back, the failure is thrown; not known in time,
-    /// ``ObjectGraphError/saveOutcomeUnknown(path:transaction:reason:)`` names the transaction.
+    /// `ObjectGraphError.saveOutcomeUnknown` names the transaction.
     func transaction<T>(learningOutcome: Bool = false, _ body: () throws -> T) throws -> T {
         let depth = transactionDepth.add(1, ordering: .relaxed).newValue
         defer { transactionDepth.subtract(1, ordering: .relaxed) }

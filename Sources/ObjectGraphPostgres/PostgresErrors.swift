@@ -54,9 +54,11 @@ enum PostgresErrors {
     }
 
     /// A readable account of a postgres-nio error: the server's message, detail and SQLSTATE when it sent them,
-    /// else the client's error code (its `description` withholds everything, lest it leak data into logs).
-    static func describe(_ error: any Error) -> String {
+    /// else the client's error code (its `description` withholds everything, lest it leak data into logs). `host`:
+    /// the server's, named when its TLS certificate does not name it.
+    static func describe(_ error: any Error, host: String? = nil) -> String {
         guard let error = error as? PSQLError else { return "\(error)" }
+        if let underlying = error.underlying, let refusal = tlsRefusal(underlying, host: host) { return refusal }
         if let info = error.serverInfo, let message = info[.message] {
             var text = message
             if let detail = info[.detail] { text += ": \(detail)" }
@@ -66,6 +68,18 @@ enum PostgresErrors {
         var text = said(error.code)
         if let underlying = error.underlying { text += " (\(describe(underlying)))" }
         return text
+    }
+
+    /// What a failed TLS handshake means for the one who configures the connection, when `error` is one.
+    static func tlsRefusal(_ error: any Error, host: String?) -> String? {
+        if let extra = error as? NIOSSLExtraError, extra == .failedToValidateHostname {
+            return "the server's TLS certificate does not name the host \(host ?? "connected to"): connect by a name the certificate lists"
+        }
+        if case NIOSSLError.handshakeFailed(let reason) = error, "\(reason)".contains("CERTIFICATE_VERIFY_FAILED") {
+            return "the server's TLS certificate is not signed by a trusted authority: give the authority's PEM file as "
+                + "trustedCertificatesFile (sslrootcert= in the URL)"
+        }
+        return nil
     }
 
     /// What a client-side error code means, in the words an operator acts on (postgres-nio's own description of an

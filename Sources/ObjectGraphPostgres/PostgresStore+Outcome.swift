@@ -3,7 +3,7 @@ import ObjectGraph
 import PostgresNIO
 
 /// What became of a transaction on the server: the answer to a save whose COMMIT's answer was lost
-/// (``ObjectGraphError/saveOutcomeUnknown(path:transaction:reason:)``).
+/// (`ObjectGraphError.saveOutcomeUnknown`).
 public enum TransactionOutcome: String, Sendable, Hashable {
     /// It committed: the save is in the store.
     case committed
@@ -14,7 +14,7 @@ public enum TransactionOutcome: String, Sendable, Hashable {
 }
 
 extension PostgresStore {
-    /// What became of the transaction a ``ObjectGraphError/saveOutcomeUnknown(path:transaction:reason:)`` names,
+    /// What became of the transaction a `ObjectGraphError.saveOutcomeUnknown` names,
     /// read from the server's record of its transactions (`pg_xact_status`). A save's COMMIT whose answer was lost
     /// is looked up this way by the store itself for up to the query timeout; past it, the app asks when the server
     /// is back, before saving again.
@@ -31,7 +31,7 @@ extension PostgresStore {
     /// }
     /// ```
     ///
-    /// - Throws: ``ObjectGraphError/storeReadFailed(path:reason:)`` when the server cannot be asked, or no longer
+    /// - Throws: `ObjectGraphError.storeReadFailed` when the server cannot be asked, or no longer
     ///   keeps the transaction's status (it is older than the server's record of transactions).
     public func outcome(ofTransaction transaction: String) throws -> TransactionOutcome {
         try read { session in try PostgresConnectionPool.outcome(of: transaction, in: session) }
@@ -59,7 +59,7 @@ extension PostgresConnectionPool {
 
     /// Learns what became of `transaction`, whose COMMIT's answer was lost, on a connection of its own (the
     /// session's is gone), asking until the query timeout: returns when it committed, throws `lostCommit` when it
-    /// was rolled back, and ``ObjectGraphError/saveOutcomeUnknown(path:transaction:reason:)`` when the server could
+    /// was rolled back, and `ObjectGraphError.saveOutcomeUnknown` when the server could
     /// not tell in time.
     func settle(_ transaction: String, lostCommit: PostgresErrors.Failure) throws {
         let deadline = ContinuousClock.now + configuration.queryTimeout

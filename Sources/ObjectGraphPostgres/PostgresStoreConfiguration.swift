@@ -13,7 +13,9 @@ public struct PostgresStoreConfiguration: Sendable {
     public enum TLS: Sendable, Hashable {
         /// Plain TCP (a server on loopback or a private network).
         case disable
-        /// TLS with the system's trusted certificates and the host's name checked; the connection fails without it.
+        /// TLS, the server's certificate verified against the trusted authorities (the system's, or
+        /// ``PostgresStoreConfiguration/trustedCertificatesFile``) and its host name checked; the connection fails
+        /// without it. libpq calls this `verify-full`; its `require`, which trusts any certificate, is not offered.
         case require
     }
 
@@ -29,6 +31,15 @@ public struct PostgresStoreConfiguration: Sendable {
     public var database: String
     /// Whether to encrypt the connection.
     public var tls: TLS
+    /// A PEM file of the certificate authorities that sign the server's certificate, trusted instead of the
+    /// system's (libpq's `sslrootcert`): a company's own authority, or a cloud database's. Read when the store
+    /// connects; a file that cannot be read is named in the error.
+    ///
+    /// ```swift
+    /// let configuration = try PostgresStoreConfiguration(
+    ///     url: "postgres://app@db.internal/books?sslmode=verify-full&sslrootcert=/etc/ssl/db-ca.pem")
+    /// ```
+    public var trustedCertificatesFile: String?
     /// How long connecting may take before the store reports the server unreachable.
     public var connectTimeout: Duration = .seconds(10)
     /// How long one statement may take, waiting included, before the store gives up on it, closes its connection and
@@ -47,7 +58,8 @@ public struct PostgresStoreConfiguration: Sendable {
         self.tls = tls
     }
 
-    /// Reads a URL of the form `postgres://user:password@host:port/database`, with `?sslmode=require` for TLS.
+    /// Reads a URL of the form `postgres://user:password@host:port/database`, with `?sslmode=require` (or
+    /// `verify-full`, the same here) for TLS and `&sslrootcert=/path/ca.pem` for the authorities to trust.
     /// The user, password and database are percent-decoded once, as libpq decodes them: a `%` in a password is
     /// written `%25`.
     ///
@@ -67,11 +79,13 @@ public struct PostgresStoreConfiguration: Sendable {
             throw ObjectGraphError.storeUnavailable(path: text, reason: "the URL names no database (postgres://\(user)@\(host)/database)")
         }
         let sslMode = url.queryItems?.first { $0.name == "sslmode" }?.value ?? "disable"
-        guard ["disable", "require"].contains(sslMode) else {
-            throw ObjectGraphError.storeUnavailable(path: text, reason: "sslmode '\(sslMode)' is not supported; use disable or require")
+        guard ["disable", "require", "verify-full"].contains(sslMode) else {
+            throw ObjectGraphError.storeUnavailable(
+                path: text, reason: "sslmode '\(sslMode)' is not supported; use disable, or require (the certificate and host name verified, as verify-full)")
         }
         // URLComponents hands the user, password and path back decoded already.
-        self.init(host: host, port: url.port ?? 5432, username: user, password: url.password, database: database, tls: sslMode == "require" ? .require : .disable)
+        self.init(host: host, port: url.port ?? 5432, username: user, password: url.password, database: database, tls: sslMode == "disable" ? .disable : .require)
+        trustedCertificatesFile = url.queryItems?.first { $0.name == "sslrootcert" }?.value
     }
 
     /// The store's location as errors name it: the URL without the password.
@@ -82,8 +96,17 @@ public struct PostgresStoreConfiguration: Sendable {
         switch self.tls {
         case .disable: tls = .disable
         case .require:
+            var settings = TLSConfiguration.makeClientConfiguration()
+            if let file = trustedCertificatesFile {
+                do {
+                    settings.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(file))
+                } catch {
+                    throw ObjectGraphError.storeUnavailable(
+                        path: location, reason: "the trusted certificates file \(file) cannot be read as PEM certificates (\(error))")
+                }
+            }
             do {
-                tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+                tls = .require(try NIOSSLContext(configuration: settings))
             } catch {
                 throw ObjectGraphError.storeUnavailable(path: location, reason: "TLS could not be set up: \(error)")
             }
@@ -101,6 +124,7 @@ public struct PostgresStoreConfiguration: Sendable {
 extension PostgresStoreConfiguration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var description: String {
         "PostgresStoreConfiguration(\(location), password: \(password == nil ? "none" : "hidden"), tls: \(tls), "
+            + (trustedCertificatesFile.map { "trustedCertificatesFile: \($0), " } ?? "")
             + "connectTimeout: \(connectTimeout), queryTimeout: \(queryTimeout), maximumConnections: \(maximumConnections))"
     }
 
@@ -109,7 +133,7 @@ extension PostgresStoreConfiguration: CustomStringConvertible, CustomDebugString
     public var customMirror: Mirror {
         Mirror(self, children: [
             "host": host, "port": port, "username": username, "password": password == nil ? "none" : "hidden", "database": database,
-            "tls": tls, "connectTimeout": connectTimeout, "queryTimeout": queryTimeout, "maximumConnections": maximumConnections,
+            "tls": tls, "trustedCertificatesFile": trustedCertificatesFile as Any, "connectTimeout": connectTimeout, "queryTimeout": queryTimeout, "maximumConnections": maximumConnections,
         ], displayStyle: .struct)
     }
 }

@@ -95,7 +95,7 @@ import Glibc
         #expect(throws: ObjectGraphError.self) { try PostgresStoreConfiguration(url: "postgres://127.0.0.1/books") }
         #expect(throws: ObjectGraphError.self) { try PostgresStoreConfiguration(url: "postgres://app@127.0.0.1") }
         #expect(throws: ObjectGraphError.self) { try PostgresStoreConfiguration(url: "mysql://app@127.0.0.1/books") }
-        #expect(throws: ObjectGraphError.self) { try PostgresStoreConfiguration(url: "postgres://app@127.0.0.1/books?sslmode=verify-full") }
+        #expect(throws: ObjectGraphError.self) { try PostgresStoreConfiguration(url: "postgres://app@127.0.0.1/books?sslmode=verify-ca") }
     }
 
     @Test func aStoreOfAnotherModelIsRefusedNamingTheDatabase() async throws {

@@ -97,4 +97,13 @@ import Testing
             #expect(try await !ReferenceModelTests.run(seed: UInt64(seed), kind: kind, drawn: true, batches: true))
         }
     }
+
+    /// Stack seeds: 66 (nested), the writer's save was refused and its changes handed back to main, and the
+    /// writer's results controller went on listing the objects those changes held.
+    @Test(arguments: [66])
+    func theStackSeedAgreesWithTheModel(_ seed: Int) async throws {
+        for kind in [StoreKind.sqlite, .memory] {
+            #expect(try await !ReferenceModelStackTests.run(seed: UInt64(seed), layout: .nested, kind: kind))
+        }
+    }
 }

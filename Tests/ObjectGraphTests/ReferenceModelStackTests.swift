@@ -4,8 +4,8 @@ import Testing
 
 /// The stack checked against ``ReferenceModel``, through its own API: edits in the main context and in two workers
 /// (``DataStack/newContext(name:)``), a worker's save, `stack.save()`, and `stack.background { }` blocks, in both
-/// layouts. After every step every context's fetch equals the model's view of it, and after every write to the store
-/// the store holds exactly the model's rows.
+/// layouts. After every step every context's fetch equals the model's view of it (and main's results controller
+/// lists what the model shows), and after every write to the store the store holds exactly the model's rows.
 ///
 /// The model sees the stack as the contexts it is made of. Nested: the writer (0) is the root, main (1) its child,
 /// the workers (2, 3) and a background block's context (4) children of main; `stack.save()` pushes main into the
@@ -36,6 +36,8 @@ import Testing
         let contexts = [stack.writer, stack.main] + workers
         let parents: [Int?] = layout == .nested ? [nil, 0, 1, 1, 1] : [nil, nil, nil, nil, nil]
         var reference = ReferenceModel(parents: parents)
+        // Results controllers on main and the writer; in the siblings layout the workers are roots and have one too.
+        try await ReferenceModelTests.watch(layout == .nested ? [stack.writer, stack.main] : contexts)
         var random = SplitMix(state: seed &* 0x9E37_79B9 &+ 29)
         var log = ["layout \(layout) on \(kind)"]
         var nextSerial = 0

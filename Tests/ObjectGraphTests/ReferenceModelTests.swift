@@ -112,6 +112,7 @@ import Testing
                 ?? ObjectContext(coordinator: coordinators[arrangement.coordinators[index] ?? 0], parent: nil, name: "context \(index)", mergePolicy: .mergeByPropertyObjectTrump))
         }
         var log: [String] = ["arrangement \(arrangement)"]
+        try await Self.watch(parents.indices.filter { parents[$0] == nil }.map { contexts[$0] })
         var reference = ReferenceModel(parents: parents)
         var nextSerial = 0
         for step in 0..<steps {
@@ -245,7 +246,25 @@ import Testing
         return true
     }
 
-    /// Whether every context's fetch shows what the model does; records the first that does not.
+    /// What the results controller each context keeps (``watch(_:)``) lists: entries of at least 2 pages, in
+    /// sections by title, each by serial.
+    static let watched = FetchRequest(
+        entityName: "Entry", predicate: try! FormatPredicate("pages >= 2"), sortKeys: [SortKey("title"), SortKey("serial")])
+
+    /// Gives each context a results controller of ``watched``, kept for the run: after every step, its diffs must
+    /// have brought it to what the model shows. Only contexts whose view changes reach as changes they process: a
+    /// root, and a parent of the contexts that edit. A child's controller is not told of its parent's unsaved edits,
+    /// which its fetches see (as in Core Data: a child hears of its parent's saves, when it merges them).
+    static func watch(_ contexts: [ObjectContext]) async throws {
+        for context in contexts {
+            try await context.perform { ctx in
+                _ = try ctx.state.fetchedResultsController(for: Self.watched, sectionNameKeyPath: "title", keepAlive: true)
+            }
+        }
+    }
+
+    /// Whether every context's fetch, and its results controller's sections, show what the model does; records the
+    /// first that does not.
     static func contextsAgree(_ contexts: [ObjectContext], _ reference: ReferenceModel, seed: UInt64, step: Int, log: [String]) async throws -> Bool {
         for (checked, checkedContext) in contexts.enumerated() {
             let actual = try await Self.rows(in: checkedContext)
@@ -254,8 +273,30 @@ import Testing
                 Issue.record("seed \(seed) step \(step): context \(checked) shows \(actual), the model \(expected)\n\(log.joined(separator: "\n"))")
                 return false
             }
+            let listed = try await Self.controllerSections(in: checkedContext)
+            let sections = Dictionary(grouping: expected.filter { $0.value["pages"]! >= 2 }, by: { "t\($0.value["title"]!)" })
+                .map { (name: $0.key, serials: $0.value.map(\.key).sorted()) }.sorted { $0.name < $1.name }
+            if let listed, !listed.elementsEqual(sections, by: { $0.name == $1.name && $0.serials == $1.serials }) {
+                Issue.record("seed \(seed) step \(step): context \(checked)'s results controller lists \(listed), the model \(sections)\n\(log.joined(separator: "\n"))")
+                return false
+            }
         }
         return true
+    }
+
+    /// The sections of the controller ``watch(_:)`` gave `context` (nil without one), by serial, after the context
+    /// processed its pending changes.
+    static func controllerSections(in context: ObjectContext) async throws -> [(name: String, serials: [Int])]? {
+        try await context.perform { ctx in
+            ctx.processPendingChanges()
+            guard let controller = ctx.state.observation?.controllersForTesting.first(where: { $0.fetchRequest.sortKeys.count == 2 }) else { return nil }
+            return try controller.sections.map { section in
+                (section.name, try section.objects.map { object in
+                    guard case .int(let serial) = try object.value(forKey: "serial") else { return -1 }
+                    return Int(serial)
+                })
+            }
+        }
     }
 
     /// The root above `context` (itself for a root).

@@ -2,12 +2,14 @@
 /// failure recoverable this way (see ``DataStack``).
 extension ContextState {
     /// Takes the change sets children pushed here, after a failed save left them unwritten: they go back to where
-    /// they came from, so that this context holds nothing its children believe is elsewhere.
+    /// they came from, so that this context holds nothing its children believe is elsewhere. Its objects and
+    /// results controllers no longer show them.
     func takeReceivedLayers() -> [ChangeSet] {
         let taken = layers
         guard !taken.isEmpty else { return [] }
-        layers = []
+        dropReceivedLayers()
         republishView()
+        observation?.noteRebuild()
         return taken
     }
 

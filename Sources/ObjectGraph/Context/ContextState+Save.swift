@@ -778,18 +778,8 @@ extension ContextState {
     // MARK: Undoing
 
     func rollback() {
-        // Children's pushed changes go too; objects showing them reload from below.
-        if !layers.isEmpty {
-            // Objects whose insert only a discarded layer holds are gone, as this context's own inserts are.
-            let layerInserts = Set(layers.flatMap { $0.inserted.map(\.objectID) })
-            for object in registered.objects.filter({ layerInserts.contains($0.objectID) }) { detach(object, reason: .insertRolledBack) }
-            for object in registered.objects where !object.isFaultStorage && layers.contains(where: { $0.index.rows[object.objectID] != nil }) {
-                materializedCount.add(-1)
-                object.isFaultStorage = true
-                object.committed = nil
-            }
-            layers = []
-        }
+        // Children's pushed changes go too.
+        dropReceivedLayers()
         hasOwnEdits = false
         let rolledBack = Array(pendingInserts)
         let rolledBackIDs = Set(rolledBack.map(\.storedObjectID))
@@ -820,6 +810,21 @@ extension ContextState {
         deleted = [:]
         republishView()
         observation?.noteRebuild()
+    }
+
+    /// Lets go of the changes children pushed here (a rollback, or a failed write handing them back): objects whose
+    /// insert only a layer holds are gone, as this context's own inserts are, and objects showing a layer's row
+    /// reload from below.
+    func dropReceivedLayers() {
+        guard !layers.isEmpty else { return }
+        let layerInserts = Set(layers.flatMap { $0.inserted.map(\.objectID) })
+        for object in registered.objects.filter({ layerInserts.contains($0.objectID) }) { detach(object, reason: .insertRolledBack) }
+        for object in registered.objects where !object.isFaultStorage && layers.contains(where: { $0.index.rows[object.objectID] != nil }) {
+            materializedCount.add(-1)
+            object.isFaultStorage = true
+            object.committed = nil
+        }
+        layers = []
     }
 
     /// The end of the context: every object detached (see ``ObjectContext``'s deinit), nothing pending.
