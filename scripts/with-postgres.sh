@@ -29,6 +29,12 @@ if [[ -z "$bin" || ! -x "$bin/initdb" ]]; then
     bin="$(find_bin)"
 fi
 
+if ! command -v openssl >/dev/null; then
+    echo "with-postgres: installing openssl (for the TLS cluster's certificates)" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >&2 && apt-get install -y -qq openssl >&2
+fi
+
 run_as_postgres() {
     if [[ "$(id -u)" == 0 ]]; then
         runuser -u postgres -- "$@"

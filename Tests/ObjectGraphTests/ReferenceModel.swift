@@ -4,10 +4,15 @@
 ///
 /// The rules it encodes are those ARCHITECTURE.md states ("What a context shows, and how saves combine"); each rule
 /// is at the operation that applies it here.
-/// Objects are named by a serial number given at insert, which no operation changes.
+/// Objects are named by a serial number given at insert, which no operation changes. Each row has a to-one link,
+/// `next` (the serial it points to, or ``none``), whose inverse to-many (`previous`) is derived from the rows a
+/// context shows; deleting an object nullifies the links to it, as the relationship's rule says.
 struct ReferenceModel {
     typealias Row = [String: Int]
+    /// The attributes an update step changes.
     static let keys = ["title", "pages"]
+    /// A `next` that points nowhere.
+    static let none = -1
 
     /// One context's pending object: what it read, what its children's saves pushed into it, and what it changed.
     struct Pending {
@@ -57,7 +62,20 @@ struct ReferenceModel {
     }
 
     mutating func insert(_ context: Int, serial: Int, values: Row) {
-        contexts[context].pending[serial] = Pending(snapshot: values, isInserted: true)
+        contexts[context].pending[serial] = Pending(snapshot: values.merging(["next": Self.none]) { given, _ in given }, isInserted: true)
+    }
+
+    /// The objects `context` shows whose `next` is `serial`: its inverse to-many there.
+    func previous(_ serial: Int, in context: Int) -> Set<Int> {
+        Set(view(context).filter { $0.value["next"] == serial }.keys)
+    }
+
+    /// The nullify rule of `next`'s inverse: deleting `serial` in `context` unlinks every other object the context
+    /// shows pointing at it, as changes of that context (Core Data's delete propagation).
+    private mutating func nullifyLinks(to serial: Int, in context: Int) {
+        for other in previous(serial, in: context).sorted() where other != serial {
+            update(context, serial: other, key: "next", value: Self.none)
+        }
     }
 
     /// Registers the object as `context` shows it now, if it is not pending there yet.
@@ -83,6 +101,7 @@ struct ReferenceModel {
 
     /// A deleted unsaved insert is gone for good: a child's later save of a change to it does not bring it back.
     mutating func delete(_ context: Int, serial: Int) {
+        nullifyLinks(to: serial, in: context)
         if contexts[context].pending[serial]?.isInserted == true {
             contexts[context].pending[serial] = nil
             contexts[context].discarded.insert(serial)
@@ -130,9 +149,18 @@ struct ReferenceModel {
 
     /// A root's save to the store. Returns the serials it updated and deleted, or nil when it must fail: it
     /// changes or deletes an object the store no longer has.
+    ///
+    /// A link to an object the store does not have after the save refuses it too (the store's foreign key, checked
+    /// at commit); a row the save deletes leaves the links other rows hold to it null (`ON DELETE SET NULL`), which
+    /// the save does not announce: the saving context unlinked what it showed pointing there.
     mutating func saveRoot(_ context: Int) -> (updated: [Int: Row], deleted: Set<Int>)? {
         let pending = contexts[context].pending
         if pending.contains(where: { serial, change in !change.isInserted && !change.isDeleted && store[serial] == nil }) { return nil }
+        let remaining = Set(store.keys).subtracting(pending.filter(\.value.isDeleted).keys).union(pending.filter(\.value.isInserted).keys)
+        for (_, change) in pending where !change.isDeleted {
+            let next = change.isInserted ? change.values["next"] : change.written["next"]
+            if let next, next != Self.none, !remaining.contains(next) { return nil }
+        }
         var updated: [Int: Row] = [:]
         var deleted: Set<Int> = []
         for (serial, change) in pending {
@@ -149,6 +177,7 @@ struct ReferenceModel {
                 updated[serial] = store[serial]
             }
         }
+        for (serial, row) in store where row["next"].map({ $0 != Self.none && store[$0] == nil }) == true { store[serial]?["next"] = Self.none }
         contexts[context].pending = [:]
         return (updated, deleted)
     }
@@ -160,7 +189,13 @@ struct ReferenceModel {
         let selected = store.filter { $0.value["title"] == title }.keys
         guard let value else {
             for serial in selected { store[serial] = nil }
-            return ([:], Set(selected))
+            // The request applies the delete rules: rows linking to a deleted one are unlinked, and announced.
+            var unlinked: [Int: Row] = [:]
+            for (serial, row) in store where row["next"].map({ $0 != Self.none && store[$0] == nil }) == true {
+                store[serial]?["next"] = Self.none
+                unlinked[serial] = store[serial]
+            }
+            return (unlinked, Set(selected))
         }
         var updated: [Int: Row] = [:]
         for serial in selected {

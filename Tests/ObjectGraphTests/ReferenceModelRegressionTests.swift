@@ -98,12 +98,67 @@ import Testing
         }
     }
 
-    /// Stack seeds: 66 (nested), the writer's save was refused and its changes handed back to main, and the
-    /// writer's results controller went on listing the objects those changes held.
-    @Test(arguments: [66])
+    /// Stack seeds (nested): 66, the writer's save was refused and its changes handed back to main, and the
+    /// writer's results controller went on listing the objects those changes held; 143, the same, and the writer
+    /// went on hiding the objects those changes deleted.
+    @Test(arguments: [66, 143])
     func theStackSeedAgreesWithTheModel(_ seed: Int) async throws {
         for kind in [StoreKind.sqlite, .memory] {
             #expect(try await !ReferenceModelStackTests.run(seed: UInt64(seed), layout: .nested, kind: kind))
         }
+    }
+
+    /// Found by the runs with links: a child linked an object its root had deleted for good (the child held a
+    /// change to it from before) to one of its own inserts, and saved. The root dropped the child's row of the
+    /// deleted object but kept it in the insert's inverse list, where reading it failed; the child kept both.
+    @Test(arguments: StoreKind.allCases)
+    func aLinkToAnObjectTheParentDeletedForGoodLeavesEveryList(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try kind.coordinator(ReferenceModelTests.model, folder)
+        let root = ObjectContext(coordinator: coordinator, name: "root")
+        let child = ObjectContext(parent: root, name: "child")
+        let deleted = try await root.perform { ctx in
+            let entry = try ctx.insert("Entry")
+            try entry.setValue(Int64(0), forKey: "serial")
+            try ctx.save()
+            return entry.objectID
+        }
+        try await child.perform { ctx in try ctx.existingObject(with: deleted).setValue(Int64(5), forKey: "pages") }
+        try await root.perform { ctx in
+            try ctx.delete(try ctx.existingObject(with: deleted))
+            try ctx.save()
+        }
+        let insert = try await child.perform { ctx in
+            let insert = try ctx.insert("Entry")
+            try insert.setValue(Int64(1), forKey: "serial")
+            try ctx.existingObject(with: deleted).setObject(insert, forKey: "next")
+            try ctx.save()
+            return insert.objectID
+        }
+        for context in [root, child] {
+            let previous = try await context.perform { ctx in try ctx.existingObject(with: insert).objects(forKey: "previous").map(\.objectID) }
+            #expect(previous.isEmpty, "\(context.name)")
+            #expect(try await context.perform { ctx in try ctx.fetch(FetchRequest(entityName: "Entry")).map(\.objectID) } == [insert])
+        }
+    }
+
+    /// ARCHITECTURE.md, "What a context shows": an object with nothing pending shows what lies below, its lists too.
+    /// A child that loaded an object's inverse list sees a link its parent made since, unsaved.
+    @Test(arguments: StoreKind.allCases)
+    func aChildsLoadedListShowsItsParentsLaterLink(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try kind.coordinator(ReferenceModelTests.model, folder)
+        let root = ObjectContext(coordinator: coordinator, name: "root")
+        let child = ObjectContext(parent: root, name: "child")
+        let (from, to) = try await root.perform { ctx in
+            let from = try ctx.insert("Entry")
+            let to = try ctx.insert("Entry")
+            try ctx.save()
+            return (from.objectID, to.objectID)
+        }
+        #expect(try await child.perform { ctx in try ctx.existingObject(with: to).objects(forKey: "previous").count } == 0)
+        try await root.perform { ctx in try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next") }
+        let previous = try await child.perform { ctx in try ctx.existingObject(with: to).objects(forKey: "previous").map(\.objectID) }
+        #expect(previous == [from])
     }
 }

@@ -5,6 +5,7 @@
 extension ContextState {
     /// Publishes the view of the current layers, or withdraws it when the root holds changes of its own.
     func republishView() {
+        inFlight.viewGeneration.add(1)
         guard isRoot, inFlight.hasReaders.value else { return }
         guard ownChangesAreLayered() else { return withdrawView() }
         publish(layerView())
@@ -32,6 +33,7 @@ extension ContextState {
 
     /// Withdraws the view (the root's own changes are not in it); readers wait for the root's queue again.
     func withdrawView() {
+        inFlight.viewGeneration.add(1)
         guard isViewPublished else { return }
         inFlight.clear()
         isViewPublished = false

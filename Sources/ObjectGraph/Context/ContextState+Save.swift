@@ -51,6 +51,7 @@ extension ContextState {
         }
         apply(result)
         for set in saved { for (id, _) in set.deleted { deletedForGood.insert(coordinator.resolve(id)) } }
+        forgetDiscarded(result.discarded)
         // Inserts now have permanent IDs: observers rename them in one diff.
         if !result.permanentIDs.isEmpty { observation?.noteRenamed() }
         layers = []
@@ -60,6 +61,13 @@ extension ContextState {
         if isRoot, !result.refreshed.isEmpty { saved = saved.map { $0.settled(by: result.refreshed, model: model) } }
         if isRoot && notifications.hasSubscribers(for: .didSave) { saved[saved.count - 1].buildIndex() }
         notifications.post(.didSave, ContextChanges(layers: saved, permanentIDs: result.permanentIDs), from: self)
+    }
+
+    /// Takes objects the parent had deleted for good, which this context's save named (see
+    /// ``SaveResult/discarded``), out of every loaded list here: the parent lists them nowhere. (Fetches here no
+    /// longer show them: nothing is pending here after the save, and the parent does not show them.)
+    private func forgetDiscarded(_ discarded: Set<ObjectID>) {
+        removeFromLists(discarded) { _ in true }
     }
 
     /// Lets go of objects changed and set back (marked updated, nothing to write), as a save of them does: they show
@@ -813,8 +821,10 @@ extension ContextState {
     }
 
     /// Lets go of the changes children pushed here (a rollback, or a failed write handing them back): objects whose
-    /// insert only a layer holds are gone, as this context's own inserts are, and objects showing a layer's row
-    /// reload from below.
+    /// insert only a layer holds are gone, as this context's own inserts are, objects showing a layer's row reload
+    /// from below, and objects a layer deleted are back. (A layer's deletion of an object this context deleted too
+    /// undoes that one as well: a rollback undoes both, and the stack's writer, which hands layers back, edits
+    /// nothing of its own.)
     func dropReceivedLayers() {
         guard !layers.isEmpty else { return }
         let layerInserts = Set(layers.flatMap { $0.inserted.map(\.objectID) })
@@ -823,6 +833,17 @@ extension ContextState {
             materializedCount.add(-1)
             object.isFaultStorage = true
             object.committed = nil
+        }
+        for layer in layers {
+            for (id, _) in layer.deleted {
+                guard let object = deleted.removeValue(forKey: coordinator.resolve(id)) ?? deleted.removeValue(forKey: id) else { continue }
+                object.isDeleted = false
+                if !object.isFaultStorage {
+                    materializedCount.add(-1)
+                    object.isFaultStorage = true
+                    object.committed = nil
+                }
+            }
         }
         layers = []
     }

@@ -130,8 +130,11 @@ extension ContextState {
 
     /// Keeps a child's saved changes as pending layers. The work here is proportional to the objects this context
     /// has registered, not to the size of the layers (decision 4): each registered object looks itself up.
-    func receive(_ incoming: [ChangeSet]) {
+    /// Returns the objects the layers named that this context had deleted for good, which it let go of.
+    @discardableResult
+    func receive(_ incoming: [ChangeSet]) -> Set<ObjectID> {
         checkExecutor()
+        var discarded: Set<ObjectID> = []
         // Named as the child knew its objects: a save since may have made some of those IDs permanent, and the
         // objects here (which `checkExecutor` just brought up to date) go by the permanent ones.
         // Each rebased on the view with the earlier ones in: a child pushes its own received layers with its save,
@@ -148,9 +151,15 @@ extension ContextState {
                     deletedForGood.insert(id)
                 }
             }
-            if !deletedForGood.isEmpty, layer.updated.contains(where: { deletedForGood.contains($0.objectID) }) {
+            // Nor does it come back as a member of another object's list the child changed (it linked the object
+            // to another, whose inverse list the child then held with it).
+            if !deletedForGood.isEmpty, layer.updated.contains(where: { deletedForGood.contains($0.objectID) })
+                || layer.toMany.contains(where: { $0.destinations.contains(where: deletedForGood.contains) }) {
+                for row in layer.updated where deletedForGood.contains(row.objectID) { discarded.insert(row.objectID) }
+                for contents in layer.toMany { discarded.formUnion(contents.destinations.filter(deletedForGood.contains)) }
                 layer.updated.removeAll { deletedForGood.contains($0.objectID) }
                 layer.toMany.removeAll { deletedForGood.contains($0.objectID) }
+                for index in layer.toMany.indices { layer.toMany[index].destinations.removeAll { deletedForGood.contains($0) } }
                 layer = layer.reindexed(model: model)
             }
             layer = rebased(layer, baseless: &baseless)
@@ -162,6 +171,7 @@ extension ContextState {
         republishView()
         observation?.process(external: ContextChanges(layers: incoming))
         notifications.post(.objectsDidChange, ContextChanges(layers: incoming), from: self, childSaveArrival: true)
+        return discarded
     }
 
     /// `layer` with each updated row's unchanged keys taken from this context's current view: a child's row is

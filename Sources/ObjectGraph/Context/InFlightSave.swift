@@ -209,6 +209,10 @@ final class InFlightBoard: Sendable {
     private let save = Protected<(current: InFlightSave?, previous: InFlightSave?)>((nil, nil))
     /// Whether the context has children; a root without any publishes nothing (it would cost a pass per save).
     let hasReaders = AtomicFlag(false)
+    /// Counts the changes of what the context shows (an own edit, a child's save, a merge, a save, a rollback):
+    /// children compare it, down their chain, with what their loaded lists were read under
+    /// (``ContextState/dropListsIfBelowChanged()``).
+    let viewGeneration = ConfinedCounter()
     /// Where a retired view is freed: not on the root's queue, which publishes while a child may wait for it. A
     /// child's save pushes its changes with the root's queue held (the main context's, in the stack's nested
     /// layout), and the root, receiving them, retires the view of the import it wrote before: freeing that view's

@@ -98,6 +98,22 @@ extension ObjectContext {
 }
 
 extension ContextState {
+    /// Takes `gone` out of the loaded to-many lists of the registered objects `where` picks, on both sides (the
+    /// current list and the committed one).
+    func removeFromLists(_ gone: Set<ObjectID>, where picked: (ManagedObject) -> Bool) {
+        guard !gone.isEmpty else { return }
+        for object in registered.objects where !object.toMany.isEmpty && picked(object) {
+            for index in object.entity.relationships.indices where object.entity.toOneSlot[index] == nil {
+                for side in [\ManagedObject.toMany, \ManagedObject.committedToMany] {
+                    guard var contents = object[keyPath: side][index], contents.ids.contains(where: gone.contains) else { continue }
+                    object[keyPath: side][index] = nil
+                    contents.remove(gone)
+                    object[keyPath: side][index] = contents
+                }
+            }
+        }
+    }
+
     /// The keys pending children's rows change on `object`.
     func layerChangedKeys(of object: ManagedObject) -> Set<String> {
         guard !receivedLayers.isEmpty else { return [] }
@@ -184,19 +200,7 @@ extension ContextState {
         }
         // A changed object keeps its lists (they may hold its unsaved edits), less the objects the save deleted, as
         // Core Data removes merged deletions from registered objects' relationships.
-        let gone = Set(changes.deletedObjectIDs)
-        if !gone.isEmpty {
-            for object in registered.objects where !object.toMany.isEmpty && object.hasChanges {
-                for index in object.entity.relationships.indices where object.entity.toOneSlot[index] == nil {
-                    for side in [\ManagedObject.toMany, \ManagedObject.committedToMany] {
-                        guard var contents = object[keyPath: side][index], contents.ids.contains(where: gone.contains) else { continue }
-                        object[keyPath: side][index] = nil
-                        contents.remove(gone)
-                        object[keyPath: side][index] = contents
-                    }
-                }
-            }
-        }
+        removeFromLists(Set(changes.deletedObjectIDs)) { $0.hasChanges }
         observation?.process(external: changes)
         ObjectGraphLogging.logger.debug("context \(name) merged \(changes.count) changes from \(notification.isStoreChange ? "the store" : "context \(notification.contextName)")")
         notifications.post(.objectsDidChange, changes, from: self, storeChange: notification.isStoreChange)

@@ -9,11 +9,15 @@ protocol RowSource: Sendable {
     func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[String: AttributeValue]]
     /// Hands a child's saved changes (its own layer last) to what lies below.
     func push(_ layers: [ChangeSet]) throws -> SaveResult
+    /// A count that changes whenever what lies below shows changes (0 for the store, whose changes reach a root as
+    /// merges); read from any thread.
+    var generation: Int { get }
 }
 
 /// The store beneath a root context.
 struct StoreSource: RowSource {
     let coordinator: PersistentStoreCoordinator
+    var generation: Int { 0 }
 
     func snapshots(for ids: [ObjectID]) throws -> [Snapshot] { try coordinator.store.snapshots(for: ids) }
     func fetch(_ request: StoreFetchRequest) throws -> [Snapshot] { try coordinator.store.fetch(request) }
@@ -36,6 +40,15 @@ struct StoreSource: RowSource {
 /// cannot deadlock unless app code makes a parent wait on a child.
 struct ParentSource: RowSource {
     let parent: ObjectContext
+    var generation: Int {
+        var total = 0
+        var context: ObjectContext? = parent
+        while let below = context {
+            total &+= below.inFlight.viewGeneration.value
+            context = below.parent
+        }
+        return total
+    }
 
     func snapshots(for ids: [ObjectID]) throws -> [Snapshot] {
         try parent.performAndWait { try $0.state.currentSnapshots(for: ids) }
@@ -56,7 +69,8 @@ struct ParentSource: RowSource {
         try parent.performAndWait { try $0.state.below.fetchDictionaries(request) }
     }
     func push(_ layers: [ChangeSet]) throws -> SaveResult {
-        parent.performAndWait { $0.state.receive(layers) }
-        return SaveResult()
+        var result = SaveResult()
+        result.discarded = parent.performAndWait { $0.state.receive(layers) }
+        return result
     }
 }

@@ -80,6 +80,9 @@ public struct SaveResult: Sendable {
     }
     /// Rows whose stored values differ from what the context wrote, after a merge policy resolved a conflict.
     public var refreshed: [ObjectID: Snapshot] = [:]
+    /// Objects a child's save named that its parent had deleted for good: the parent let go of the child's rows of
+    /// them, and of them in other objects' lists; the child lets go of them too.
+    package var discarded: Set<ObjectID> = []
 }
 
 /// How a root context's save resolves rows that changed in the store since they were read (optimistic locking),
