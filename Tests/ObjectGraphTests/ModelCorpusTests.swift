@@ -40,6 +40,46 @@ import Testing
         #expect(models.contains { $0.entities.contains { $0.description.indexes.contains { $0.contains { $0.hasPrefix("-") } } } })
     }
 
+    /// Constructs real apps' models carry that Core Data accepts: defaults Xcode left loosely after a type change,
+    /// read as `NSString` reads them (Apple's `boolValue`: true for a leading Y, y, T, t or digit 1-9, after
+    /// whitespace, a sign and zeros; `integerValue`: the leading decimal integer, else 0); `valueTransformerName` on
+    /// attributes that are not transformable, which Core Data ignores (kept in the description); and a fetch index
+    /// naming a to-one relationship beside an attribute.
+    @Test func looseConstructsLoadAsCoreDataReadsThem() throws {
+        let item = try Self.load("LooseDefaults").entity(named: "Item").description
+        func attribute(_ name: String) throws -> AttributeDescription { try #require(item.attributes.first { $0.name == name }) }
+        #expect(try attribute("isArchived").defaultValue == .bool(false))   // "0.0"
+        #expect(try attribute("isPinned").defaultValue == .bool(true))      // "1"
+        #expect(try attribute("count").defaultValue == .int(0))             // "0.0"
+        #expect(try attribute("rank").defaultValue == .int(0))              // "NO"
+        #expect(try attribute("level").defaultValue == .int(7))             // "7.9"
+        #expect(try attribute("ratio").defaultValue == .double(0))          // "NO"
+        #expect(try attribute("name").valueTransformerName == "NSStringTransformer")
+        #expect(try attribute("link").valueTransformerName == "NSURLTransformer")
+        #expect(item.indexes == [["shelf", "-added"]])
+    }
+
+    /// A value set on an attribute whose `valueTransformerName` is ignored is stored as its type says, and the index
+    /// on a to-one relationship serves a fetch by it, on every store.
+    @Test(arguments: StoreKind.allCases)
+    func looseConstructsWorkOnEveryStore(_ kind: StoreKind) async throws {
+        let model = try Self.load("LooseDefaults")
+        let folder = try TemporaryFolder()
+        let coordinator = try kind.coordinator(model, folder)
+        let context = ObjectContext(coordinator: coordinator)
+        let found = try await context.perform { ctx in
+            let shelf = try ctx.insert("Shelf")
+            let item = try ctx.insert("Item")
+            #expect(try item.value(forKey: "rank") == .int(0))
+            try item.setValue("Dune", forKey: "name")
+            try item.setValue(AttributeValue.url(URL(string: "https://example.com/dune")!), forKey: "link")
+            try item.setObject(shelf, forKey: "shelf")
+            try ctx.save()
+            return try ctx.fetch(FetchRequest(entityName: "Item", format: "shelf == %@", shelf)).map { try $0.value(forKey: "name") }
+        }
+        #expect(found == [.string("Dune")])
+    }
+
     @Test(arguments: names)
     func everyFieldMatchesItsXML(_ name: String) throws {
         let model = try Self.load(name)
@@ -124,12 +164,14 @@ import Testing
         }))
     }
 
+    /// Whether `value` is `text` read as Core Data reads a default: numbers and Booleans as Foundation's `NSString`
+    /// reads them (`boolValue`, `longLongValue`, `doubleValue`).
     static func matches(_ value: AttributeValue, _ text: String) -> Bool {
         switch value {
         case .string(let string): string == text
-        case .bool(let bool): bool == (text == "YES")
-        case .int(let int): Int64(text) == int
-        case .double(let double): Double(text) == double
+        case .bool(let bool): bool == NSString(string: text).boolValue
+        case .int(let int): NSString(string: text).longLongValue == int
+        case .double(let double): NSString(string: text).doubleValue == double
         case .decimal(let decimal): Decimal(string: text) == decimal
         default: false
         }
@@ -146,7 +188,7 @@ import Testing
             for (entityName, object) in objects {
                 let entity = try model.entity(named: entityName)
                 for attribute in entity.attributes where attribute.derivation == nil {
-                    if attribute.valueTransformerName != nil {
+                    if case .codable = attribute.type, attribute.valueTransformerName != nil {
                         try object.setTransformedValue(["sample", attribute.name], forKey: attribute.name)
                     } else {
                         try object.setValue(Self.sample(attribute), forKey: attribute.name)

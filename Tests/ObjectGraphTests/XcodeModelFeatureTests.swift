@@ -142,7 +142,7 @@ import Testing
             try event.setTransformedValue(["swift", "data"], forKey: "tags")
             ValueTransformers.register(Reversed(), named: "Reversed")
             try event.setTransformedValue("abc", forKey: "secret")
-            #expect { try event.transformedValue(forKey: "title") } throws: { "\($0)".contains("Event.title") && "\($0)".contains("names no value transformer") }
+            #expect { try event.transformedValue(forKey: "title") } throws: { "\($0)".contains("Event.title") && "\($0)".contains("not a Transformable one") }
             try ctx.save()
             return event.objectID
         }

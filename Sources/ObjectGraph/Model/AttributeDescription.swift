@@ -34,7 +34,8 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
     /// reads it and cannot set it.
     public var derivation: String?
     /// For a transformable attribute, the registered ``ValueTransformers`` entry that turns its values into the data
-    /// it stores (``ManagedObject/transformedValue(forKey:)``); nil for Codable values stored as JSON.
+    /// it stores (``ManagedObject/transformedValue(forKey:)``); nil for Codable values stored as JSON. On an
+    /// attribute of another type (Xcode leaves one after a type change) it is kept and ignored, as Core Data does.
     public var valueTransformerName: String?
     /// The name the attribute had in the model a migration comes from (Xcode's renaming ID, `elementID`).
     public var renamingIdentifier: String?

@@ -177,12 +177,19 @@ public final class Model: Sendable {
             }
         }
         let attributeNames = Set(description.attributes.map(\.name))
-        // An index key may start with '-': that element descends.
-        let indexKeys = description.indexes.map { $0.map { $0.hasPrefix("-") ? String($0.dropFirst()) : $0 } }
-        for constraint in description.uniquenessConstraints + indexKeys {
+        for constraint in description.uniquenessConstraints {
             for key in constraint where !attributeNames.contains(key) {
                 throw ObjectGraphError.invalidModel(
-                    entity: name, property: key, reason: "a uniqueness constraint or index names an attribute the entity does not declare")
+                    entity: name, property: key, reason: "a uniqueness constraint names an attribute the entity does not declare")
+            }
+        }
+        // An index key may start with '-': that element descends. An index may name a to-one relationship too (its
+        // column), as Xcode's fetch indexes do.
+        let toOneNames = Set(description.relationships.filter { !$0.isToMany }.map(\.name))
+        for index in description.indexes {
+            for key in index.map({ $0.hasPrefix("-") ? String($0.dropFirst()) : $0 }) where !attributeNames.contains(key) && !toOneNames.contains(key) {
+                throw ObjectGraphError.invalidModel(
+                    entity: name, property: key, reason: "an index names neither an attribute nor a to-one relationship the entity declares")
             }
         }
         for relationship in description.relationships {

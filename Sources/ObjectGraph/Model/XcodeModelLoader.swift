@@ -347,10 +347,9 @@ final class ModelXMLReader: NSObject, XMLParserDelegate {
             guard let expression = xml["derivationExpression"], !expression.isEmpty else { throw fail("it is derived but has no derivationExpression") }
             attribute.derivation = expression
         }
-        if let valueTransformer = xml["valueTransformerName"] {
-            guard case .codable = type else { throw fail("valueTransformerName '\(valueTransformer)' needs a Transformable attribute") }
-            attribute.valueTransformerName = valueTransformer
-        }
+        // Kept on any attribute, as Xcode leaves it after a type change (a String with NSStringTransformer): only a
+        // transformable attribute's values go through it, as Core Data ignores it elsewhere.
+        attribute.valueTransformerName = xml["valueTransformerName"]
         for (key, assign) in [("minDateTimeInterval", true), ("maxDateTimeInterval", false)] {
             guard let text = xml[key] else { continue }
             guard type == .date, let seconds = Double(text) else { throw fail("\(key) '\(text)' needs a Date attribute and a number") }
@@ -368,11 +367,14 @@ final class ModelXMLReader: NSObject, XMLParserDelegate {
         }
         attribute.pattern = xml["regularExpressionString"]
         if let text = xml["defaultValueString"] {
+            // Numbers and Booleans are read as Core Data reads them, with NSString's `integerValue`, `doubleValue`
+            // and `boolValue`: Xcode leaves "0.0" on an Integer or a Boolean, and "NO" on an Integer, after a type
+            // change, and Core Data takes both as 0 (false).
             let value: AttributeValue? = switch type {
             case .string: .string(text)
-            case .bool: ["YES": true, "NO": false, "1": true, "0": false][text].map(AttributeValue.bool)
-            case .int16, .int32, .int64: Int64(text).map(AttributeValue.int)
-            case .double, .float: Double(text).map(AttributeValue.double)
+            case .bool: .bool(NSString(string: text).boolValue)
+            case .int16, .int32, .int64: .int(NSString(string: text).longLongValue)
+            case .double, .float: .double(NSString(string: text).doubleValue)
             case .decimal: Decimal(string: text).map(AttributeValue.decimal)
             case .uuid: UUID(uuidString: text).map(AttributeValue.uuid)
             case .uri: URL(string: text).map(AttributeValue.url)

@@ -25,6 +25,11 @@ extension ManagedObject {
 
     private func valueTransformer(forKey key: String) throws -> any AttributeValueTransformer {
         let attribute = entity.attributes[try attributeIndex(key)]
+        // A transformer named on an attribute of another type is ignored, as Core Data ignores it.
+        guard case .codable = attribute.type else {
+            throw ObjectGraphError.wrongPropertyKind(
+                entity: entity.name, key: key, reason: "it is a \(attribute.type.name) attribute, not a Transformable one: read and set its value")
+        }
         guard let name = attribute.valueTransformerName else {
             throw ObjectGraphError.wrongPropertyKind(entity: entity.name, key: key, reason: "it names no value transformer")
         }

@@ -206,6 +206,12 @@ package final class TableLayout: Sendable {
 
     /// The table's indexes: for its foreign keys, and the entities' indexed attributes, fetch indexes and uniqueness
     /// constraints.
+    /// The column of `entity`'s to-one relationship `name`, when it has one.
+    private static func foreignKeyColumn(_ name: String, of entity: ModelEntity) -> String? {
+        guard case .foreignKey(let column)? = entity.relationship(named: name)?.storage else { return nil }
+        return column
+    }
+
     package func indexes(model: Model) -> [Index] {
         var indexes: [Index] = []
         var seen: Set<String> = []
@@ -226,7 +232,7 @@ package final class TableLayout: Sendable {
                 keys.map { key in
                     let descending = key.hasPrefix("-")
                     let name = descending ? String(key.dropFirst()) : key
-                    let column = entity.attributeIndex[name].map { entity.attributeColumns[$0] } ?? name
+                    let column = entity.attributeIndex[name].map { entity.attributeColumns[$0] } ?? Self.foreignKeyColumn(name, of: entity) ?? name
                     return descending ? "-" + column : column
                 }
             }
