@@ -113,10 +113,8 @@ import Testing
     /// deleted object but kept it in the insert's inverse list, where reading it failed; the child kept both.
     @Test(arguments: StoreKind.allCases)
     func aLinkToAnObjectTheParentDeletedForGoodLeavesEveryList(_ kind: StoreKind) async throws {
-        let folder = try TemporaryFolder()
-        let coordinator = try kind.coordinator(ReferenceModelTests.model, folder)
-        let root = ObjectContext(coordinator: coordinator, name: "root")
-        let child = ObjectContext(parent: root, name: "child")
+        let (root, child, folder) = try Self.linkedRootAndChild(kind)
+        defer { _ = folder }
         let deleted = try await root.perform { ctx in
             let entry = try ctx.insert("Entry")
             try entry.setValue(Int64(0), forKey: "serial")
@@ -146,10 +144,8 @@ import Testing
     /// A child that loaded an object's inverse list sees a link its parent made since, unsaved.
     @Test(arguments: StoreKind.allCases)
     func aChildsLoadedListShowsItsParentsLaterLink(_ kind: StoreKind) async throws {
-        let folder = try TemporaryFolder()
-        let coordinator = try kind.coordinator(ReferenceModelTests.model, folder)
-        let root = ObjectContext(coordinator: coordinator, name: "root")
-        let child = ObjectContext(parent: root, name: "child")
+        let (root, child, folder) = try Self.linkedRootAndChild(kind)
+        defer { _ = folder }
         let (from, to) = try await root.perform { ctx in
             let from = try ctx.insert("Entry")
             let to = try ctx.insert("Entry")
@@ -160,5 +156,13 @@ import Testing
         try await root.perform { ctx in try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next") }
         let previous = try await child.perform { ctx in try ctx.existingObject(with: to).objects(forKey: "previous").map(\.objectID) }
         #expect(previous == [from])
+    }
+
+    /// A root on a new store of ``ReferenceModelTests/model`` (entries with links), its child, and the folder that
+    /// holds the store (kept while the test runs).
+    static func linkedRootAndChild(_ kind: StoreKind) throws -> (ObjectContext, ObjectContext, TemporaryFolder) {
+        let folder = try TemporaryFolder()
+        let root = ObjectContext(coordinator: try kind.coordinator(ReferenceModelTests.model, folder), name: "root")
+        return (root, ObjectContext(parent: root, name: "child"), folder)
     }
 }
