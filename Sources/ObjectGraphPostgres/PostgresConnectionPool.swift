@@ -127,14 +127,11 @@ final class PostgresConnectionPool: Sendable {
             done.signal()
         }
         var watch = CloseWatch(connection: connection, deadline: .now() + timeout.seconds)
-        while done.wait(timeout: watch.nextWake) != .success {
-            switch watch.check() {
-            case .waiting: continue
-            case .ended: throw PostgresConnectionEnded()
-            case .timedOut:
-                onTimeout()
-                throw PostgresTimeout()
-            }
+        do {
+            try watch.wait(for: done)
+        } catch let timeout as PostgresTimeout {
+            onTimeout()
+            throw timeout
         }
         return try box.result.withLock { $0! }.get()
     }
@@ -143,7 +140,6 @@ final class PostgresConnectionPool: Sendable {
 /// A wait for a statement's answer, in short slices, that notices the connection closing under it. A closed
 /// connection still delivers an answer that was on its way, so the wait ends a grace period after the close.
 struct CloseWatch {
-    enum State { case waiting, ended, timedOut }
 
     let connection: PostgresConnection?
     let deadline: DispatchTime
@@ -156,17 +152,17 @@ struct CloseWatch {
         self.deadline = deadline
     }
 
-    /// When the waiter next looks.
-    var nextWake: DispatchTime { connection == nil ? deadline : min(deadline, .now() + Self.slice) }
-
-    /// After a slice passed without an answer: whether to wait on.
-    mutating func check() -> State {
-        let now = DispatchTime.now()
-        if now >= deadline { return .timedOut }
-        guard let connection, connection.isClosed else { return .waiting }
-        let closed = closedAt ?? now
-        closedAt = closed
-        return now >= closed + Self.grace ? .ended : .waiting
+    /// Waits until `signal` is signalled; throws ``PostgresTimeout`` past the deadline, and
+    /// ``PostgresConnectionEnded`` a grace period after the connection closed.
+    mutating func wait(for signal: DispatchSemaphore) throws {
+        while signal.wait(timeout: connection == nil ? deadline : min(deadline, .now() + Self.slice)) != .success {
+            let now = DispatchTime.now()
+            if now >= deadline { throw PostgresTimeout() }
+            guard let connection, connection.isClosed else { continue }
+            let closed = closedAt ?? now
+            closedAt = closed
+            if now >= closed + Self.grace { throw PostgresConnectionEnded() }
+        }
     }
 }
 
@@ -228,13 +224,7 @@ private final class RowStream<T: Sendable>: Sendable {
                 return nil
             }
             if let taken { return taken }
-            while ready.wait(timeout: watch.nextWake) != .success {
-                switch watch.check() {
-                case .waiting: continue
-                case .ended: throw PostgresConnectionEnded()
-                case .timedOut: throw PostgresTimeout()
-                }
-            }
+            try watch.wait(for: ready)
         }
     }
 }

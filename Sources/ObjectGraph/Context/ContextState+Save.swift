@@ -829,21 +829,19 @@ extension ContextState {
         guard !layers.isEmpty else { return }
         let layerInserts = Set(layers.flatMap { $0.inserted.map(\.objectID) })
         for object in registered.objects.filter({ layerInserts.contains($0.objectID) }) { detach(object, reason: .insertRolledBack) }
-        for object in registered.objects where !object.isFaultStorage && layers.contains(where: { $0.index.rows[object.objectID] != nil }) {
-            materializedCount.add(-1)
-            object.isFaultStorage = true
-            object.committed = nil
-        }
+        var undeleted: Set<ObjectIdentifier> = []
         for layer in layers {
             for (id, _) in layer.deleted {
                 guard let object = deleted.removeValue(forKey: coordinator.resolve(id)) ?? deleted.removeValue(forKey: id) else { continue }
                 object.isDeleted = false
-                if !object.isFaultStorage {
-                    materializedCount.add(-1)
-                    object.isFaultStorage = true
-                    object.committed = nil
-                }
+                undeleted.insert(ObjectIdentifier(object))
             }
+        }
+        for object in registered.objects where !object.isFaultStorage
+            && (undeleted.contains(ObjectIdentifier(object)) || layers.contains(where: { $0.index.rows[object.objectID] != nil })) {
+            materializedCount.add(-1)
+            object.isFaultStorage = true
+            object.committed = nil
         }
         layers = []
     }

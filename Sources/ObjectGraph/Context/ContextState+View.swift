@@ -156,10 +156,12 @@ extension ContextState {
             if !deletedForGood.isEmpty, layer.updated.contains(where: { deletedForGood.contains($0.objectID) })
                 || layer.toMany.contains(where: { $0.destinations.contains(where: deletedForGood.contains) }) {
                 for row in layer.updated where deletedForGood.contains(row.objectID) { discarded.insert(row.objectID) }
-                for contents in layer.toMany { discarded.formUnion(contents.destinations.filter(deletedForGood.contains)) }
                 layer.updated.removeAll { deletedForGood.contains($0.objectID) }
+                for index in layer.toMany.indices {
+                    discarded.formUnion(layer.toMany[index].destinations.filter(deletedForGood.contains))
+                    layer.toMany[index].destinations.removeAll(where: deletedForGood.contains)
+                }
                 layer.toMany.removeAll { deletedForGood.contains($0.objectID) }
-                for index in layer.toMany.indices { layer.toMany[index].destinations.removeAll { deletedForGood.contains($0) } }
                 layer = layer.reindexed(model: model)
             }
             layer = rebased(layer, baseless: &baseless)
