@@ -177,7 +177,7 @@ import Testing
         late.namesCurrentAt = savedBefore
         late.buildIndex()
         late.buildEqualityIndexes(model: coordinator.model)
-        _ = try ParentSource(parent: writer).push([late])
+        _ = try ParentSource(parent: writer).push([late], from: ObjectIdentifier(writer))
         let (changedPermanent, droppedPermanent) = (coordinator.resolve(changed), coordinator.resolve(dropped))
         for context in [writer, worker] {
             try await context.perform { ctx throws in

@@ -158,6 +158,121 @@ import Testing
         #expect(previous == [from])
     }
 
+    /// Link seed 1 (memory, step 47): a child held an object it had read (a link kept it alive, as an app's view
+    /// model does); its parent changed the object, unsaved, and the child's next fetch still showed the old value on
+    /// the object it held. ARCHITECTURE.md, "What a context shows": an object with nothing pending shows what lies
+    /// below, whoever holds it.
+    @Test(arguments: StoreKind.allCases)
+    func aChildsHeldObjectShowsItsParentsLaterEdit(_ kind: StoreKind) async throws {
+        let (root, child, folder) = try Self.linkedRootAndChild(kind)
+        defer { _ = folder }
+        let id = try await Self.storedEntry(in: root, title: "t0")
+        let titles = try await child.perform { ctx in
+            let entry = try ctx.existingObject(with: id)
+            let before = try entry.value(forKey: "title")
+            try root.performAndWait { ctx in try ctx.existingObject(with: id).setValue("t1", forKey: "title") }
+            let fetched = try ctx.fetch(FetchRequest(entityName: "Entry"))
+            #expect(fetched.count == 1 && fetched[0] === entry)
+            return [before, try entry.value(forKey: "title")]
+        }
+        #expect(titles == [.string("t0"), .string("t1")])
+    }
+
+    /// Link seed 1 (SQLite, step 49): the parent rolled back, and a child holding the object still showed the value
+    /// the rollback undid.
+    @Test(arguments: StoreKind.allCases)
+    func aChildsHeldObjectForgetsItsParentsRolledBackEdit(_ kind: StoreKind) async throws {
+        let (root, child, folder) = try Self.linkedRootAndChild(kind)
+        defer { _ = folder }
+        let id = try await Self.storedEntry(in: root, title: "t0")
+        try await root.perform { ctx in try ctx.existingObject(with: id).setValue("t1", forKey: "title") }
+        let titles = try await child.perform { ctx in
+            let entry = try ctx.existingObject(with: id)
+            let during = try entry.value(forKey: "title")
+            root.performAndWait { ctx in ctx.rollback() }
+            _ = try ctx.fetch(FetchRequest(entityName: "Entry"))
+            return [during, try entry.value(forKey: "title")]
+        }
+        #expect(titles == [.string("t1"), .string("t0")])
+    }
+
+    /// An object the child is changing keeps the values it read while its parent changes another key (Core Data's
+    /// snapshot of a changed object); once the child's save leaves nothing pending on it, it shows the parent's
+    /// value of that key beside its own.
+    @Test(arguments: StoreKind.allCases)
+    func aChildsSavedObjectShowsTheKeyItsParentChangedMeanwhile(_ kind: StoreKind) async throws {
+        let (root, child, folder) = try Self.linkedRootAndChild(kind)
+        defer { _ = folder }
+        let id = try await Self.storedEntry(in: root, title: "t0")
+        let shown = try await child.perform { ctx in
+            let entry = try ctx.existingObject(with: id)
+            try entry.setValue(Int64(5), forKey: "pages")
+            try root.performAndWait { ctx in try ctx.existingObject(with: id).setValue("t1", forKey: "title") }
+            _ = try ctx.fetch(FetchRequest(entityName: "Entry"))
+            let whileChanged = try entry.value(forKey: "title")
+            try ctx.save()
+            _ = try ctx.fetch(FetchRequest(entityName: "Entry"))
+            return [whileChanged, try entry.value(forKey: "title"), try entry.value(forKey: "pages")]
+        }
+        #expect(shown == [.string("t0"), .string("t1"), .int(5)])
+    }
+
+    /// Link seed 1 (memory, step 49): a child linked one object to another and saved into its root, the root read
+    /// the destination's inverse list, then rolled back: the list still named the object the rollback unlinked.
+    @Test(arguments: StoreKind.allCases)
+    func aRootsRollbackTakesItsChildsLinksOutOfItsLists(_ kind: StoreKind) async throws {
+        let (root, child, folder) = try Self.linkedRootAndChild(kind)
+        defer { _ = folder }
+        let from = try await Self.storedEntry(in: root, title: "from")
+        let to = try await Self.storedEntry(in: root, title: "to")
+        try await child.perform { ctx in
+            try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
+            try ctx.save()
+        }
+        let lists = try await root.perform { ctx in
+            let destination = try ctx.existingObject(with: to)
+            let linked = try destination.objects(forKey: "previous").map(\.objectID)
+            ctx.rollback()
+            return [linked, try ctx.existingObject(with: to).objects(forKey: "previous").map(\.objectID)]
+        }
+        #expect(lists == [[from], []])
+    }
+
+    /// Link seed 2 (memory, step 61): a root merged another root's save that linked an object to one it was
+    /// changing; the changed object's inverse list, which the root had not changed, kept its old contents.
+    @Test(arguments: StoreKind.allCases)
+    func aMergeRefreshesTheUnchangedListsOfAChangedObject(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try kind.coordinator(ReferenceModelTests.model, folder)
+        let watcher = ObjectContext(coordinator: coordinator, name: "watcher")
+        let saver = ObjectContext(coordinator: coordinator, name: "saver")
+        let from = try await Self.storedEntry(in: saver, title: "from")
+        let to = try await Self.storedEntry(in: saver, title: "to")
+        let before = try await watcher.perform { ctx in
+            let destination = try ctx.existingObject(with: to)
+            try destination.setValue(Int64(2), forKey: "pages")
+            return try destination.objects(forKey: "previous").count
+        }
+        let saved = try await saver.perform { ctx in
+            try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
+            return try #require(try ctx.saveAndNotification())
+        }
+        await watcher.mergeChanges(fromContextDidSave: saved)
+        let after = try await watcher.perform { ctx in try ctx.existingObject(with: to).objects(forKey: "previous").map(\.objectID) }
+        #expect(before == 0)
+        #expect(after == [from])
+    }
+
+    /// A saved entry of ``ReferenceModelTests/model`` with `title`, saved through `context`.
+    static func storedEntry(in context: ObjectContext, title: String) async throws -> ObjectID {
+        try await context.perform { ctx in
+            let entry = try ctx.insert("Entry")
+            try entry.setValue(title, forKey: "title")
+            try ctx.save()
+            return entry.objectID
+        }
+    }
+
     /// A root on a new store of ``ReferenceModelTests/model`` (entries with links), its child, and the folder that
     /// holds the store (kept while the test runs).
     static func linkedRootAndChild(_ kind: StoreKind) throws -> (ObjectContext, ObjectContext, TemporaryFolder) {

@@ -23,6 +23,7 @@ extension ContextState {
         guard !failed.isEmpty else { return }
         let failed = failed.map { renamedToCurrentIDs($0, reindex: true) }
         layers = failed + layers
+        inFlight.viewChanges.record(failed.flatMap { $0.updated.map(\.objectID) + $0.deleted.map(\.objectID) })
         for layer in failed {
             show(layer) { object in !object.isDeleted && object.changedKeys().isEmpty }
         }

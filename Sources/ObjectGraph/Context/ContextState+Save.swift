@@ -47,7 +47,7 @@ extension ContextState {
                 throw error
             }
         } else {
-            result = try below.push(saved)
+            result = try below.push(saved, from: ObjectIdentifier(self))
         }
         apply(result)
         for set in saved { for (id, _) in set.deleted { deletedForGood.insert(coordinator.resolve(id)) } }
@@ -680,6 +680,7 @@ extension ContextState {
             registered[object.objectID] = nil
             detach(object, reason: .deletionSaved)
         }
+        inFlight.viewChanges.record(result.refreshed.keys)
         let mapping = result.permanentIDs
         // Versions of written rows whose objects are not updated ones (inserts a merge policy turned into updates).
         var otherVersions: [ObjectID: Int64] = [:]
@@ -786,6 +787,7 @@ extension ContextState {
     // MARK: Undoing
 
     func rollback() {
+        inFlight.viewChanges.record(updated.objects.map(\.objectID) + deleted.keys)
         // Children's pushed changes go too.
         dropReceivedLayers()
         hasOwnEdits = false
@@ -827,6 +829,7 @@ extension ContextState {
     /// nothing of its own.)
     func dropReceivedLayers() {
         guard !layers.isEmpty else { return }
+        inFlight.viewChanges.record(layers.flatMap { $0.updated.map(\.objectID) + $0.deleted.map(\.0) })
         let layerInserts = Set(layers.flatMap { $0.inserted.map(\.objectID) })
         for object in registered.objects.filter({ layerInserts.contains($0.objectID) }) { detach(object, reason: .insertRolledBack) }
         var undeleted: Set<ObjectIdentifier> = []
@@ -844,6 +847,8 @@ extension ContextState {
             object.committed = nil
         }
         layers = []
+        // The layers' links are gone from the lists of the objects they linked to.
+        dropUnchangedLists()
     }
 
     /// The end of the context: every object detached (see ``ObjectContext``'s deinit), nothing pending.
@@ -868,6 +873,7 @@ extension ContextState {
         hasOwnEdits = false
         updated.removeAll()
         deleted = [:]
+        inFlight.viewChanges.recordEverything()
         republishView()
         observation?.noteRebuild()
     }
@@ -880,17 +886,8 @@ extension ContextState {
         observation?.noteChanged(object)
         object.observedReplacement(attributesBefore: nil)
         if changed.isEmpty {
-            materializedCount.add(-1)
-            object.isFaultStorage = true
-            // The committed row first: while it is the current row, emptying the current one would keep it apart
-            // (a copy) only for it to be dropped the line after.
-            object.committed = nil
-            object.values = .empty
-            object.toOne = []
-            object.toMany = [:]
-            object.committedToMany = [:]
-            updated.remove(object)
-            object.releaseHeldDestinations()
+            turnIntoFault(object)
+            inFlight.viewChanges.record(CollectionOfOne(object.objectID))
             return
         }
         guard let fresh = try layeredSnapshots(for: [object.objectID]).first else {
@@ -903,6 +900,22 @@ extension ContextState {
             if let slot = object.entity.toOneSlot[index] { object.toOne[slot] = fresh.toOne[slot] }
         }
         object.committed = fresh
+        inFlight.viewChanges.record(CollectionOfOne(object.objectID))
+    }
+
+    /// Drops a loaded object's values and changes: it reads them again, from below, on next use.
+    func turnIntoFault(_ object: ManagedObject) {
+        materializedCount.add(-1)
+        object.isFaultStorage = true
+        // The committed row first: while it is the current row, emptying the current one would keep it apart
+        // (a copy) only for it to be dropped the line after.
+        object.committed = nil
+        object.values = .empty
+        object.toOne = []
+        object.toMany = [:]
+        object.committedToMany = [:]
+        updated.remove(object)
+        object.releaseHeldDestinations()
     }
 
     func obtainPermanentIDs(for objects: [ManagedObject]) throws {

@@ -130,9 +130,10 @@ extension ContextState {
 
     /// Keeps a child's saved changes as pending layers. The work here is proportional to the objects this context
     /// has registered, not to the size of the layers (decision 4): each registered object looks itself up.
-    /// Returns the objects the layers named that this context had deleted for good, which it let go of.
+    /// Returns the objects the layers named that this context had deleted for good, which it let go of. `source` is
+    /// the child that saved (see ``RowSource/push(_:from:)``).
     @discardableResult
-    func receive(_ incoming: [ChangeSet]) -> Set<ObjectID> {
+    func receive(_ incoming: [ChangeSet], from source: ObjectIdentifier? = nil) -> Set<ObjectID> {
         checkExecutor()
         var discarded: Set<ObjectID> = []
         // Named as the child knew its objects: a save since may have made some of those IDs permanent, and the
@@ -170,6 +171,7 @@ extension ContextState {
             arrived.append(layer)
         }
         let incoming = arrived
+        inFlight.viewChanges.record(incoming.lazy.flatMap { $0.updated.lazy.map(\.objectID) }, source: source)
         republishView()
         observation?.process(external: ContextChanges(layers: incoming))
         notifications.post(.objectsDidChange, ContextChanges(layers: incoming), from: self, childSaveArrival: true)

@@ -69,6 +69,10 @@ final class ContextState {
     let materializedCount = ConfinedCounter()
     /// What lies below's generation when this context last knew its loaded lists to be current (a child's).
     var seenBelowGeneration = 0
+    /// How far this context (a child) has read the ``ViewChangeLog`` of each context below it, its parent first.
+    var seenViewChanges: [Int] = []
+    /// Objects whose row changed below while they had changes here: read again once nothing is pending on them.
+    var staleBeneathChanges: Set<ObjectID> = []
     /// Destinations freed objects held, waiting to be released one object's at a time (see
     /// ``releaseHeldAwaitingRelease()``). `@exclusivity(unchecked)`, as the change tables above, and with the flag
     /// below: every freed object's `deinit` reaches both (a twentieth of walking 200,000 books went to checking
@@ -256,6 +260,7 @@ final class ContextState {
             // An own edit of an object a layer already changed is in no layer: the published view no longer holds.
             hasOwnEdits = true
             withdrawView()
+            inFlight.viewChanges.record(CollectionOfOne(object.objectID))
         }
         guard !object.isInserted, !object.isMarkedUpdated else { return }
         updated.insert(object)
@@ -322,7 +327,7 @@ final class ContextState {
 
     /// The to-many relationship's contents, loaded from the store the first time.
     func loadedToMany(_ object: ManagedObject, _ index: Int) throws -> RelatedIDs {
-        if !isRoot { dropListsIfBelowChanged() }
+        if !isRoot { try followChangesBelow() }
         if let loaded = object.toMany[index] { return loaded }
         if object.isFaultStorage { try fulfill(object) }
         var ids: [ObjectID] = []
@@ -330,20 +335,6 @@ final class ContextState {
             ids = try layeredRelatedIDs(of: [object.objectID], relationship: object.entity.relationships[index])[0]
         }
         return install(ids, asToMany: index, of: object, inverseSlot: movingInverse(of: object.entity, index))
-    }
-
-    /// A child's loaded to-many lists of objects with nothing pending are read from its parent's view, which the
-    /// parent's edits, its children's saves and its merges change without telling the child: when anything below
-    /// changed since they were read, they are read again on next use (an object with nothing pending shows what
-    /// lies below, lists included). Objects with changes keep theirs: they may hold this context's edits.
-    func dropListsIfBelowChanged() {
-        let generation = below.generation
-        guard generation != seenBelowGeneration else { return }
-        seenBelowGeneration = generation
-        for object in registered.objects where !object.toMany.isEmpty && !object.hasChanges {
-            object.toMany = [:]
-            object.committedToMany = [:]
-        }
     }
 
     /// Loads to-many relationship `index` of each of `owners` (objects of one entity) that has not loaded it, with one

@@ -213,6 +213,8 @@ final class InFlightBoard: Sendable {
     /// children compare it, down their chain, with what their loaded lists were read under
     /// (``ContextState/dropListsIfBelowChanged()``).
     let viewGeneration = ConfinedCounter()
+    /// Which objects the context shows other values of, for its children to read again (see ``ViewChangeLog``).
+    let viewChanges = ViewChangeLog()
     /// Where a retired view is freed: not on the root's queue, which publishes while a child may wait for it. A
     /// child's save pushes its changes with the root's queue held (the main context's, in the stack's nested
     /// layout), and the root, receiving them, retires the view of the import it wrote before: freeing that view's

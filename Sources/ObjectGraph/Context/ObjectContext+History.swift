@@ -22,6 +22,8 @@ extension ObjectContext {
         let held = state.registered.objects.map(\.objectID).filter { !$0.isTemporaryID }
         let present = Set(try coordinator.store.snapshots(for: held).map(\.objectID))
         try state.mergeStoreChanges(StoreChanges(updated: held.filter(present.contains), deleted: held.filter { !present.contains($0) }))
+        // What this context's children hold, it may not: they read everything again.
+        state.inFlight.viewChanges.recordEverything()
         state.observation?.noteRebuild()
     }
 
@@ -59,6 +61,8 @@ extension ContextState {
     /// here, and with results controllers or observers, of every object inserted or updated (they may enter a result).
     func mergeStoreChanges(_ changes: StoreChanges) throws {
         guard !changes.isEmpty else { return }
+        // Children may hold objects this context does not: they read every changed one again.
+        inFlight.viewChanges.record(changes.updatedObjectIDs + changes.deletedObjectIDs)
         let observing = observation != nil
         // Held here: registered, or in a row a child's save brought (whose unchanged keys show the stored values).
         let layers = self.layers

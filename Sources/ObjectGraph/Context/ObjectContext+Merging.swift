@@ -188,17 +188,15 @@ extension ContextState {
         for id in merged where layers.contains(where: { $0.deletes(id) }) { deletedForGood.insert(id) }
         dropFromLayers(merged)
         refreshLayers(with: changes, isRootSave: notification.isRootSave)
+        inFlight.viewChanges.record(changes.updatedObjectIDs + changes.deletedObjectIDs)
         // Children reading through this root's published view read the merged layers, not the ones before.
         republishView()
         // Loaded to-many contents may now miss inserted objects, hold deleted ones, or be out of date with a
         // relationship changed on either side: reload them lazily.
         if changes.hasInsertions || !deletedHere.isEmpty || changes.changesRelationships {
-            for object in registered.objects where !object.toMany.isEmpty && !object.hasChanges {
-                object.toMany = [:]
-                object.committedToMany = [:]
-            }
+            dropUnchangedLists()
         }
-        // A changed object keeps its lists (they may hold its unsaved edits), less the objects the save deleted, as
+        // A changed list keeps its contents (they may hold its unsaved edits), less the objects the save deleted, as
         // Core Data removes merged deletions from registered objects' relationships.
         removeFromLists(Set(changes.deletedObjectIDs)) { $0.hasChanges }
         observation?.process(external: changes)

@@ -82,6 +82,13 @@ public actor ObjectContext {
         self.mainActorState = state
         self.inFlight = state.inFlight
         state.owner = self
+        // Every context below reads its changes for this one from now on (see ``ViewChangeLog``).
+        var ancestor = parent
+        while let context = ancestor {
+            context.inFlight.viewChanges.isRead.value = true
+            state.seenViewChanges.append(context.inFlight.viewChanges.end)
+            ancestor = context.parent
+        }
         if let parent, !parent.inFlight.hasReaders.value {
             parent.inFlight.hasReaders.value = true
             parent.enqueue { $0.state.republishView() }

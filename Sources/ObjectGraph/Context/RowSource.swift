@@ -7,8 +7,9 @@ protocol RowSource: Sendable {
     /// One list per ID of `ids`, in the same order.
     func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [[ObjectID]]
     func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[String: AttributeValue]]
-    /// Hands a child's saved changes (its own layer last) to what lies below.
-    func push(_ layers: [ChangeSet]) throws -> SaveResult
+    /// Hands a child's saved changes (its own layer last) to what lies below; `source` names the child (its
+    /// ``ContextState``), which does not read its own changes back (see ``ViewChangeLog``).
+    func push(_ layers: [ChangeSet], from source: ObjectIdentifier) throws -> SaveResult
     /// A count that changes whenever what lies below shows changes (0 for the store, whose changes reach a root as
     /// merges); read from any thread.
     var generation: Int { get }
@@ -28,7 +29,7 @@ struct StoreSource: RowSource {
     func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[String: AttributeValue]] {
         try coordinator.store.fetchDictionaries(request)
     }
-    func push(_ layers: [ChangeSet]) throws -> SaveResult {
+    func push(_ layers: [ChangeSet], from source: ObjectIdentifier) throws -> SaveResult {
         precondition(layers.count == 1, "a root context flattens its layers before writing")
         return try coordinator.save(layers[0])
     }
@@ -68,9 +69,9 @@ struct ParentSource: RowSource {
     func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[String: AttributeValue]] {
         try parent.performAndWait { try $0.state.below.fetchDictionaries(request) }
     }
-    func push(_ layers: [ChangeSet]) throws -> SaveResult {
+    func push(_ layers: [ChangeSet], from source: ObjectIdentifier) throws -> SaveResult {
         var result = SaveResult()
-        result.discarded = parent.performAndWait { $0.state.receive(layers) }
+        result.discarded = parent.performAndWait { $0.state.receive(layers, from: source) }
         return result
     }
 }

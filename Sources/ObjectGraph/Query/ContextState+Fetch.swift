@@ -190,6 +190,7 @@ extension ContextState {
     /// and the result is ``FetchCandidates/streamed``.
     func fetchCandidates(_ request: FetchRequest, loadValues: Bool = true, streamingRowsTo sink: ((Snapshot) throws -> Void)? = nil) throws -> FetchCandidates {
         try validate(request)
+        if !isRoot { try followChangesBelow() }
         let entity = try entity(named: request.entityName)
         let names = entity.names(includingSubentities: request.includesSubentities)
         let own = request.includesPendingChanges ? pendingObjects(of: names) : (changed: [], hidden: [])

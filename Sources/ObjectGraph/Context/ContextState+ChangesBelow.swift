@@ -1,0 +1,104 @@
+/// A child's objects with nothing pending show what lies below (ARCHITECTURE.md, "What a context shows"): values,
+/// to-ones and lists. Its parent's edits, its siblings' saves and the merges below change that without telling the
+/// child, so before a fetch or a list read the child catches up with what changed.
+extension ContextState {
+    /// Reads again the objects whose rows changed below since this context last looked (``ViewChangeLog``), and
+    /// drops its loaded lists if anything below changed. Objects with changes here keep their values until their
+    /// save or rollback, and are read again at the next call after it.
+    func followChangesBelow() throws {
+        guard let parent = (below as? ParentSource)?.parent else { return }
+        dropListsIfBelowChanged()
+        var changes = ViewChangeLog.Changes()
+        var level = 0
+        var context: ObjectContext? = parent
+        let reader = ObjectIdentifier(self)
+        while let current = context, level < seenViewChanges.count {
+            let (found, end) = current.inFlight.viewChanges.changes(after: seenViewChanges[level], for: reader)
+            seenViewChanges[level] = end
+            changes.everything = changes.everything || found.everything
+            changes.objects.formUnion(found.objects)
+            level += 1
+            context = current.parent
+        }
+        guard changes.everything || !changes.objects.isEmpty || !staleBeneathChanges.isEmpty else { return }
+        let named: [ManagedObject]
+        if changes.everything {
+            named = registered.objects
+        } else {
+            let ids = changes.objects.union(staleBeneathChanges)
+            named = ids.compactMap { registered[coordinator.resolve($0)] }
+        }
+        var stale: [ManagedObject] = []
+        for object in named where !object.isFaultStorage && object.state === self {
+            if showsOwnState(object) {
+                staleBeneathChanges.insert(object.objectID)
+            } else {
+                staleBeneathChanges.remove(object.objectID)
+                stale.append(object)
+            }
+        }
+        try readAgain(stale)
+    }
+
+    /// Whether `object` shows values of this context's own: an insert, a deletion, a changed attribute or to-one
+    /// (or one changed and set back, held until the save), or a row a child's save brought. A change to its lists
+    /// alone (another object linked to it, through the inverse) is not one: its values still follow below.
+    private func showsOwnState(_ object: ManagedObject) -> Bool {
+        if object.isInserted || object.isDeleted { return true }
+        if layers.contains(where: { $0.index.rows[object.objectID] != nil || $0.index.deleted[object.objectID] != nil }) { return true }
+        guard object.isMarkedUpdated else { return false }
+        let changed = object.changedKeys()
+        return changed.isEmpty || changed.contains { key in
+            object.entity.relationshipIndex[key].map { object.entity.toOneSlot[$0] != nil } ?? true
+        }
+    }
+
+    /// Gives `objects` the rows below shows now, in one read; their lists stay, changed ones too. One whose row is
+    /// gone below keeps its values: it is deleted there, and this context hears of that as of any deletion.
+    private func readAgain(_ objects: [ManagedObject]) throws {
+        guard !objects.isEmpty else { return }
+        let rows = Dictionary(try below.snapshots(for: objects.map(\.objectID)).map { (coordinator.resolve($0.objectID), $0) }) { first, _ in first }
+        for object in objects {
+            guard let row = rows[coordinator.resolve(object.objectID)] else { continue }
+            let before = object.values
+            let (lists, committedLists, wasUpdated) = (object.toMany, object.committedToMany, object.isMarkedUpdated)
+            turnIntoFault(object)
+            fill(object, from: row)
+            if wasUpdated {
+                object.toMany = lists
+                object.committedToMany = committedLists
+                updated.insert(object)
+            }
+            object.observedReplacement(attributesBefore: before)
+        }
+    }
+
+    /// A child's loaded to-many lists it did not change are read from its parent's view, which the parent's edits,
+    /// its children's saves and its merges change without telling the child: when anything below changed since they
+    /// were read, they are read again on next use. A list the child changed keeps its contents: they hold its edits.
+    func dropListsIfBelowChanged() {
+        let generation = below.generation
+        guard generation != seenBelowGeneration else { return }
+        seenBelowGeneration = generation
+        dropUnchangedLists()
+    }
+
+    /// Drops the loaded to-many lists that hold no change of this context's own, to be read again from below on
+    /// next use: all of an object with nothing pending, the unchanged ones of an updated object.
+    func dropUnchangedLists() {
+        for object in registered.objects where !object.toMany.isEmpty && !object.isInserted && !object.isDeleted {
+            guard object.hasChanges else {
+                object.toMany = [:]
+                object.committedToMany = [:]
+                continue
+            }
+            for (index, current) in object.toMany {
+                let before = object.committedToMany[index] ?? RelatedIDs()
+                let same = object.entity.relationships[index].isOrdered ? current.ids == before.ids : current.hasSameMembers(as: before)
+                guard same else { continue }
+                object.toMany[index] = nil
+                object.committedToMany[index] = nil
+            }
+        }
+    }
+}
