@@ -263,6 +263,132 @@ import Testing
         #expect(after == [from])
     }
 
+    /// Link seed 2 (memory, step 64): a root deleted an object another linked to, and after the block the link
+    /// still named it. Core Data's `perform` "encapsulates an autorelease pool and a call to
+    /// processPendingChanges()", which propagates deletions: the link is cut when the block ends, not at the save.
+    @Test(arguments: StoreKind.allCases)
+    func aDeletionUnlinksWhenItsBlockEnds(_ kind: StoreKind) async throws {
+        let (root, _, folder) = try Self.linkedRootAndChild(kind)
+        defer { _ = folder }
+        let from = try await Self.storedEntry(in: root, title: "from")
+        let to = try await Self.storedEntry(in: root, title: "to")
+        let during = try await root.perform { ctx in
+            try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
+            try ctx.save()
+            try ctx.delete(try ctx.existingObject(with: to))
+            return try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next")
+        }
+        let after = try await root.perform { ctx in
+            (try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next"), ctx.hasChanges)
+        }
+        #expect(during == [to])
+        #expect(after.0 == [] && after.1)
+        // processPendingChanges() does it at once, inside the block.
+        let explicit = try await root.perform { ctx in
+            let again = try ctx.insert("Entry")
+            try ctx.existingObject(with: from).setObject(again, forKey: "next")
+            try ctx.delete(again)
+            ctx.processPendingChanges()
+            return try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next")
+        }
+        #expect(explicit == [])
+    }
+
+    /// Link seed 81: a root on a second coordinator of the store merged a save that linked to an object the save
+    /// inserted, and its link named the saver's temporary ID, which no row has.
+    @Test(arguments: StoreKind.allCases.filter { $0 != .memory })
+    func aMergeAcrossCoordinatorsNamesInsertsByTheirStoredIDs(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let saver = ObjectContext(coordinator: try kind.coordinator(ReferenceModelTests.model, folder), name: "saver")
+        let watcher = ObjectContext(coordinator: try kind.coordinator(ReferenceModelTests.model, folder), name: "watcher")
+        let from = try await Self.storedEntry(in: saver, title: "from")
+        _ = try await watcher.perform { ctx in try ctx.existingObject(with: from).value(forKey: "title") }
+        let (saved, inserted) = try await saver.perform { ctx in
+            let to = try ctx.insert("Entry")
+            try ctx.existingObject(with: from).setObject(to, forKey: "next")
+            return (try #require(try ctx.saveAndNotification()), to.objectID)
+        }
+        await watcher.mergeChanges(fromContextDidSave: saved)
+        let linked = try await watcher.perform { ctx in
+            try ctx.existingObject(with: from).object(forKey: "next").map { try $0.value(forKey: "title") }
+        }
+        #expect(inserted.isTemporaryID == false)
+        #expect(linked == .some(.null))
+    }
+
+    /// Link seed 15 (memory): a child pushed a link to an object its root had merged the deletion of, and the root's
+    /// save wrote it on the in-memory store, where SQLite's foreign key refuses it. Every store refuses it alike.
+    @Test(arguments: StoreKind.allCases)
+    func aSaveLinkingToADeletedRowIsRefusedOnEveryStore(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try kind.coordinator(ReferenceModelTests.model, folder)
+        let root = ObjectContext(coordinator: coordinator, name: "root")
+        let other = ObjectContext(coordinator: coordinator, name: "other")
+        let from = try await Self.storedEntry(in: root, title: "from")
+        let to = try await Self.storedEntry(in: root, title: "to")
+        let child = ObjectContext(parent: root, name: "child")
+        try await child.perform { ctx in
+            try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
+        }
+        let deletion = try await other.perform { ctx in
+            try ctx.delete(try ctx.existingObject(with: to))
+            return try #require(try ctx.saveAndNotification())
+        }
+        await root.mergeChanges(fromContextDidSave: deletion)
+        try await child.perform { ctx in try ctx.save() }
+        let shown = try await root.perform { ctx in try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next") }
+        #expect(shown == [to])
+        await #expect(throws: ObjectGraphError.self) { try await root.perform { ctx in try ctx.save() } }
+        let stored = try await ObjectContext(coordinator: coordinator, name: "check").perform { ctx in
+            try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next")
+        }
+        #expect(stored == [])
+    }
+
+    /// Link seed 110: a child linked an object to one another root then deleted; the destination, changed in the
+    /// child only through the inverse list, kept appearing in the child's fetches after its root merged the
+    /// deletion. An object whose only change is a list follows below, existence included.
+    @Test(arguments: StoreKind.allCases)
+    func anObjectChangedOnlyThroughItsListLeavesWithItsRow(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try kind.coordinator(ReferenceModelTests.model, folder)
+        let root = ObjectContext(coordinator: coordinator, name: "root")
+        let other = ObjectContext(coordinator: coordinator, name: "other")
+        let child = ObjectContext(parent: root, name: "child")
+        let from = try await Self.storedEntry(in: root, title: "from")
+        let to = try await Self.storedEntry(in: root, title: "to")
+        try await child.perform { ctx in
+            try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
+        }
+        let deletion = try await other.perform { ctx in
+            try ctx.delete(try ctx.existingObject(with: to))
+            return try #require(try ctx.saveAndNotification())
+        }
+        await root.mergeChanges(fromContextDidSave: deletion)
+        let fetched = try await child.perform { ctx in try ctx.fetch(FetchRequest(entityName: "Entry")).map(\.objectID) }
+        #expect(fetched == [from])
+    }
+
+    /// Link seed 49 (step 19): a child read an object before its root linked it to another, then loaded the other's
+    /// inverse list, which left the object out (the child's copy points nowhere); its save pushed that list as a
+    /// change and took the root's link out of it.
+    @Test(arguments: StoreKind.allCases)
+    func aListAChildOnlyReadDoesNotUndoItsRootsLink(_ kind: StoreKind) async throws {
+        let (root, child, folder) = try Self.linkedRootAndChild(kind)
+        defer { _ = folder }
+        let from = try await Self.storedEntry(in: root, title: "from")
+        let to = try await Self.storedEntry(in: root, title: "to")
+        try await child.perform { ctx in try ctx.existingObject(with: from).setValue("changed", forKey: "title") }
+        try await root.perform { ctx in try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next") }
+        try await child.perform { ctx in
+            _ = try ctx.existingObject(with: to).objects(forKey: "previous")
+            try ctx.existingObject(with: to).setValue(Int64(1), forKey: "pages")
+            try ctx.save()
+        }
+        let previous = try await root.perform { ctx in try ctx.existingObject(with: to).objects(forKey: "previous").map(\.objectID) }
+        #expect(previous == [from])
+    }
+
     /// A saved entry of ``ReferenceModelTests/model`` with `title`, saved through `context`.
     static func storedEntry(in context: ObjectContext, title: String) async throws -> ObjectID {
         try await context.perform { ctx in

@@ -42,15 +42,11 @@ extension ContextState {
 
     /// Whether `object` shows values of this context's own: an insert, a deletion, a changed attribute or to-one
     /// (or one changed and set back, held until the save), or a row a child's save brought. A change to its lists
-    /// alone (another object linked to it, through the inverse) is not one: its values still follow below.
+    /// alone (``ManagedObject/changesOnlyLists``) is not one: its values still follow below.
     private func showsOwnState(_ object: ManagedObject) -> Bool {
         if object.isInserted || object.isDeleted { return true }
         if layers.contains(where: { $0.index.rows[object.objectID] != nil || $0.index.deleted[object.objectID] != nil }) { return true }
-        guard object.isMarkedUpdated else { return false }
-        let changed = object.changedKeys()
-        return changed.isEmpty || changed.contains { key in
-            object.entity.relationshipIndex[key].map { object.entity.toOneSlot[$0] != nil } ?? true
-        }
+        return object.isMarkedUpdated && !object.changesOnlyLists
     }
 
     /// Gives `objects` the rows below shows now, in one read; their lists stay, changed ones too. One whose row is

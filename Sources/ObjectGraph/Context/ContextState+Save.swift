@@ -226,12 +226,18 @@ extension ContextState {
     /// and 500 objects), and a survivor's to-many that is not loaded is left so: loaded later, it reads without the
     /// deleted members (``isHidden(_:)``), and after the save the store no longer has them. Deleting 50,000 books
     /// loaded each book's chapters and tags, and each author's and tag's books, one object at a time.
-    func applyDeleteRules() throws {
+    ///
+    /// `propagating`: only the deletions made since the last propagation, and no deny rule checked or followed (the
+    /// save checks them): what processing pending changes does (see ``propagatePendingDeletions()``).
+    func applyDeleteRules(propagating: Bool = false) throws {
         // A child's deletions arrive with its rules applied (what they cascade to is deleted in the same layer, and
         // the lists it had not loaded read without them): only this context's own deletions are ruled here. The
         // others may not even be readable any more, their rows gone from every layer's view.
         let deletedInLayers: (ObjectID) -> Bool = { [layers] id in layers.contains { $0.index.deleted[id] != nil } }
         var doomed = layers.isEmpty ? deleted : deleted.filter { !deletedInLayers($0.key) }
+        if propagating { doomed = doomed.filter { !propagatedDeletions.contains($0.key) } }
+        guard !doomed.isEmpty else { return }
+        defer { propagatedDeletions.formUnion(doomed.keys) }
         var wave = Array(doomed.values)
         var readAhead: [RuledKey: [ObjectID]] = [:]
         var plans = RulePlans()
@@ -250,7 +256,7 @@ extension ContextState {
             wave = next
         }
         // Deny rules are checked in ID order, so the error names the same object whatever the dictionary's order.
-        let denying = doomed.values.filter { $0.entity.relationships.contains { $0.deleteRule == .deny } }
+        let denying = propagating ? [] : doomed.values.filter { $0.entity.relationships.contains { $0.deleteRule == .deny } }
         for object in denying.sorted(by: { $0.objectID < $1.objectID }) {
             for index in try plans.plan(for: object.entity, in: self).deny {
                 let survivors = try related(object, index, readAhead).filter { doomed[$0] == nil && !deletedInLayers($0) }
@@ -274,7 +280,8 @@ extension ContextState {
         for object in doomed.values {
             object.isDeleted = true
             deleted[object.objectID] = object
-            for (index, inverseIndex) in try plans.plan(for: object.entity, in: self).inverses {
+            for (index, inverseIndex) in try plans.plan(for: object.entity, in: self).inverses
+            where !propagating || object.entity.relationships[index].deleteRule != .deny {
                 for id in try related(object, index, readAhead) where doomed[id] == nil && !deletedInLayers(id) {
                     losses[RuledKey(owner: id, index: inverseIndex), default: []].append(object.objectID)
                 }
@@ -286,12 +293,17 @@ extension ContextState {
         for (key, gone) in losses {
             let survivor = try self.object(with: key.owner)
             if survivor.isFaultStorage { try fulfill(survivor) }
+            // Marked updated when it changed: a to-one cleared, or a loaded list. An unloaded list reads without the
+            // doomed objects whenever it loads, so there is nothing of it to change or to save.
             if let slot = survivor.entity.toOneSlot[key.index] {
-                if let current = survivor.toOne[slot], gone.contains(current) { survivor.toOne[slot] = nil }
+                guard let current = survivor.toOne[slot], gone.contains(current) else { continue }
+                survivor.toOne[slot] = nil
             } else if var contents = survivor.toMany[key.index] {
                 survivor.toMany[key.index] = nil
                 contents.remove(Set(gone))
                 survivor.toMany[key.index] = contents
+            } else {
+                continue
             }
             markUpdated(survivor)
         }
@@ -728,6 +740,7 @@ extension ContextState {
         for object in updated.objects where !object.isDeleted { commit(object) }
         updated.removeAll()
         deleted = [:]
+        propagatedDeletions = []
         // Objects the merge policy settled in the store's favour, registered here but not written.
         let versions = result.refreshed.isEmpty ? [:] : result.versions
         for (id, snapshot) in result.refreshed {
@@ -818,6 +831,7 @@ extension ContextState {
         }
         updated.removeAll()
         deleted = [:]
+        propagatedDeletions = []
         republishView()
         observation?.noteRebuild()
     }
@@ -860,6 +874,7 @@ extension ContextState {
         insertionOrder = []
         updated.removeAll()
         deleted = [:]
+        propagatedDeletions = []
         layers = []
         hasOwnEdits = false
     }
@@ -873,6 +888,7 @@ extension ContextState {
         hasOwnEdits = false
         updated.removeAll()
         deleted = [:]
+        propagatedDeletions = []
         inFlight.viewChanges.recordEverything()
         republishView()
         observation?.noteRebuild()

@@ -171,6 +171,9 @@ extension ContextState {
             arrived.append(layer)
         }
         let incoming = arrived
+        // A moved to-one changes the inverse lists of its old and new destinations, which the child may not have
+        // loaded (its layer then does not give them): those loaded here are read again.
+        if incoming.contains(where: { $0.updated.contains { !$0.changedToOne.isEmpty } }) { dropUnchangedLists() }
         inFlight.viewChanges.record(incoming.lazy.flatMap { $0.updated.lazy.map(\.objectID) }, source: source)
         republishView()
         observation?.process(external: ContextChanges(layers: incoming))

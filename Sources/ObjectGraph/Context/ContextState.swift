@@ -95,6 +95,10 @@ final class ContextState {
     var deletedForGood: Set<ObjectID> = []
     /// Set while save applies delete rules, which may touch objects that are themselves being deleted.
     var isApplyingDeleteRules = false
+    /// Deletions whose rules already ran before the save (see ``propagatePendingDeletions()``).
+    var propagatedDeletions: Set<ObjectID> = []
+    /// Whether a ``propagatePendingDeletions()`` is queued.
+    var isDeletePropagationScheduled = false
     /// See ``entity(named:)``. Every fetched row reads it; unchecked for the reason ``registered`` is: only this
     /// context's executor touches it, and `entity(named:)`, its only user, calls nothing that reaches it again.
     @exclusivity(unchecked) private var lastEntity: ModelEntity?
@@ -289,6 +293,7 @@ final class ContextState {
         object.isDeleted = true
         deleted[object.objectID] = object
         observation?.noteChanged(object)
+        scheduleDeletePropagation()
     }
 
     func checkOwnership(_ object: ManagedObject) throws {
@@ -361,10 +366,19 @@ final class ContextState {
     @discardableResult
     private func install(_ stored: [ObjectID], asToMany index: Int, of object: ManagedObject, inverseSlot: Int?) -> RelatedIDs {
         let ids = resolved(stored)
-        let committed = RelatedIDs(ids)
+        var committed = RelatedIDs(ids)
         let current = currentMembers(ids, of: object, inverseSlot: inverseSlot)
         // Mostly the same list: then both share one storage.
         let contents = current.count == ids.count ? committed : RelatedIDs(current)
+        if current.count != ids.count, let inverseSlot {
+            // A member whose row already pointed elsewhere when this context read it was linked here below since:
+            // it is not in the list here, and leaving it out is no change of this context's, which its save would
+            // push over the link below. Only a member this context moved makes the list a change.
+            committed = RelatedIDs(ids.filter { id in
+                guard let member = registered[id], !member.isFaultStorage, member.toOne[inverseSlot] != object.objectID else { return true }
+                return !member.hasCommitted || member.committedDestinations[inverseSlot] == object.objectID
+            })
+        }
         let extras = object.madeExtras()
         if current.count == ids.count && extras.toMany.isEmpty && extras.committedToMany.isEmpty {
             // The first relationship loaded, as committed: both tables share one, until either changes (a

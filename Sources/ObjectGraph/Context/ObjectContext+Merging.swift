@@ -159,7 +159,9 @@ extension ContextState {
             if notification.isRootSave {
                 // The store bumped the row's version by one when it wrote this row, and gave the objects the save
                 // inserted their permanent IDs, which the row may name by their temporary ones.
-                let toOne = snapshot.toOne.contains { $0?.isTemporaryID == true } ? snapshot.toOne.map { $0.map(coordinator.resolve) } : snapshot.toOne
+                // The save's own map first: a root on another coordinator of the store cannot resolve its IDs.
+                let toOne = snapshot.toOne.contains { $0?.isTemporaryID == true }
+                    ? snapshot.toOne.map { $0.map { changes.permanentIDs[$0] ?? coordinator.resolve($0) } } : snapshot.toOne
                 snapshot = Snapshot(objectID: object.objectID, version: snapshot.version + 1, values: snapshot.values, toOne: toOne)
             }
             guard !object.isFaultStorage else { continue }

@@ -11,7 +11,8 @@ extension ManagedObject {
         return try relationshipIndex(key, toMany: toMany)
     }
 
-    func relationshipIndex(_ key: String, toMany: Bool) throws -> Int {
+    /// The index of relationship `key`, which must be a to-many one if `toMany`, a to-one if not, either if nil.
+    func relationshipIndex(_ key: String, toMany: Bool?) throws -> Int {
         guard let index = entity.relationshipIndex[key] else {
             if entity.attributeIndex[key] != nil {
                 throw ObjectGraphError.wrongPropertyKind(entity: entity.name, key: key, reason: "is an attribute; use value(forKey:)")
@@ -19,7 +20,7 @@ extension ManagedObject {
             throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
         }
         let relationship = entity.relationships[index]
-        if relationship.isToMany != toMany {
+        if let toMany, relationship.isToMany != toMany {
             throw ObjectGraphError.wrongPropertyKind(
                 entity: entity.name, key: key,
                 reason: relationship.isToMany ? "is a to-many relationship; use objects(forKey:)" : "is a to-one relationship; use object(forKey:)")
@@ -87,5 +88,19 @@ extension ManagedObject {
         let index = try relationshipIndex(key, toMany: true)
         let state = try fulfilledState()
         try state.setToMany(self, index, objects)
+    }
+
+    /// The IDs of the objects relationship `key` holds (none or one for a to-one), as Core Data's
+    /// `objectIDs(forRelationshipNamed:)`: no destination is made or read, so a link to an object whose row is gone
+    /// still gives its ID.
+    ///
+    /// ```swift
+    /// let authorID = try book.objectIDs(forRelationshipNamed: "author").first
+    /// ```
+    public func objectIDs(forRelationshipNamed key: String) throws -> [ObjectID] {
+        let index = try relationshipIndex(key, toMany: nil)
+        let state = try fulfilledState()
+        if let slot = entity.toOneSlot[index] { return toOne[slot].map { [state.coordinator.resolve($0)] } ?? [] }
+        return try state.loadedToMany(self, index).ids
     }
 }

@@ -401,6 +401,16 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     // MARK: Change tracking
 
+    /// Whether the object's only changes are to its to-many lists: what linking another object to it (or away)
+    /// does through the inverse. Its values are still those below, and so is whether it exists.
+    var changesOnlyLists: Bool {
+        guard isMarkedUpdated, !isInserted, !isDeleted else { return false }
+        let changed = changedKeys()
+        return !changed.isEmpty && changed.allSatisfy { key in
+            entity.relationshipIndex[key].map { entity.toOneSlot[$0] == nil } ?? false
+        }
+    }
+
     /// The names of attributes and relationships whose current values differ from the committed ones.
     func changedKeys() -> [String] {
         guard !isFaultStorage else { return [] }

@@ -18,6 +18,10 @@ extension MainContext {
         try state.results(of: request, sectionNameKeyPath: sectionNameKeyPath)
     }
 
-    /// Delivers the changes made here since the last processing to observers now.
-    public func processPendingChanges() { state.observation?.process() }
+    /// Runs the rules of deletions made here, then delivers the changes made since the last processing to
+    /// observers, now (see ``ObjectContext/processPendingChanges()``).
+    public func processPendingChanges() {
+        state.propagatePendingDeletions()
+        state.observation?.process()
+    }
 }

@@ -25,10 +25,12 @@ extension ObjectContext {
         try state.results(of: request, sectionNameKeyPath: sectionNameKeyPath)
     }
 
-    /// Delivers the changes made here since the last processing to observers now (as Core Data's
-    /// processPendingChanges); otherwise they are delivered after the work running now.
+    /// Runs the rules of deletions made here (cascades, and unlinking what pointed at the deleted objects), then
+    /// delivers the changes made since the last processing to observers, now (as Core Data's
+    /// processPendingChanges); otherwise both happen after the work running now.
     public func processPendingChanges() {
         state.checkExecutor()
+        state.propagatePendingDeletions()
         state.observation?.process()
     }
 }

@@ -53,17 +53,32 @@ private final class StreamedObjects {
 /// The fetch machinery of a context: store reads, the pending-changes overlay, prefetching.
 extension ContextState {
     /// The objects of `names` with unsaved changes here: what a fetch must judge in memory.
-    func pendingObjects(of names: Set<String>) -> (changed: [ManagedObject], hidden: Set<ObjectID>) {
+    ///
+    /// Unless `readingLists`, an object whose only changes are its lists (``ManagedObject/changesOnlyLists``) is
+    /// left to below, which judges its values as it shows them, and shows it only while it exists there.
+    func pendingObjects(of names: Set<String>, readingLists: Bool = true) -> (changed: [ManagedObject], hidden: Set<ObjectID>) {
         var changed: [ManagedObject] = []
         var hidden: Set<ObjectID> = []
         // A pending insert a child's save deleted is hidden, not a candidate.
         for object in pendingInserts where names.contains(object.entity.name) && !object.isDeleted { changed.append(object) }
-        for object in updated.objects where names.contains(object.entity.name) {
+        for object in updated.objects where names.contains(object.entity.name) && (readingLists || !isLeftToBelow(object)) {
             hidden.insert(object.objectID)
             if !object.isDeleted { changed.append(object) }
         }
         for object in deleted.values where names.contains(object.entity.name) { hidden.insert(object.objectID) }
         return (changed, hidden)
+    }
+
+    /// Whether a fetch that does not read lists takes `object` from below: its only changes are lists, and no
+    /// layer here holds a row of it (an object a child's save inserted exists here alone).
+    private func isLeftToBelow(_ object: ManagedObject) -> Bool {
+        object.changesOnlyLists && !layers.contains { $0.index.rows[object.objectID] != nil }
+    }
+
+    /// Whether `request` filters or sorts `entity`'s objects by what their relationships hold.
+    static func readsRelationships(_ request: FetchRequest, of entity: ModelEntity) -> Bool {
+        entity.isJudgedThroughRelationships(by: request.predicate)
+            || request.sortKeys.contains { $0.keyPath.count > 1 || entity.relationshipIndex[$0.keyPath[0]] != nil }
     }
 
     /// Checks a request before it runs: its own limits, then that it tests no transient attribute, which no store
@@ -193,7 +208,9 @@ extension ContextState {
         if !isRoot { try followChangesBelow() }
         let entity = try entity(named: request.entityName)
         let names = entity.names(includingSubentities: request.includesSubentities)
-        let own = request.includesPendingChanges ? pendingObjects(of: names) : (changed: [], hidden: [])
+        let own = request.includesPendingChanges
+            ? pendingObjects(of: names, readingLists: Self.readsRelationships(request, of: entity))
+            : (changed: [], hidden: [])
         let hidden = own.hidden
         // Children's layers: the rows the predicate can match (an equality on an attribute is looked up in an
         // index rather than judged row by row), and how many rows the layers hide or replace.
@@ -277,7 +294,7 @@ extension ContextState {
         try validate(request)
         let entity = try entity(named: request.entityName)
         let names = entity.names(includingSubentities: request.includesSubentities)
-        let own = pendingObjects(of: names)
+        let own = pendingObjects(of: names, readingLists: Self.readsRelationships(request, of: entity))
         // Layers count when they touch the entity's rows, or, for a predicate that reads relationships, any rows.
         let layered = (!layers.isEmpty && entity.isJudgedThroughRelationships(by: request.predicate)) || layers.contains { layer in
             names.contains { layer.index.rowsByEntity[$0] != nil } || layer.index.deleted.keys.contains { names.contains($0.entityName) }

@@ -241,12 +241,30 @@ public final class InMemoryStore: PersistentStore {
                 break
             }
         }
+        try checkDestinationsExist(changes, in: state, permanent: permanent)
         if model.hasDerivedAttributes {
             let saved = Set((changes.inserted + changes.updated).compactMap { permanent($0.objectID) })
             try computeDerivedAttributes(in: &state, saved: saved, result: &result)
         }
         try checkUniqueness(state, roots: touched)
         return result
+    }
+
+    /// Refuses a save that leaves a written to-one naming a row the store does not hold, as an SQLite store's foreign
+    /// key does at commit: a link to an object deleted since (by this save or an earlier one), or never saved.
+    private func checkDestinationsExist(_ changes: ChangeSet, in state: Contents, permanent: (ObjectID?) -> ObjectID?) throws {
+        for (row, slots) in changes.inserted.map({ ($0, Array($0.toOne.indices)) }) + changes.updated.map({ ($0, $0.changedToOne) }) {
+            for slot in slots {
+                guard let destination = permanent(row.toOne[slot]) else { continue }
+                let root = model.entityIfPresent(destination.entityName)?.rootName ?? destination.entityName
+                guard state.rows[root]?[destination.rawKey] == nil else { continue }
+                let entity = try model.entity(named: row.objectID.entityName)
+                let name = entity.relationships.indices.first { entity.toOneSlot[$0] == slot }.map { entity.relationships[$0].name } ?? "a to-one"
+                throw ObjectGraphError.storeWriteFailed(
+                    path: "in memory",
+                    reason: "\(permanent(row.objectID)!)'s '\(name)' names \(destination), which the store does not hold (deleted, or never saved)")
+            }
+        }
     }
 
     /// Computes every derived attribute as an SQLite store's triggers do (see ``DerivationTriggers``): from the
