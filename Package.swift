@@ -19,6 +19,12 @@ let package = Package(
         .executable(name: "objectgraph", targets: ["objectgraph"]),
         .library(name: "ObjectGraphBenchmarks", targets: ["ObjectGraphBenchmarks"]),
     ],
+    traits: [
+        // The tool's PostgreSQL commands (`demo --postgres`, `inspect` and `query` of a postgres:// URL, `bench
+        // --postgres`): off by default, so that `swift run objectgraph demo` builds no SwiftNIO. The libraries need
+        // no trait: an app that uses the ObjectGraph product alone never builds ObjectGraphPostgres.
+        .trait(name: "Postgres", description: "The objectgraph tool's PostgreSQL commands (builds SwiftNIO and BoringSSL)"),
+    ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
@@ -117,11 +123,15 @@ if includesPostgres {
     // benchmarks. They test OBJECTGRAPH_POSTGRES rather than `canImport`, which a module left in the build directory
     // by an earlier build would satisfy.
     // The ThreadSanitizer pass leaves PostgreSQL out of the core's suites: SwiftNIO's code is not sanitized.
-    let users = [("ObjectGraphTests", ["ObjectGraphPostgres"]), ("objectgraph", ["ObjectGraphPostgres", "ObjectGraphPostgresBenchmarks"])]
-    for (name, added) in users where !(sanitizesThreads && name == "ObjectGraphTests") {
-        guard let target = package.targets.first(where: { $0.name == name }) else { continue }
-        target.dependencies += added.map { .target(name: $0) }
-        target.swiftSettings = (target.swiftSettings ?? []) + [.define("OBJECTGRAPH_POSTGRES")]
+    if !sanitizesThreads, let tests = package.targets.first(where: { $0.name == "ObjectGraphTests" }) {
+        tests.dependencies.append(.target(name: "ObjectGraphPostgres"))
+        tests.swiftSettings = (tests.swiftSettings ?? []) + [.define("OBJECTGRAPH_POSTGRES")]
+    }
+    // The tool, only with the Postgres trait (`swift run --traits Postgres objectgraph ...`).
+    if let tool = package.targets.first(where: { $0.name == "objectgraph" }) {
+        let postgres: TargetDependencyCondition? = .when(traits: ["Postgres"])
+        tool.dependencies += ["ObjectGraphPostgres", "ObjectGraphPostgresBenchmarks"].map { .target(name: $0, condition: postgres) }
+        tool.swiftSettings = (tool.swiftSettings ?? []) + [.define("OBJECTGRAPH_POSTGRES", .when(traits: ["Postgres"]))]
     }
 }
 

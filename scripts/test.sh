@@ -9,6 +9,8 @@ if [[ -z "${OBJECTGRAPH_POSTGRES_URL:-}" ]]; then
     exec bash scripts/with-postgres.sh bash scripts/test.sh "$@"
 fi
 swift test
+# The tool with its PostgreSQL commands, which the plain build leaves out (the Postgres trait; see Package.swift).
+swift build --traits Postgres --product objectgraph
 bash scripts/docs.sh
 concurrency_suites="StressTests|NestedContextTests|ConfinementTests|StackTests|StackRecoveryTests|MergePolicyTests"
 concurrency_suites+="|RegistryTests|InFlightSaveTests|FetchConsistencyTests|IDForwardingTests|ContextLifetimeTests"

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import ObjectGraphBenchmarks
-#if canImport(ObjectGraphPostgresBenchmarks)
+#if OBJECTGRAPH_POSTGRES
 import ObjectGraphPostgresBenchmarks
 #endif
 
@@ -33,7 +33,7 @@ struct Bench: AsyncParsableCommand {
             return
         }
         if let postgres {
-            #if canImport(ObjectGraphPostgresBenchmarks)
+            #if OBJECTGRAPH_POSTGRES
             var options = tiny ? PostgresBenchmarkSuite.Options.tiny(url: postgres) : PostgresBenchmarkSuite.Options(url: postgres)
             if let repetitions { options.repetitions = repetitions }
             if let graphBooks {
@@ -46,7 +46,7 @@ struct Bench: AsyncParsableCommand {
             print(String(format: "\n(%d repetitions, %.0f s in all)", options.repetitions, Date().timeIntervalSince(started)))
             return
             #else
-            throw ValidationError("this build leaves the PostgreSQL store out (OBJECTGRAPH_WITHOUT_POSTGRES)")
+            throw withoutPostgres("--postgres \(postgres) cannot be used")
             #endif
         }
         var options = tiny ? BenchmarkSuite.Options.tiny : BenchmarkSuite.Options()

@@ -40,7 +40,7 @@ struct Demo: AsyncParsableCommand {
             stack = DataStack(coordinator: try PersistentStoreCoordinator(model: model, store: store, watchesRemoteChanges: true), layout: layout)
             place = store.location
             #else
-            throw ValidationError("this build leaves the PostgreSQL store out (OBJECTGRAPH_WITHOUT_POSTGRES); --postgres \(postgres) cannot be used")
+            throw withoutPostgres("--postgres \(postgres) cannot be used")
             #endif
         } else if inMemory {
             (stack, place) = (DataStack.inMemory(model: model, layout: layout), "in memory")

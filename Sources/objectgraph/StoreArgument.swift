@@ -22,7 +22,7 @@ enum StoreArgument {
         #if OBJECTGRAPH_POSTGRES
         self = .postgres(try PostgresStoreConfiguration(url: argument))
         #else
-        throw ValidationError("this build leaves the PostgreSQL store out (OBJECTGRAPH_WITHOUT_POSTGRES); \(argument) cannot be \(use)")
+        throw withoutPostgres("\(argument) cannot be \(use)")
         #endif
     }
 
