@@ -127,6 +127,13 @@ if includesPostgres {
         tests.dependencies.append(.target(name: "ObjectGraphPostgres"))
         tests.swiftSettings = (tests.swiftSettings ?? []) + [.define("OBJECTGRAPH_POSTGRES")]
     }
+    // The documentation's samples, as programs scripts/doc-samples.py writes (scripts/test.sh builds them): one
+    // executable per document, found on disk, since they are generated and not kept in git.
+    let samples = (try? FileManager.default.contentsOfDirectory(atPath: Context.packageDirectory + "/Sources")) ?? []
+    for name in samples.sorted() where name.hasPrefix("DocSamples")
+        && FileManager.default.fileExists(atPath: Context.packageDirectory + "/Sources/\(name)/main.swift") {
+        package.targets.append(.executableTarget(name: name, dependencies: ["ObjectGraph", "PredicateFormat", "ObjectGraphPostgres"]))
+    }
     // The tool, only with the Postgres trait (`swift run --traits Postgres objectgraph ...`).
     if let tool = package.targets.first(where: { $0.name == "objectgraph" }) {
         let postgres: TargetDependencyCondition? = .when(traits: ["Postgres"])

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The tests, against a PostgreSQL server (scripts/with-postgres.sh): the whole suite, the documentation (built with
-# warnings as errors), then the concurrency suites again under ThreadSanitizer. A data race reported by
+# The tests, against a PostgreSQL server (scripts/with-postgres.sh): the whole suite, the documentation's samples
+# compiled, the documentation (built with warnings as errors), then the concurrency suites again under ThreadSanitizer. A data race reported by
 # ThreadSanitizer fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,7 +8,11 @@ cd "$(dirname "$0")/.."
 if [[ -z "${OBJECTGRAPH_POSTGRES_URL:-}" ]]; then
     exec bash scripts/with-postgres.sh bash scripts/test.sh "$@"
 fi
+# Every Swift sample of README.md and the DocC articles, as programs the build compiles (scripts/doc-samples.py).
+command -v python3 > /dev/null || apt-get install -y python3
+python3 scripts/doc-samples.py
 swift test
+swift build
 # The tool with its PostgreSQL commands, which the plain build leaves out (the Postgres trait; see Package.swift).
 swift build --traits Postgres --product objectgraph
 bash scripts/docs.sh

@@ -1,0 +1,2 @@
+// What TheStack.md's sample takes as given: a Book entity.
+@Entity final class Book: ManagedObject { var title: String = "" }
