@@ -13,8 +13,8 @@ extension StoreQuery {
     /// The store is opened with the model it keeps, which changes nothing in the database.
     ///
     /// - Throws: `ObjectGraphError.storeUnavailable(path:reason:)`, naming the user, host, port and database, when the
-    ///   server cannot be reached or the database holds no ObjectGraph store; `ObjectGraphError.unknownEntity(_:)`,
-    ///   with the store's entities; `FormatPredicateError` for a malformed predicate, and
+    ///   server cannot be reached or the database holds no ObjectGraph store; `ObjectGraphError.invalidFetch(entity:reason:)`
+    ///   for an entity the store lacks, listing those it has; `FormatPredicateError` for a malformed predicate, and
     ///   `ObjectGraphError.invalidPredicate(entity:error:)` for one that cannot run.
     public init(
         configuration: PostgresStoreConfiguration, entity: String, predicate: String? = nil, sortedBy sortKeys: [String] = [],

@@ -20,6 +20,11 @@ struct Demo: AsyncParsableCommand {
     @Option(help: "Books per background save.") var batch = 5_000
     @Option(help: "The stack's layout: nested (writer <- main <- workers) or siblings.") var layout: DataStack.Layout = .nested
 
+    func validate() throws {
+        if count < 0 { throw ValidationError("--count must be zero or more, not \(count)") }
+        if batch < 1 { throw ValidationError("--batch must be at least 1, not \(batch)") }
+    }
+
     @MainActor
     mutating func run() async throws {
         let model = try Model([Writer.self, Book.self])

@@ -42,8 +42,8 @@ import Testing
         #expect {
             _ = try StoreQuery(configuration: database.configuration, entity: "Movie")
         } throws: { error in
-            guard case ObjectGraphError.unknownEntity(let name) = error else { return false }
-            return name.contains("Movie") && name.contains("Author, Book, Chapter, Tag")
+            guard case ObjectGraphError.invalidFetch(let entity, let reason) = error else { return false }
+            return entity == "Movie" && reason == "the store has no such entity; its entities are Author, Book, Chapter, Tag"
         }
         await store.remove()
     }

@@ -37,7 +37,14 @@ import Testing
             _ = try StoreQuery(contentsOf: folder.storeURL, entity: "Boook")
             Issue.record("an unknown entity was queried")
         } catch let error as ObjectGraphError {
-            #expect(error.message.contains("Boook") && error.message.contains("Book, Chapter"), "\(error)")
+            #expect(error.message.hasPrefix("fetch of Boook: the store has no such entity; its entities are Agent, Author, Book, Chapter"), "\(error)")
+        }
+        // A folder is not a store file: said so, not "disk I/O error".
+        do {
+            _ = try StoreQuery(contentsOf: folder.url, entity: "Book")
+            Issue.record("a folder was queried")
+        } catch let error as ObjectGraphError {
+            #expect(error.message.contains("is a folder"), "\(error)")
         }
         let text = folder.url.appendingPathComponent("notes.txt")
         try Data("not a database".utf8).write(to: text)

@@ -33,8 +33,9 @@ public struct StoreQuery: Sendable {
     /// Runs `predicate` (the format language; nil for every object) against `entity` in the store at `url`, opened
     /// read-only (see ``StoreOptions/isReadOnly``): nothing is written to the file or beside it.
     ///
-    /// - Throws: ``ObjectGraphError/storeUnavailable(path:reason:)`` for a file that is not a store (or one of an
-    ///   older format), ``ObjectGraphError/unknownEntity(_:)``, `FormatPredicateError` for a malformed predicate,
+    /// - Throws: ``ObjectGraphError/storeUnavailable(path:reason:)`` for a folder or a file that is not a store (or
+    ///   one of an older format), ``ObjectGraphError/invalidFetch(entity:reason:)`` for an entity the store lacks
+    ///   (listing those it has), `FormatPredicateError` for a malformed predicate,
     ///   ``ObjectGraphError/invalidPredicate(entity:error:)`` for one that cannot run.
     public init(
         contentsOf url: URL, entity entityName: String, predicate format: String? = nil, sortedBy sortKeys: [String] = [],
@@ -57,7 +58,9 @@ public struct StoreQuery: Sendable {
         coordinator: (Model) throws -> PersistentStoreCoordinator
     ) throws {
         guard let entity = model.entityIfPresent(entityName) else {
-            throw ObjectGraphError.unknownEntity("\(entityName) (the store's entities: \(model.entities.map(\.name).sorted().joined(separator: ", ")))")
+            throw ObjectGraphError.invalidFetch(
+                entity: entityName,
+                reason: "the store has no such entity; its entities are \(model.entities.map(\.name).sorted().joined(separator: ", "))")
         }
         var fetch = FetchRequest(entityName: entity.name, predicate: try format.map { try FormatPredicate(format: $0, argumentArray: []) })
         fetch.sortKeys = sortKeys.map { SortKey($0) }

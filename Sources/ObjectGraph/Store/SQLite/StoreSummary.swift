@@ -26,8 +26,12 @@ public struct StoreSummary: Sendable {
     ///   database, or a database that is not an ObjectGraph store.
     public init(contentsOf url: URL) throws {
         let path = url.path
-        guard FileManager.default.fileExists(atPath: path) else {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
             throw ObjectGraphError.storeUnavailable(path: path, reason: "there is no file there")
+        }
+        guard !isFolder.boolValue else {
+            throw ObjectGraphError.storeUnavailable(path: path, reason: "it is a folder; name the store's .sqlite file in it")
         }
         let db = try ReadOnlyConnection(path: path)
         func rows(_ sql: String) throws -> [[String?]] {
