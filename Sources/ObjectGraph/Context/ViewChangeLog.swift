@@ -2,9 +2,9 @@
 ///
 /// An object with nothing pending in a child shows what lies below (ARCHITECTURE.md, "What a context shows"). Its
 /// parent's edits, its siblings' saves pushed into the parent and the parent's merges change that without telling
-/// the child, so the child reads this log at its next fetch or list read and turns the objects named there back
-/// into faults: they are read again, from below, on next use. Objects the child is changing keep their values, and
-/// are read again once its save or rollback leaves them with nothing pending.
+/// the child, so the child reads this log at its next fetch or list read and reads the objects named there again
+/// from below, those it holds, in one read (``ContextState/followChangesBelow()``). Objects the child is changing
+/// keep their values, and are read again once its save or rollback leaves them with nothing pending.
 ///
 /// The log holds a bounded number of IDs: a child that fell further behind than the log reaches refreshes every
 /// object instead. A context records only once it has children (``isRead``), so a lone root pays nothing.
