@@ -16,7 +16,7 @@ swift build
 # The tool with its PostgreSQL commands, which the plain build leaves out (the Postgres trait; see Package.swift).
 swift build --traits Postgres --product objectgraph
 bash scripts/docs.sh
-concurrency_suites="StressTests|NestedContextTests|ConfinementTests|StackTests|StackRecoveryTests|MergePolicyTests"
+concurrency_suites="StressTests|NestedContextTests|ConfinementTests|ObjectGraphTests\.StackTests|StackRecoveryTests|MergePolicyTests"
 concurrency_suites+="|RegistryTests|InFlightSaveTests|FetchConsistencyTests|IDForwardingTests|ContextLifetimeTests"
 concurrency_suites+="|ManyProcessTests|PersistentHistoryTests"
 # Only the project's own targets are compiled with ThreadSanitizer, in .build (see Package.swift), and the core's
