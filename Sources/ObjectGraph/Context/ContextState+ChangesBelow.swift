@@ -90,8 +90,7 @@ extension ContextState {
             }
             for (index, current) in object.toMany {
                 let before = object.committedToMany[index] ?? RelatedIDs()
-                let same = object.entity.relationships[index].isOrdered ? current.ids == before.ids : current.hasSameMembers(as: before)
-                guard same else { continue }
+                guard current.isSame(as: before, ordered: object.entity.relationships[index].isOrdered) else { continue }
                 object.toMany[index] = nil
                 object.committedToMany[index] = nil
             }

@@ -569,8 +569,7 @@ extension ContextState {
             // The relationship read in place: a copy of its description retained every string it holds.
             let isOrdered = object.entity.relationships[index].isOrdered
             let before = extras.committedToMany[index] ?? RelatedIDs()
-            let same = isOrdered ? contents.ids == before.ids : contents.hasSameMembers(as: before)
-            if !same || object.isInserted {
+            if !contents.isSame(as: before, ordered: isOrdered) || object.isInserted {
                 changes.toMany.append(ChangeSet.ToManyContents(
                     objectID: object.objectID, relationship: object.entity.relationships[index].name, destinations: contents.ids))
             }

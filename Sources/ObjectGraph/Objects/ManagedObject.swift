@@ -427,8 +427,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
                 if toOne[slot] != (hasCommitted ? committedDestinations[slot] : nil) { keys.append(relationship.name) }
             } else if let current = toMany[index] {
                 let before = committedToMany[index] ?? RelatedIDs()
-                let same = relationship.isOrdered ? current.ids == before.ids : current.hasSameMembers(as: before)
-                if !same { keys.append(relationship.name) }
+                if !current.isSame(as: before, ordered: relationship.isOrdered) { keys.append(relationship.name) }
             }
         }
         return keys

@@ -25,6 +25,12 @@ struct RelatedIDs: Equatable {
         return ids.contains(id)
     }
 
+    /// Whether both hold the same contents: the same members in the same order for an ordered relationship, in any
+    /// order otherwise. How a loaded list is judged changed against the committed one.
+    func isSame(as other: RelatedIDs, ordered: Bool) -> Bool {
+        ordered ? ids == other.ids : hasSameMembers(as: other)
+    }
+
     /// Whether both hold the same members, in any order.
     func hasSameMembers(as other: RelatedIDs) -> Bool {
         if index != nil || other.index != nil { return members == other.members }
