@@ -206,11 +206,21 @@ struct ReferenceModel {
     }
 
     /// A root merging another root's save (its updated rows, its deleted objects).
+    ///
+    /// A merged deletion runs the deleted object's rules here too (Core Data's merge "invokes `delete(_:)` on those
+    /// which have been deleted"): what the context holds linking to it lets go. A link it read from the store is
+    /// what the store now holds (the save nulled it); a link of its own, or one a child pushed, becomes its change
+    /// to none.
     mutating func merge(_ context: Int, updated: [Int: Row], deleted: Set<Int>) {
         for serial in deleted where contexts[context].pending[serial]?.isInserted != true {
             // Its own pending deletion is done: a child's later change to it does not bring it back.
             if contexts[context].pending[serial]?.isDeleted == true { contexts[context].discarded.insert(serial) }
             contexts[context].pending[serial] = nil
+        }
+        for (serial, pending) in contexts[context].pending.sorted(by: { $0.key < $1.key })
+        where !pending.isDeleted && pending.values["next"].map(deleted.contains) == true {
+            if pending.snapshot["next"].map(deleted.contains) == true { contexts[context].pending[serial]?.snapshot["next"] = Self.none }
+            if contexts[context].pending[serial]!.values["next"] != Self.none { update(context, serial: serial, key: "next", value: Self.none) }
         }
         for (serial, row) in updated {
             contexts[context].pending[serial]?.snapshot = row

@@ -389,6 +389,89 @@ import Testing
         #expect(previous == [from])
     }
 
+    /// Link seed 29 (SQLite, step 27): a child linked an object to another, loading the other's inverse list; a
+    /// sibling's save then linked a second object there. The child's list, changed, kept what it had read, and missed
+    /// the sibling's link its own fetch showed; its save pushed that list whole over the root's.
+    @Test(arguments: StoreKind.allCases)
+    func aChangedInverseListFollowsItsParentsLinks(_ kind: StoreKind) async throws {
+        let (root, child, folder) = try Self.linkedRootAndChild(kind)
+        defer { _ = folder }
+        let sibling = ObjectContext(parent: root, name: "sibling")
+        let first = try await Self.storedEntry(in: root, title: "first")
+        let second = try await Self.storedEntry(in: root, title: "second")
+        let to = try await Self.storedEntry(in: root, title: "to")
+        try await child.perform { ctx in
+            try ctx.existingObject(with: first).setObject(try ctx.existingObject(with: to), forKey: "next")
+        }
+        try await sibling.perform { ctx in
+            try ctx.existingObject(with: second).setObject(try ctx.existingObject(with: to), forKey: "next")
+            try ctx.save()
+        }
+        let inChild = try await child.perform { ctx in Set(try ctx.existingObject(with: to).objects(forKey: "previous").map(\.objectID)) }
+        try await child.perform { ctx in try ctx.save() }
+        let inRoot = try await root.perform { ctx in Set(try ctx.existingObject(with: to).objects(forKey: "previous").map(\.objectID)) }
+        try await root.perform { ctx in try ctx.save() }
+        let stored = try await ObjectContext(coordinator: root.coordinator, name: "check").perform { ctx in
+            Set(try ctx.existingObject(with: to).objects(forKey: "previous").map(\.objectID))
+        }
+        #expect(inChild == [first, second])
+        #expect(inRoot == [first, second])
+        #expect(stored == [first, second])
+    }
+
+    /// Link seeds 18 and 26: a root merged another root's deletion of an object it had linked to, and kept the link.
+    /// Core Data's `mergeChanges(fromContextDidSave:)` "invokes delete(_:) on those which have been deleted", whose
+    /// rules nullify the link: it becomes the root's change to none, and its save succeeds.
+    @Test(arguments: StoreKind.allCases)
+    func aMergedDeletionUnlinksWhatTheRootLinkedToIt(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try kind.coordinator(ReferenceModelTests.model, folder)
+        let root = ObjectContext(coordinator: coordinator, name: "root")
+        let other = ObjectContext(coordinator: coordinator, name: "other")
+        let from = try await Self.storedEntry(in: root, title: "from")
+        let to = try await Self.storedEntry(in: root, title: "to")
+        try await root.perform { ctx in
+            try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
+        }
+        let deletion = try await other.perform { ctx in
+            try ctx.delete(try ctx.existingObject(with: to))
+            return try #require(try ctx.saveAndNotification())
+        }
+        await root.mergeChanges(fromContextDidSave: deletion)
+        let shown = try await root.perform { ctx in try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next") }
+        #expect(shown == [])
+        try await root.perform { ctx in try ctx.save() }
+        let stored = try await ObjectContext(coordinator: coordinator, name: "check").perform { ctx in
+            try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next")
+        }
+        #expect(stored == [])
+    }
+
+    /// Link seed 18 (step 44): a merged save did a root's pending deletion, and the root's next deletion's rules did
+    /// not run when its block ended: the rules counted the deletions done rather than naming them.
+    @Test(arguments: StoreKind.allCases)
+    func aDeletionUnlinksWhenItsBlockEndsAfterAMergeDidAnotherDeletion(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try kind.coordinator(ReferenceModelTests.model, folder)
+        let root = ObjectContext(coordinator: coordinator, name: "root")
+        let other = ObjectContext(coordinator: coordinator, name: "other")
+        let doomed = try await Self.storedEntry(in: root, title: "doomed")
+        let from = try await Self.storedEntry(in: root, title: "from")
+        let to = try await Self.storedEntry(in: root, title: "to")
+        try await root.perform { ctx in try ctx.delete(try ctx.existingObject(with: doomed)) }
+        let deletion = try await other.perform { ctx in
+            try ctx.delete(try ctx.existingObject(with: doomed))
+            return try #require(try ctx.saveAndNotification())
+        }
+        await root.mergeChanges(fromContextDidSave: deletion)
+        try await root.perform { ctx in
+            try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
+            try ctx.delete(try ctx.existingObject(with: to))
+        }
+        let shown = try await root.perform { ctx in try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next") }
+        #expect(shown == [])
+    }
+
     /// A saved entry of ``ReferenceModelTests/model`` with `title`, saved through `context`.
     static func storedEntry(in context: ObjectContext, title: String) async throws -> ObjectID {
         try await context.perform { ctx in

@@ -16,7 +16,7 @@ import Testing
 /// A failure names its seed, arrangement and step, with the steps that led to it. `OBJECTGRAPH_MODEL_SEEDS=N` runs
 /// N seeds a test (CI runs, a store each, 60 of 80 steps on the fixed tree, 150 on drawn trees and 60 on drawn trees
 /// with batch requests, and 20 on PostgreSQL), from `OBJECTGRAPH_MODEL_FIRST_SEED` (0); `OBJECTGRAPH_MODEL_SEED=N` runs seed N alone;
-/// `scripts/model-seeds.sh` runs any number.
+/// `OBJECTGRAPH_MODEL_STORE=sqlite` (or `memory`, `postgres`) runs one store alone; `scripts/model-seeds.sh` runs any number.
 @Suite struct ReferenceModelTests {
     static let model = try! Model(entities: [
         EntityDescription(
@@ -119,6 +119,7 @@ import Testing
     /// `drawn`: the arrangement is drawn from the seed, else the fixed one. `batches`: some steps are batch requests
     /// (off, a seed replays the steps it always did: the regression seeds stay what they were).
     static func run(seed: UInt64, kind: StoreKind, drawn: Bool = false, batches: Bool = false, links: Bool = false) async throws -> Bool {
+        if let only = ProcessInfo.processInfo.environment["OBJECTGRAPH_MODEL_STORE"], only != kind.rawValue { return false }
         let folder = try TemporaryFolder()
         var random = SplitMix(state: seed &* 0x9E37_79B9 &+ 17)
         // Several coordinators share a store's file or database; an in-memory store is its coordinator's alone.
@@ -310,8 +311,17 @@ import Testing
                 return false
             }
             let expected = reference.view(checked)
+            if let traced = ProcessInfo.processInfo.environment["OG_TRACE"], traced.split(separator: ",").contains(Substring("\(checked)")) {
+                print("TRACE step \(step) ctx \(checked) graph \(actual.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value["next"]!)" })")
+                print("TRACE step \(step) ctx \(checked) model \(expected.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value["next"]!)" })")
+            }
             if actual != expected {
-                Issue.record("seed \(seed) step \(step): context \(checked) shows \(actual), the model \(expected)\n\(log.joined(separator: "\n"))")
+                let differing = Set(actual.keys).union(expected.keys).filter { actual[$0] != expected[$0] }.sorted()
+                func describe(_ row: ReferenceModel.Row?) -> String {
+                    row.map { row in row.keys.sorted().map { "\($0) \(row[$0]!)" }.joined(separator: ", ") } ?? "nothing"
+                }
+                let shown = differing.map { "\($0) (\(describe(actual[$0])) where the model shows \(describe(expected[$0])))" }
+                Issue.record("seed \(seed) step \(step): context \(checked) differs from the model on entries \(shown.joined(separator: "; "))\n\(log.joined(separator: "\n"))")
                 return false
             }
             let listed = try await Self.controllerSections(in: checkedContext)

@@ -7,7 +7,8 @@ extension ContextState {
     /// save or rollback, and are read again at the next call after it.
     func followChangesBelow() throws {
         guard let parent = (below as? ParentSource)?.parent else { return }
-        dropListsIfBelowChanged()
+        // After the objects are read again: a list's rebase reads its members' to-ones.
+        defer { dropListsIfBelowChanged() }
         var changes = ViewChangeLog.Changes()
         var level = 0
         var context: ObjectContext? = parent
@@ -43,7 +44,7 @@ extension ContextState {
     /// Whether `object` shows values of this context's own: an insert, a deletion, a changed attribute or to-one
     /// (or one changed and set back, held until the save), or a row a child's save brought. A change to its lists
     /// alone (``ManagedObject/changesOnlyLists``) is not one: its values still follow below.
-    private func showsOwnState(_ object: ManagedObject) -> Bool {
+    func showsOwnState(_ object: ManagedObject) -> Bool {
         if object.isInserted || object.isDeleted { return true }
         if layers.contains(where: { $0.index.rows[object.objectID] != nil || $0.index.deleted[object.objectID] != nil }) { return true }
         return object.isMarkedUpdated && !object.changesOnlyLists
@@ -80,8 +81,11 @@ extension ContextState {
     }
 
     /// Drops the loaded to-many lists that hold no change of this context's own, to be read again from below on
-    /// next use: all of an object with nothing pending, the unchanged ones of an updated object.
+    /// next use: all of an object with nothing pending, the unchanged ones of an updated object. A changed list of a
+    /// to-one inverse is read again at once with this context's moves on it (``rebaseChangedLists(_:)``); other
+    /// changed lists keep their contents.
     func dropUnchangedLists() {
+        var changed: [(object: ManagedObject, index: Int)] = []
         for object in registered.objects where !object.toMany.isEmpty && !object.isInserted && !object.isDeleted {
             guard object.hasChanges else {
                 object.toMany = [:]
@@ -89,11 +93,17 @@ extension ContextState {
                 continue
             }
             for (index, current) in object.toMany {
+                let relationship = object.entity.relationships[index]
                 let before = object.committedToMany[index] ?? RelatedIDs()
-                guard current.isSame(as: before, ordered: object.entity.relationships[index].isOrdered) else { continue }
+                guard current.isSame(as: before, ordered: relationship.isOrdered) else {
+                    if !relationship.isOrdered { changed.append((object, index)) }
+                    continue
+                }
                 object.toMany[index] = nil
                 object.committedToMany[index] = nil
             }
         }
+        // Unread, a list keeps the contents it had: what this context showed before the change below.
+        try? rebaseChangedLists(changed)
     }
 }

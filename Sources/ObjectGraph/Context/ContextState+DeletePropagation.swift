@@ -17,7 +17,8 @@ extension ContextState {
     /// rules follow leaves them to the save, which runs them again and throws what it meets.
     func propagatePendingDeletions() {
         isDeletePropagationScheduled = false
-        guard deleted.count > propagatedDeletions.count else { return }
+        // By membership, not by count: a merged save may have taken an own deletion out of `deleted` since.
+        guard deleted.keys.contains(where: { !propagatedDeletions.contains($0) }) else { return }
         do {
             try applyDeleteRules(propagating: true)
         } catch {

@@ -363,7 +363,7 @@ extension ContextState {
                 readAhead.reserveCapacity(readAhead.count + owners.count)
                 for (owner, list) in zip(owners, lists) {
                     let stored = resolved(list)
-                    readAhead[RuledKey(owner: owner.objectID, index: index)] = currentMembers(stored, of: owner, inverseSlot: inverseSlot)
+                    readAhead[RuledKey(owner: owner.objectID, index: index)] = currentMembers(stored, of: owner.objectID, inverseSlot: inverseSlot)
                 }
             }
         }

@@ -166,6 +166,8 @@ extension ContextState {
                 layer = layer.reindexed(model: model)
             }
             layer = rebased(layer, baseless: &baseless)
+            // Unread, a list stays as the child showed it (what it did before lists were rebased).
+            layer = (try? rebasedLists(layer, baseless: baseless)) ?? layer
             layers.append(layer)
             show(layer) { _ in true }
             arrived.append(layer)

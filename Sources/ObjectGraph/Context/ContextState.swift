@@ -364,10 +364,10 @@ final class ContextState {
     /// Sets a to-many relationship's contents as read from below (`ids`, committed), less the members registered
     /// here whose to-one inverse has moved them elsewhere without a save (see ``movingInverse(of:_:)``).
     @discardableResult
-    private func install(_ stored: [ObjectID], asToMany index: Int, of object: ManagedObject, inverseSlot: Int?) -> RelatedIDs {
+    func install(_ stored: [ObjectID], asToMany index: Int, of object: ManagedObject, inverseSlot: Int?) -> RelatedIDs {
         let ids = resolved(stored)
         var committed = RelatedIDs(ids)
-        let current = currentMembers(ids, of: object, inverseSlot: inverseSlot)
+        let current = currentMembers(ids, of: object.objectID, inverseSlot: inverseSlot)
         // Mostly the same list: then both share one storage.
         let contents = current.count == ids.count ? committed : RelatedIDs(current)
         if current.count != ids.count, let inverseSlot {
@@ -407,12 +407,11 @@ final class ContextState {
         ids.contains(where: \.isTemporaryID) ? ids.map { coordinator.resolve($0) } : ids
     }
 
-    /// `ids`, the members of `object`'s to-many relationship as read from below (resolved to current IDs), less those
+    /// `ids`, the members of `owner`'s to-many relationship as read from below (resolved to current IDs), less those
     /// registered here whose to-one inverse (at `inverseSlot` of their rows) has moved them elsewhere without a save;
     /// `ids` itself when no inverse can move a member (`inverseSlot` nil, see ``movingInverse(of:_:)``).
-    func currentMembers(_ ids: [ObjectID], of object: ManagedObject, inverseSlot: Int?) -> [ObjectID] {
+    func currentMembers(_ ids: [ObjectID], of owner: ObjectID, inverseSlot: Int?) -> [ObjectID] {
         guard let inverseSlot else { return ids }
-        let owner = object.objectID
         return ids.filter { id in
             guard let member = registered[id], !member.isFaultStorage else { return true }
             return member.toOne[inverseSlot] == owner

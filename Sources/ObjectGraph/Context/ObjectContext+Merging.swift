@@ -189,10 +189,12 @@ extension ContextState {
         // A deletion a child's save brought, which the merged save has done: as an own one above.
         for id in merged where layers.contains(where: { $0.deletes(id) }) { deletedForGood.insert(id) }
         dropFromLayers(merged)
+        let unlinked = unlinkMergedDeletions(merged)
         refreshLayers(with: changes, isRootSave: notification.isRootSave)
         // A store change's every row is in the log already, held here or not: the root that read it recorded them
         // (``mergeStoreChanges(_:)``), and every context below reads the root's log too.
         if !notification.isStoreChange { inFlight.viewChanges.record(changes.updatedObjectIDs + changes.deletedObjectIDs) }
+        inFlight.viewChanges.record(unlinked)
         // Children reading through this root's published view read the merged layers, not the ones before.
         republishView()
         // Loaded to-many contents may now miss inserted objects, hold deleted ones, or be out of date with a

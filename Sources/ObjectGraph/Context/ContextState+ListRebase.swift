@@ -1,0 +1,80 @@
+/// A to-many kept through a to-one inverse (an author's `books`, each book's `author`) lists exactly the objects a
+/// context shows pointing there: its contents follow its members' to-ones. A list loaded and changed here, or
+/// pushed whole by a child, holds the members as they were when it was read; the members another context moved
+/// since are not its news. Both are rebased: the view below, with this context's (or the layer's) own moves on it.
+///
+/// Ordered lists keep their contents whole: their order is a change of its own, which a rebase would lose.
+extension ContextState {
+    /// `layer` with each list it holds of a to-one inverse made the list this context shows now, with the moves of
+    /// the members whose to-one the layer sets (inserted, or the slot changed) applied: the child read the rest of
+    /// the list earlier, and what it read may have been overtaken here (another child's save, this context's edit, a
+    /// merge). A list of an object the layer inserts is the child's alone, and stays whole. A row in `baseless` (an
+    /// object this context does not show, see ``rebased(_:baseless:)``) is whole too: every to-one of it is the layer's.
+    func rebasedLists(_ layer: ChangeSet, baseless: Set<ObjectID>) throws -> ChangeSet {
+        guard !layer.toMany.isEmpty else { return layer }
+        var views: [Int: (slot: Int, members: [ObjectID])] = [:]
+        var unloaded: [String: (relationship: ModelRelationship, slot: Int, positions: [Int])] = [:]
+        for (position, contents) in layer.toMany.enumerated() where layer.place(of: contents.objectID)?.inserted != true {
+            let entity = try model.entity(named: contents.objectID.entityName)
+            guard let index = entity.relationshipIndex[contents.relationship], !entity.relationships[index].isOrdered,
+                  let slot = movingInverse(of: entity, index) else { continue }
+            if let owner = registered[contents.objectID], !owner.isFaultStorage, let loaded = owner.toMany[index] {
+                views[position] = (slot, loaded.ids)
+            } else {
+                unloaded["\(entity.name).\(contents.relationship)", default: (entity.relationships[index], slot, [])].positions.append(position)
+            }
+        }
+        for (_, group) in unloaded {
+            let owners = group.positions.map { layer.toMany[$0].objectID }
+            let lists = try layeredRelatedIDs(of: owners, relationship: group.relationship)
+            for (position, (owner, list)) in zip(group.positions, zip(owners, lists)) {
+                views[position] = (group.slot, currentMembers(resolved(list), of: owner, inverseSlot: group.slot))
+            }
+        }
+        var fixed = layer
+        for (position, view) in views {
+            let contents = layer.toMany[position]
+            let owner = contents.objectID
+            // Whether the layer links `id` here (true), elsewhere or deletes it (false), or leaves its to-one as it was (nil).
+            func linksHere(_ id: ObjectID) -> Bool? {
+                if layer.deletes(id) { return false }
+                guard let place = layer.place(of: id) else { return nil }
+                let row = place.inserted ? layer.inserted[place.position] : layer.updated[place.position]
+                guard place.inserted || row.changedToOne.contains(view.slot) || baseless.contains(id) else { return nil }
+                return row.toOne[view.slot] == owner
+            }
+            var members = view.members.filter { linksHere($0) ?? true }
+            let kept = Set(members)
+            members += contents.destinations.filter { !kept.contains($0) && linksHere($0) == true }
+            if members != contents.destinations { fixed.toMany[position].destinations = members }
+        }
+        return fixed.toMany.elementsEqual(layer.toMany, by: { $0.destinations == $1.destinations }) ? layer : fixed.reindexed(model: model)
+    }
+
+    /// Reads again, in one read per relationship, each list of `changed` (objects, and the positions of lists of a
+    /// to-one inverse they changed here) from below, and puts this context's own links back on it: the members that
+    /// show their own state here (``showsOwnState(_:)``), point to the object, and that below does not list. The members it moved away point
+    /// elsewhere here, and ``currentMembers(_:of:inverseSlot:)`` leaves them out as it does at every load.
+    func rebaseChangedLists(_ changed: [(object: ManagedObject, index: Int)]) throws {
+        var groups: [String: [(object: ManagedObject, index: Int)]] = [:]
+        for entry in changed { groups["\(entry.object.entity.name).\(entry.index)", default: []].append(entry) }
+        for (_, group) in groups {
+            let relationship = group[0].object.entity.relationships[group[0].index]
+            guard let slot = movingInverse(of: group[0].object.entity, group[0].index) else { continue }
+            let lists = try layeredRelatedIDs(of: group.map(\.object.objectID), relationship: relationship)
+            for ((object, index), list) in zip(group, lists) {
+                let before = object.toMany[index]?.ids ?? []
+                var contents = install(list, asToMany: index, of: object, inverseSlot: slot)
+                for id in before where !contents.contains(id) {
+                    // A member showing its own state here (changed, or held by a layer) keeps its link; one with
+                    // nothing pending follows below, which may have deleted or moved it since.
+                    if let member = registered[id], !member.isFaultStorage, !member.isDeleted, member.toOne[slot] == object.objectID,
+                       showsOwnState(member) {
+                        _ = contents.append(id)
+                    }
+                }
+                object.toMany[index] = contents
+            }
+        }
+    }
+}
