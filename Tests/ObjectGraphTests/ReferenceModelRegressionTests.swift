@@ -419,6 +419,56 @@ import Testing
         #expect(stored == [first, second])
     }
 
+    /// Link seed 9 (memory, step 46): a grandchild's list, after a sibling's save linked the same object there, read
+    /// the same as below; its root then unlinked that object, and the list, judged unchanged, was read again from
+    /// below without the grandchild's own link, which its fetch still showed.
+    @Test(arguments: StoreKind.allCases)
+    func aListKeepsItsOwnLinkWhenBelowLetsGoOfIt(_ kind: StoreKind) async throws {
+        let (root, child, folder) = try Self.linkedRootAndChild(kind)
+        defer { _ = folder }
+        let sibling = ObjectContext(parent: root, name: "sibling")
+        let from = try await Self.storedEntry(in: root, title: "from")
+        let to = try await Self.storedEntry(in: root, title: "to")
+        try await child.perform { ctx in
+            try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
+        }
+        try await sibling.perform { ctx in
+            try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
+            try ctx.save()
+        }
+        let read = try await child.perform { ctx in try ctx.existingObject(with: to).objects(forKey: "previous").map(\.objectID) }
+        try await root.perform { ctx in try ctx.existingObject(with: from).setObject(nil, forKey: "next") }
+        let after = try await child.perform { ctx in
+            (try ctx.existingObject(with: to).objects(forKey: "previous").map(\.objectID),
+             try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next"))
+        }
+        #expect(read == [from])
+        #expect(after.0 == [from] && after.1 == [to])
+    }
+
+    /// Link seed 9 (memory, step 57): an object a child changed only through its inverse list, whose list then read
+    /// the same as below, was taken for one changed and set back, and kept showing after its root deleted it. Its
+    /// values, existence included, follow below.
+    @Test(arguments: StoreKind.allCases)
+    func anObjectWhoseListReadsAsBelowFollowsItsRootsDeletion(_ kind: StoreKind) async throws {
+        let (root, child, folder) = try Self.linkedRootAndChild(kind)
+        defer { _ = folder }
+        let sibling = ObjectContext(parent: root, name: "sibling")
+        let from = try await Self.storedEntry(in: root, title: "from")
+        let to = try await Self.storedEntry(in: root, title: "to")
+        try await child.perform { ctx in
+            try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
+        }
+        try await sibling.perform { ctx in
+            try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
+            try ctx.save()
+        }
+        _ = try await child.perform { ctx in try ctx.existingObject(with: to).objects(forKey: "previous").count }
+        try await root.perform { ctx in try ctx.delete(try ctx.existingObject(with: to)) }
+        let fetched = try await child.perform { ctx in try ctx.fetch(FetchRequest(entityName: "Entry", format: "title == %@", "to")).count }
+        #expect(fetched == 0)
+    }
+
     /// Link seeds 18 and 26: a root merged another root's deletion of an object it had linked to, and kept the link.
     /// Core Data's `mergeChanges(fromContextDidSave:)` "invokes delete(_:) on those which have been deleted", whose
     /// rules nullify the link: it becomes the root's change to none, and its save succeeds.

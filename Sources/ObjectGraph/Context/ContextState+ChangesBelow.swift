@@ -59,12 +59,13 @@ extension ContextState {
             guard let row = rows[coordinator.resolve(object.objectID)] else { continue }
             let before = object.values
             let (lists, committedLists, wasUpdated) = (object.toMany, object.committedToMany, object.isMarkedUpdated)
+            let wasListsOnly = object.isMarkedForListsOnly
             turnIntoFault(object)
             fill(object, from: row)
             if wasUpdated {
                 object.toMany = lists
                 object.committedToMany = committedLists
-                updated.insert(object)
+                updated.insert(object, listsOnly: wasListsOnly)
             }
             object.observedReplacement(attributesBefore: before)
         }
@@ -81,13 +82,16 @@ extension ContextState {
     }
 
     /// Drops the loaded to-many lists that hold no change of this context's own, to be read again from below on
-    /// next use: all of an object with nothing pending, the unchanged ones of an updated object. A changed list of a
-    /// to-one inverse is read again at once with this context's moves on it (``rebaseChangedLists(_:)``); other
+    /// next use: all of an object with nothing pending, the unchanged ones of an updated object. A list of a to-one
+    /// inverse that is changed, or holds a link of this context's own (the same as read, but below may have let go
+    /// of it since), is read again at once with this context's links on it (``rebaseChangedLists(_:)``); other
     /// changed lists keep their contents.
     func dropUnchangedLists() {
         var changed: [(object: ManagedObject, index: Int)] = []
+        // Without an edit of its own (or a child's), no list here holds a link of this context's.
+        let mayHoldOwnLinks = updated.count > 0 || !insertionOrder.isEmpty || !receivedLayers.isEmpty
         for object in registered.objects where !object.toMany.isEmpty && !object.isInserted && !object.isDeleted {
-            guard object.hasChanges else {
+            guard object.hasChanges || mayHoldOwnLinks else {
                 object.toMany = [:]
                 object.committedToMany = [:]
                 continue
@@ -97,6 +101,11 @@ extension ContextState {
                 let before = object.committedToMany[index] ?? RelatedIDs()
                 guard current.isSame(as: before, ordered: relationship.isOrdered) else {
                     if !relationship.isOrdered { changed.append((object, index)) }
+                    continue
+                }
+                // The same as read, but holding a link of this context's own: read again, below may have let go of it.
+                if !relationship.isOrdered, let slot = movingInverse(of: object.entity, index), holdsOwnLink(current, to: object.objectID, slot: slot) {
+                    changed.append((object, index))
                     continue
                 }
                 object.toMany[index] = nil

@@ -66,15 +66,23 @@ extension ContextState {
                 let before = object.toMany[index]?.ids ?? []
                 var contents = install(list, asToMany: index, of: object, inverseSlot: slot)
                 for id in before where !contents.contains(id) {
-                    // A member showing its own state here (changed, or held by a layer) keeps its link; one with
-                    // nothing pending follows below, which may have deleted or moved it since.
-                    if let member = registered[id], !member.isFaultStorage, !member.isDeleted, member.toOne[slot] == object.objectID,
-                       showsOwnState(member) {
-                        _ = contents.append(id)
-                    }
+                    if isOwnLink(id, to: object.objectID, slot: slot) { contents.append(id) }
                 }
                 object.toMany[index] = contents
             }
         }
+    }
+
+    /// Whether `member` links to `owner` (at to-one `slot`) as this context shows it on its own: a member showing its
+    /// own state here (changed, or held by a layer) keeps its link; one with nothing pending follows below, which
+    /// may have deleted or moved it since.
+    func isOwnLink(_ member: ObjectID, to owner: ObjectID, slot: Int) -> Bool {
+        guard let object = registered[member], !object.isFaultStorage, !object.isDeleted, object.toOne[slot] == owner else { return false }
+        return showsOwnState(object)
+    }
+
+    /// Whether `list`, `owner`'s, holds a member this context links there on its own (see ``isOwnLink(_:to:slot:)``).
+    func holdsOwnLink(_ list: RelatedIDs, to owner: ObjectID, slot: Int) -> Bool {
+        list.ids.contains { isOwnLink($0, to: owner, slot: slot) }
     }
 }

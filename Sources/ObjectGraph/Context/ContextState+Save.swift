@@ -298,14 +298,13 @@ extension ContextState {
             if let slot = survivor.entity.toOneSlot[key.index] {
                 guard let current = survivor.toOne[slot], gone.contains(current) else { continue }
                 survivor.toOne[slot] = nil
+                markUpdated(survivor)
             } else if var contents = survivor.toMany[key.index] {
                 survivor.toMany[key.index] = nil
                 contents.remove(Set(gone))
                 survivor.toMany[key.index] = contents
-            } else {
-                continue
+                markUpdated(survivor, listsOnly: true)
             }
-            markUpdated(survivor)
         }
     }
 
@@ -383,7 +382,7 @@ extension ContextState {
                 } else if var contents = object.toMany[index], contents.ids.contains(where: { doomed[$0] != nil }) {
                     for id in contents.ids where doomed[id] != nil { contents.remove(id) }
                     object.toMany[index] = contents
-                    markUpdated(object)
+                    markUpdated(object, listsOnly: true)
                 }
             }
         }

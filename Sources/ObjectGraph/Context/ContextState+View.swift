@@ -238,12 +238,14 @@ extension ContextState {
             }
             guard !object.isFaultStorage else { continue }
             var changed = false
+            var listsOnly = true
             let before = object.values
             defer { if changed { object.observedReplacement(attributesBefore: before) } }
             if let snapshot = layer.snapshot(for: id) {
                 object.values = snapshot.values
                 object.toOne = snapshot.toOne
                 changed = true
+                listsOnly = false
             }
             if let lists = layer.index.toMany[id] {
                 for (name, contents) in lists {
@@ -261,7 +263,7 @@ extension ContextState {
                     changed = true
                 }
             }
-            if changed { markUpdated(object, byLayer: true) }
+            if changed { markUpdated(object, byLayer: true, listsOnly: listsOnly) }
         }
     }
 

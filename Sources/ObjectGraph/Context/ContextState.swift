@@ -257,7 +257,7 @@ final class ContextState {
     }
 
     /// Notes a change of `object`: this context's own (an edit, a delete rule), or `byLayer`, a child's save shown in it.
-    func markUpdated(_ object: ManagedObject, byLayer: Bool = false) {
+    func markUpdated(_ object: ManagedObject, byLayer: Bool = false, listsOnly: Bool = false) {
         // Every change, not only the first: an observer judges the object as it is when changes are processed.
         observation?.noteChanged(object)
         if !byLayer {
@@ -266,8 +266,8 @@ final class ContextState {
             withdrawView()
             inFlight.viewChanges.record(CollectionOfOne(object.objectID))
         }
-        guard !object.isInserted, !object.isMarkedUpdated else { return }
-        updated.insert(object)
+        guard !object.isInserted else { return }
+        updated.insert(object, listsOnly: listsOnly)
     }
 
     func delete(_ object: ManagedObject) throws {
@@ -426,7 +426,7 @@ final class ContextState {
         object.toMany[index] = nil
         let changed = change(&contents)
         object.toMany[index] = contents
-        if changed { markUpdated(object) }
+        if changed { markUpdated(object, listsOnly: true) }
     }
 
     /// Adds or removes `member` on one side only; the callers keep both sides in step.

@@ -17,10 +17,15 @@ struct UpdatedObjects {
     /// The marked objects, in the order they were first marked.
     var objects: LazyFilterSequence<[ManagedObject]> { listed.lazy.filter(\.isMarkedUpdated) }
 
-    /// Marks `object` updated; nothing changes when it already is.
-    mutating func insert(_ object: ManagedObject) {
-        guard !object.isMarkedUpdated else { return }
+    /// Marks `object` updated; nothing changes when it already is, but for an edit of its values after its lists
+    /// (`listsOnly` false), which clears ``ManagedObject/isMarkedForListsOnly``.
+    mutating func insert(_ object: ManagedObject, listsOnly: Bool = false) {
+        guard !object.isMarkedUpdated else {
+            if !listsOnly { object.isMarkedForListsOnly = false }
+            return
+        }
         object.isMarkedUpdated = true
+        object.isMarkedForListsOnly = listsOnly
         count += 1
         guard !object.isListedUpdated else { return }
         object.isListedUpdated = true
@@ -30,13 +35,13 @@ struct UpdatedObjects {
     /// Unmarks `object`; nothing changes when it is not marked.
     mutating func remove(_ object: ManagedObject) {
         guard object.isMarkedUpdated else { return }
-        object.isMarkedUpdated = false
+        (object.isMarkedUpdated, object.isMarkedForListsOnly) = (false, false)
         count -= 1
     }
 
     /// Unmarks every object and lets go of them, in the order they were marked.
     mutating func removeAll() {
-        for object in listed { (object.isMarkedUpdated, object.isListedUpdated) = (false, false) }
+        for object in listed { (object.isMarkedUpdated, object.isListedUpdated, object.isMarkedForListsOnly) = (false, false, false) }
         listed = []
         count = 0
     }

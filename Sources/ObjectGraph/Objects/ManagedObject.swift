@@ -49,7 +49,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var isFaultStorage: Bool
     /// Whether the object sits in its context's updated set.
     @exclusivity(unchecked) var isMarkedUpdated = false
-    /// ``isListedUpdated``, ``hasCommitted``, ``currentIsCommitted`` and ``isGatheredForPrefetch``, a bit each: with
+    /// ``isListedUpdated``, ``hasCommitted``, ``currentIsCommitted``, ``isGatheredForPrefetch`` and
+    /// ``isMarkedForListsOnly``, a bit each: with
     /// ``heldSingleIndex`` beside them, the flags still share one word.
     @exclusivity(unchecked) private var bookkeepingFlags: UInt8 = 0
     /// Why ``state`` is nil, for the error message.
@@ -80,6 +81,13 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     final var isGatheredForPrefetch: Bool {
         get { bookkeepingFlags & 8 != 0 }
         set { bookkeepingFlags = newValue ? bookkeepingFlags | 8 : bookkeepingFlags & ~8 }
+    }
+    /// Whether the object is marked updated only for changes to its to-many lists (what linking another object to
+    /// it does through the inverse): its values still follow below. An edit of an attribute or a to-one clears it,
+    /// and it stays clear while the object is marked, set back or not.
+    final var isMarkedForListsOnly: Bool {
+        get { bookkeepingFlags & 16 != 0 }
+        set { bookkeepingFlags = newValue ? bookkeepingFlags | 16 : bookkeepingFlags & ~16 }
     }
     /// Whether ``committed`` holds a row.
     final var hasCommitted: Bool {
@@ -402,13 +410,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     // MARK: Change tracking
 
     /// Whether the object's only changes are to its to-many lists: what linking another object to it (or away)
-    /// does through the inverse. Its values are still those below, and so is whether it exists.
+    /// does through the inverse. Its values are still those below, and so is whether it exists. An attribute or a
+    /// to-one changed and set back is a change still: the object keeps its values until its save or rollback.
     var changesOnlyLists: Bool {
-        guard isMarkedUpdated, !isInserted, !isDeleted else { return false }
-        let changed = changedKeys()
-        return !changed.isEmpty && changed.allSatisfy { key in
-            entity.relationshipIndex[key].map { entity.toOneSlot[$0] == nil } ?? false
-        }
+        isMarkedUpdated && isMarkedForListsOnly && !isInserted && !isDeleted
     }
 
     /// The names of attributes and relationships whose current values differ from the committed ones.
