@@ -154,6 +154,13 @@ struct ReferenceModel {
     /// at commit); a row the save deletes leaves the links other rows hold to it null (`ON DELETE SET NULL`), which
     /// the save does not announce: the saving context unlinked what it showed pointing there.
     mutating func saveRoot(_ context: Int) -> (updated: [Int: Row], deleted: Set<Int>)? {
+        // The save runs the delete rules again for what is left: a link a child pushed after this context deleted
+        // its destination is nullified, as the deletion's rule nullified the links there when it was made.
+        let deletedHere = Set(contexts[context].pending.filter(\.value.isDeleted).keys)
+        for (serial, change) in contexts[context].pending.sorted(by: { $0.key < $1.key })
+        where !change.isDeleted && change.values["next"].map(deletedHere.contains) == true {
+            update(context, serial: serial, key: "next", value: Self.none)
+        }
         let pending = contexts[context].pending
         if pending.contains(where: { serial, change in !change.isInserted && !change.isDeleted && store[serial] == nil }) { return nil }
         let remaining = Set(store.keys).subtracting(pending.filter(\.value.isDeleted).keys).union(pending.filter(\.value.isInserted).keys)

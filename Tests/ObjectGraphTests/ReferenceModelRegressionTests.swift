@@ -522,6 +522,59 @@ import Testing
         #expect(shown == [])
     }
 
+    /// Link seed 11 (step 51): a root merged another root's deletion of an object a child's save had linked; the
+    /// child's list, kept in the root's layer, still named it, and reading the list failed on a row that was gone.
+    @Test(arguments: StoreKind.allCases)
+    func aListAChildsSaveBroughtLetsGoOfAMergedDeletion(_ kind: StoreKind) async throws {
+        let (root, child, folder) = try Self.linkedRootAndChild(kind)
+        defer { _ = folder }
+        let other = ObjectContext(coordinator: root.coordinator, name: "other")
+        let from = try await Self.storedEntry(in: root, title: "from")
+        let to = try await Self.storedEntry(in: root, title: "to")
+        try await child.perform { ctx in
+            try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
+            try ctx.save()
+        }
+        let deletion = try await other.perform { ctx in
+            try ctx.delete(try ctx.existingObject(with: from))
+            return try #require(try ctx.saveAndNotification())
+        }
+        await root.mergeChanges(fromContextDidSave: deletion)
+        let previous = try await root.perform { ctx in try ctx.existingObject(with: to).objects(forKey: "previous").map(\.objectID) }
+        #expect(previous == [])
+    }
+
+    /// Link seed 30 (step 37): a root saved a deletion a child's save had brought, while it showed another object
+    /// linking to the deleted one (a merge linked it after the deletion arrived, so the delete rules never saw it).
+    /// SQLite's foreign key nulled the link and the root kept showing it; the in-memory store kept the link to a row
+    /// it no longer held. After the save, what a root shows is what it stored, and no stored row names a gone one.
+    @Test(arguments: StoreKind.allCases)
+    func aRootsSaveUnlinksWhatItShowedLinkingToARowItDeleted(_ kind: StoreKind) async throws {
+        let (root, child, folder) = try Self.linkedRootAndChild(kind)
+        defer { _ = folder }
+        let other = ObjectContext(coordinator: root.coordinator, name: "other")
+        let from = try await Self.storedEntry(in: root, title: "from")
+        let to = try await Self.storedEntry(in: root, title: "to")
+        try await child.perform { ctx in
+            try ctx.delete(try ctx.existingObject(with: to))
+            try ctx.save()
+        }
+        let link = try await other.perform { ctx in
+            try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
+            return try #require(try ctx.saveAndNotification())
+        }
+        await root.mergeChanges(fromContextDidSave: link)
+        let before = try await root.perform { ctx in try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next") }
+        try await root.perform { ctx in try ctx.save() }
+        let after = try await root.perform { ctx in try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next") }
+        let stored = try await ObjectContext(coordinator: root.coordinator, name: "check").perform { ctx in
+            try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next")
+        }
+        #expect(before == [to])
+        #expect(after == [])
+        #expect(stored == [])
+    }
+
     /// A saved entry of ``ReferenceModelTests/model`` with `title`, saved through `context`.
     static func storedEntry(in context: ObjectContext, title: String) async throws -> ObjectID {
         try await context.perform { ctx in

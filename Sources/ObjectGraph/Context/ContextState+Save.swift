@@ -51,6 +51,10 @@ extension ContextState {
         }
         apply(result)
         for set in saved { for (id, _) in set.deleted { deletedForGood.insert(coordinator.resolve(id)) } }
+        if isRoot, saved.contains(where: { !$0.deleted.isEmpty }) {
+            let gone = Set(saved.lazy.flatMap(\.deleted).map { self.coordinator.resolve($0.objectID) })
+            inFlight.viewChanges.record(unlinkDeletedRows(gone))
+        }
         forgetDiscarded(result.discarded)
         // Inserts now have permanent IDs: observers rename them in one diff.
         if !result.permanentIDs.isEmpty { observation?.noteRenamed() }
@@ -628,13 +632,16 @@ extension ContextState {
     func dropFromLayers(_ ids: Set<ObjectID>) {
         guard !receivedLayers.isEmpty, !ids.isEmpty else { return }
         layers = layers.map { layer in
-            guard layer.updated.contains(where: { ids.contains($0.objectID) }) || layer.toMany.contains(where: { ids.contains($0.objectID) })
+            guard layer.updated.contains(where: { ids.contains($0.objectID) })
+                    || layer.toMany.contains(where: { ids.contains($0.objectID) || $0.destinations.contains(where: ids.contains) })
                     || layer.deleted.contains(where: { ids.contains($0.objectID) }) else {
                 return layer
             }
             var fixed = layer
             fixed.updated.removeAll { ids.contains($0.objectID) }
             fixed.toMany.removeAll { ids.contains($0.objectID) }
+            // Nor is it a member of a list the layer holds: a list read through the layer would name a row that is gone.
+            for index in fixed.toMany.indices { fixed.toMany[index].destinations.removeAll(where: ids.contains) }
             fixed.deleted.removeAll { ids.contains($0.objectID) }
             return fixed.reindexed(model: model)
         }

@@ -205,6 +205,7 @@ public final class InMemoryStore: PersistentStore {
             result.updatedRows.append((row.objectID, stored.version))
             touched.insert(entity.rootName)
         }
+        var deletedKeys: [String: Set<Int64>] = [:]
         for (id, version) in changes.deleted {
             let entity = try model.entity(named: id.entityName)
             guard let stored = state.rows[entity.rootName]?[id.rawKey], stored.version == version else {
@@ -214,7 +215,7 @@ public final class InMemoryStore: PersistentStore {
             }
             _ = stored
             state.rows[entity.rootName]![id.rawKey] = nil
-            if model.hasOneSidedRelationships { clearOneSidedReferences(to: id, root: entity.rootName, in: &state) }
+            deletedKeys[entity.rootName, default: []].insert(id.rawKey)
             for table in Array(state.joins.keys) {
                 state.joins[table]!.removeAll { link in
                     (joinRoots(table).source == entity.rootName && link.source == id.rawKey)
@@ -223,6 +224,7 @@ public final class InMemoryStore: PersistentStore {
             }
         }
         guard conflicts.isEmpty else { throw ObjectGraphError.conflict(conflicts) }
+        if !deletedKeys.isEmpty && model.hasRelationships { clearReferences(to: deletedKeys, in: &state) }
         for contents in changes.toMany {
             let owner = permanent(contents.objectID)!
             let entity = try model.entity(named: owner.entityName)
@@ -307,15 +309,20 @@ public final class InMemoryStore: PersistentStore {
         }
     }
 
-    /// Clears the to-one references to a deleted row that relationships without an inverse hold, as an SQLite
-    /// store's foreign key does (`ON DELETE SET NULL`).
-    private func clearOneSidedReferences(to id: ObjectID, root: String, in state: inout Contents) {
+    /// Clears every stored to-one that names a deleted row (`deleted`: keys by root entity), as an SQLite store's
+    /// foreign key does (`ON DELETE SET NULL`): the saving context unlinked what it showed pointing there, but a row
+    /// it did not show (another context's link, saved since it read) must not name a row that is gone. One pass over
+    /// the rows of each entity with a to-one into a root that lost rows, however many rows the save deleted.
+    private func clearReferences(to deleted: [String: Set<Int64>], in state: inout Contents) {
         for entity in model.entities {
-            for (index, relationship) in entity.relationships.enumerated() where !relationship.hasInverse {
-                guard let slot = entity.toOneSlot[index], model.entityIfPresent(relationship.destinationEntityName)?.rootName == root,
+            for (index, relationship) in entity.relationships.enumerated() {
+                guard let slot = entity.toOneSlot[index],
+                      let gone = model.entityIfPresent(relationship.destinationEntityName).flatMap({ deleted[$0.rootName] }),
                       let rows = state.rows[entity.rootName] else { continue }
-                for (key, row) in rows where row.entityName == entity.name && row.toOne[slot]?.rawKey == id.rawKey {
-                    state.rows[entity.rootName]![key]!.toOne[slot] = nil
+                for (key, row) in rows where row.entityName == entity.name {
+                    if let destination = row.toOne[slot], gone.contains(destination.rawKey) {
+                        state.rows[entity.rootName]![key]!.toOne[slot] = nil
+                    }
                 }
             }
         }

@@ -1,13 +1,14 @@
-/// Core Data's merge of another save "invokes `delete(_:)` on those which have been deleted" (the documentation of
-/// `mergeChanges(fromContextDidSave:)`): the deleted object's rules run in the merging context too, and what this
-/// context holds pointing at it lets go. The store already nulled the stored rows' links to a deleted row (`ON DELETE
-/// SET NULL`; a batch delete unlinks and announces them), so only what this context holds is left to unlink.
+/// A row deleted in the store leaves no link to it: the store nulls the stored rows' links (`ON DELETE SET NULL`; a
+/// batch delete unlinks and announces them), and what a context holds pointing at it lets go too. After a merged
+/// save, as Core Data's `mergeChanges(fromContextDidSave:)` "invokes `delete(_:)` on those which have been deleted",
+/// whose rules run in the merging context; after a root's own save, for links its delete rules did not reach (a
+/// link merged in after a child's deletion arrived).
 extension ContextState {
-    /// Unlinks every to-one this context holds that names one of `gone` (objects a merged save deleted): in its
+    /// Unlinks every to-one this context holds that names one of `gone` (objects whose rows a save deleted): in its
     /// registered objects and in the rows its children's saves brought. A link this context read becomes what the
     /// store holds now (no change); a link it made, or a child's save brought, becomes its change to none, which its
     /// save writes. Returns the objects unlinked, whose view changed for the contexts below.
-    func unlinkMergedDeletions(_ gone: Set<ObjectID>) -> [ObjectID] {
+    func unlinkDeletedRows(_ gone: Set<ObjectID>) -> [ObjectID] {
         guard !gone.isEmpty else { return [] }
         var unlinked: [ObjectID] = []
         for object in registered.objects where !object.isFaultStorage && object.state === self
@@ -33,7 +34,7 @@ extension ContextState {
     }
 
     /// The received layers' rows that link to one of `gone`, unlinked as changes of theirs (see
-    /// ``unlinkMergedDeletions(_:)``).
+    /// ``unlinkDeletedRows(_:)``).
     private func unlinkInLayers(_ gone: Set<ObjectID>, unlinked: inout [ObjectID]) {
         guard !receivedLayers.isEmpty else { return }
         func linksGone(_ row: ChangeSet.Row) -> Bool { row.toOne.contains { $0.map(gone.contains) == true } }
