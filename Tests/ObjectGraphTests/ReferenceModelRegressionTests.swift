@@ -575,6 +575,50 @@ import Testing
         #expect(stored == [])
     }
 
+    /// Link seed 7 (memory, step 16): a child read its root's unsaved insert (linking to it), and the root then
+    /// changed the insert; the child kept the value it had read. An insert tracks no change (it is written whole),
+    /// and its edits went unrecorded for the children that follow their parent's view.
+    @Test(arguments: StoreKind.allCases)
+    func aChildFollowsItsParentsEditOfAnUnsavedInsert(_ kind: StoreKind) async throws {
+        let (root, child, folder) = try Self.linkedRootAndChild(kind)
+        defer { _ = folder }
+        let from = try await Self.storedEntry(in: root, title: "from")
+        let inserted = try await root.perform { ctx in
+            let entry = try ctx.insert("Entry")
+            try entry.setValue(Int64(1), forKey: "pages")
+            return entry.objectID
+        }
+        try await child.perform { ctx in
+            try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: inserted), forKey: "next")
+        }
+        try await root.perform { ctx in try ctx.existingObject(with: inserted).setValue(Int64(3), forKey: "pages") }
+        let shown = try await child.perform { ctx in
+            try ctx.fetch(FetchRequest(entityName: "Entry", format: "pages > 0")).map { try $0.value(forKey: "pages") }
+        }
+        #expect(shown == [.int(3)])
+    }
+
+    /// Link seed 17 (step 57): a child deleted its root's unsaved insert; the root then linked another object to it
+    /// and saved, which renamed the insert. Under its permanent ID the child's deletion looked new, and its rules ran
+    /// again when the child's next block ended, unlinking the root's later link in the child.
+    @Test(arguments: StoreKind.allCases)
+    func aDeletionsRulesDoNotRunAgainAfterItsObjectIsRenamed(_ kind: StoreKind) async throws {
+        let (root, child, folder) = try Self.linkedRootAndChild(kind)
+        defer { _ = folder }
+        let from = try await Self.storedEntry(in: root, title: "from")
+        let inserted = try await root.perform { ctx in try ctx.insert("Entry").objectID }
+        try await child.perform { ctx in try ctx.delete(try ctx.existingObject(with: inserted)) }
+        let stored = try await root.perform { ctx in
+            let insert = try ctx.existingObject(with: inserted)
+            try ctx.existingObject(with: from).setObject(insert, forKey: "next")
+            try ctx.save()
+            return insert.objectID
+        }
+        _ = try await child.perform { ctx in try ctx.fetch(FetchRequest(entityName: "Entry")).count }
+        let shown = try await child.perform { ctx in try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next") }
+        #expect(shown == [stored])
+    }
+
     /// A saved entry of ``ReferenceModelTests/model`` with `title`, saved through `context`.
     static func storedEntry(in context: ObjectContext, title: String) async throws -> ObjectID {
         try await context.perform { ctx in

@@ -774,6 +774,8 @@ extension ContextState {
             registered[object.storedObjectID] = nil
             // A pending deletion goes by the new ID too: left under the old one, the next save listed it twice.
             if deleted.removeValue(forKey: object.storedObjectID) != nil { deleted[permanent] = object }
+            // Its rules ran already: under the new ID they must not run again, over links made since.
+            if propagatedDeletions.remove(object.storedObjectID) != nil { propagatedDeletions.insert(permanent) }
             object.storedObjectID = permanent
             registered[permanent] = object
         }

@@ -256,6 +256,15 @@ final class ContextState {
         return object
     }
 
+    /// Notes a change of a pending insert's attribute, which is written whole and tracks no change: observers judge
+    /// it again, and children that read it (a parent's insert shows in its children) read it again at their next
+    /// fetch. Each only when there is one: a large insert pays two tests per value.
+    @inline(__always)
+    func noteInsertChanged(_ object: ManagedObject) {
+        if let observation { observation.noteChanged(object) }
+        if inFlight.viewChanges.isRead.value { inFlight.viewChanges.record(CollectionOfOne(object.objectID)) }
+    }
+
     /// Notes a change of `object`: this context's own (an edit, a delete rule), or `byLayer`, a child's save shown in it.
     func markUpdated(_ object: ManagedObject, byLayer: Bool = false, listsOnly: Bool = false) {
         // Every change, not only the first: an observer judges the object as it is when changes are processed.

@@ -105,8 +105,7 @@ extension ManagedObject {
         else { return false }
         if isInserted {
             values.setInt(value, at: position)
-            // A pending insert changed after its observers saw it must be judged again.
-            if let observation = state.unsafelyUnwrapped.observation { observation.noteChanged(self) }
+            state.unsafelyUnwrapped.noteInsertChanged(self)
             return true
         }
         // Setting the value it already has is not a change.

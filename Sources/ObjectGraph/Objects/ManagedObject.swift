@@ -389,8 +389,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         if isInserted, !isDeleted, isLoadedAndAccessible(onThread: QueueExecutor.currentThread) {
             // The common case first, with no call: nobody tracks a new object's reads, nothing observes its context.
             if observationRegistrar == nil { values[index] = value } else { observedMutation(index) { values[index] = value } }
-            // A pending insert changed after its observers saw it must be judged again.
-            if let observation = state.unsafelyUnwrapped.observation { observation.noteChanged(self) }
+            state.unsafelyUnwrapped.noteInsertChanged(self)
             return
         }
         let state = try fulfilledState()
@@ -399,7 +398,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         }
         if isInserted {
             observedMutation(index) { values[index] = value }
-            state.observation?.noteChanged(self)
+            state.noteInsertChanged(self)
             return
         }
         if values[index] == value { return }
