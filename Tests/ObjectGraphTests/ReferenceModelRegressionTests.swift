@@ -619,6 +619,29 @@ import Testing
         #expect(shown == [stored])
     }
 
+    /// Link seed 14 (SQLite, step 55): a grandchild's save brought its parent a list whole, as the parent showed it
+    /// then; the root later linked another object there, and the list read through the parent's layer missed it.
+    @Test(arguments: StoreKind.allCases)
+    func aListAChildsSaveBroughtFollowsItsRootsLaterLink(_ kind: StoreKind) async throws {
+        let (root, child, folder) = try Self.linkedRootAndChild(kind)
+        defer { _ = folder }
+        let grandchild = ObjectContext(parent: child, name: "grandchild")
+        let first = try await Self.storedEntry(in: root, title: "first")
+        let second = try await Self.storedEntry(in: root, title: "second")
+        let to = try await Self.storedEntry(in: root, title: "to")
+        try await grandchild.perform { ctx in
+            try ctx.existingObject(with: first).setObject(try ctx.existingObject(with: to), forKey: "next")
+            try ctx.save()
+        }
+        try await root.perform { ctx in
+            try ctx.existingObject(with: second).setObject(try ctx.existingObject(with: to), forKey: "next")
+        }
+        let inChild = try await child.perform { ctx in Set(try ctx.existingObject(with: to).objects(forKey: "previous").map(\.objectID)) }
+        let inGrandchild = try await grandchild.perform { ctx in Set(try ctx.existingObject(with: to).objects(forKey: "previous").map(\.objectID)) }
+        #expect(inChild == [first, second])
+        #expect(inGrandchild == [first, second])
+    }
+
     /// A saved entry of ``ReferenceModelTests/model`` with `title`, saved through `context`.
     static func storedEntry(in context: ObjectContext, title: String) async throws -> ObjectID {
         try await context.perform { ctx in

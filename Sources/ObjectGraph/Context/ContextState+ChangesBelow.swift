@@ -22,6 +22,8 @@ extension ContextState {
             context = current.parent
         }
         guard changes.everything || !changes.objects.isEmpty || !staleBeneathChanges.isEmpty else { return }
+        // Unread, a layer's list stays as it was shown when the child's save arrived.
+        if changes.everything || !changes.objects.isEmpty { try? refreshLayerLists() }
         let named: [ManagedObject]
         if changes.everything {
             named = registered.objects

@@ -5,6 +5,69 @@
 ///
 /// Ordered lists keep their contents whole: their order is a change of its own, which a rebase would lose.
 extension ContextState {
+    /// The lists of to-one inverses that this context's received layers hold, rebased on what lies below now. A layer
+    /// keeps a list whole, as this context showed it when the child's save arrived; what lies below changes later
+    /// (the parent's edits, its other children's saves, its merges) and a list read through the layer must follow,
+    /// less and plus only the members whose to-one the layers set. One read per relationship, of the lists the
+    /// layers hold.
+    func refreshLayerLists() throws {
+        guard !isRoot, !receivedLayers.isEmpty, receivedLayers.contains(where: { !$0.toMany.isEmpty }) else { return }
+        var layers = self.layers
+        var groups: [String: (relationship: ModelRelationship, slot: Int, owners: [ObjectID])] = [:]
+        var seen: Set<ObjectID> = []
+        for layer in layers {
+            for contents in layer.toMany where !seen.contains(contents.objectID)
+                && !layers.contains(where: { $0.place(of: contents.objectID)?.inserted == true }) {
+                let entity = try model.entity(named: contents.objectID.entityName)
+                guard let index = entity.relationshipIndex[contents.relationship], !entity.relationships[index].isOrdered,
+                      let slot = movingInverse(of: entity, index) else { continue }
+                seen.insert(contents.objectID)
+                groups["\(entity.name).\(contents.relationship)", default: (entity.relationships[index], slot, [])].owners.append(contents.objectID)
+            }
+        }
+        guard !groups.isEmpty else { return }
+        var changed = Set<Int>()
+        for (_, group) in groups {
+            let lists = try below.relatedIDs(of: group.owners.map { coordinator.resolve($0) }, relationship: group.relationship)
+            for (owner, list) in zip(group.owners, lists) {
+                var base = resolved(list)
+                for position in layers.indices {
+                    guard let at = layers[position].toMany.firstIndex(where: { $0.objectID == owner && $0.relationship == group.relationship.name })
+                    else { continue }
+                    let members = Self.members(base, moved: layers[position], to: owner, slot: group.slot, listed: layers[position].toMany[at].destinations)
+                    if members != layers[position].toMany[at].destinations {
+                        layers[position].toMany[at].destinations = members
+                        changed.insert(position)
+                    }
+                    base = members
+                }
+            }
+        }
+        guard !changed.isEmpty else { return }
+        for position in changed { layers[position] = layers[position].reindexed(model: model) }
+        self.layers = layers
+    }
+
+    /// `view` (a list as shown beneath `layer`) with the moves `layer` makes: the members whose to-one (`slot`) the
+    /// layer sets (inserted, changed, or a row it holds whole, in `baseless`) join `owner`'s list or leave it, and so
+    /// do those it deletes; `listed`, the layer's own copy of the list, gives the order of the members it adds.
+    static func members(
+        _ view: [ObjectID], moved layer: ChangeSet, to owner: ObjectID, slot: Int, listed: [ObjectID], baseless: Set<ObjectID> = []
+    ) -> [ObjectID] {
+        // Whether the layer links `id` here (true), elsewhere or deletes it (false), or leaves its to-one as it was (nil).
+        func linksHere(_ id: ObjectID) -> Bool? {
+            if layer.deletes(id) { return false }
+            guard let place = layer.place(of: id) else { return nil }
+            let row = place.inserted ? layer.inserted[place.position] : layer.updated[place.position]
+            guard place.inserted || row.changedToOne.contains(slot) || baseless.contains(id) else { return nil }
+            return row.toOne[slot] == owner
+        }
+        var members = view.filter { linksHere($0) ?? true }
+        let kept = Set(members)
+        members += listed.filter { !kept.contains($0) && linksHere($0) == true }
+        return members
+    }
+
     /// `layer` with each list it holds of a to-one inverse made the list this context shows now, with the moves of
     /// the members whose to-one the layer sets (inserted, or the slot changed) applied: the child read the rest of
     /// the list earlier, and what it read may have been overtaken here (another child's save, this context's edit, a
@@ -34,18 +97,7 @@ extension ContextState {
         var fixed = layer
         for (position, view) in views {
             let contents = layer.toMany[position]
-            let owner = contents.objectID
-            // Whether the layer links `id` here (true), elsewhere or deletes it (false), or leaves its to-one as it was (nil).
-            func linksHere(_ id: ObjectID) -> Bool? {
-                if layer.deletes(id) { return false }
-                guard let place = layer.place(of: id) else { return nil }
-                let row = place.inserted ? layer.inserted[place.position] : layer.updated[place.position]
-                guard place.inserted || row.changedToOne.contains(view.slot) || baseless.contains(id) else { return nil }
-                return row.toOne[view.slot] == owner
-            }
-            var members = view.members.filter { linksHere($0) ?? true }
-            let kept = Set(members)
-            members += contents.destinations.filter { !kept.contains($0) && linksHere($0) == true }
+            let members = Self.members(view.members, moved: layer, to: contents.objectID, slot: view.slot, listed: contents.destinations, baseless: baseless)
             if members != contents.destinations { fixed.toMany[position].destinations = members }
         }
         return fixed.toMany.elementsEqual(layer.toMany, by: { $0.destinations == $1.destinations }) ? layer : fixed.reindexed(model: model)

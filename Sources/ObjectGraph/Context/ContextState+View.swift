@@ -211,6 +211,11 @@ extension ContextState {
             let row = fixed.updated[index]
             guard let current = base[row.objectID] else {
                 baseless.insert(row.objectID)
+                // Every link of a whole row is its news: a list rebased later (``refreshLayerLists()``) keeps them.
+                if fixed.updated[index].changedToOne.count != row.toOne.count {
+                    fixed.updated[index].changedToOne = Array(row.toOne.indices)
+                    changed = true
+                }
                 continue
             }
             let (values, toOne) = row.rebased(on: current.values, current.toOne)
