@@ -57,4 +57,36 @@ extension ContextState {
             return fixed.reindexed(model: model)
         }
     }
+
+    /// Runs the nullify side of the rules of the deletions a child's save brought (`gone`), over what this context
+    /// shows pointing at them: the child ran them over what it showed, but this context may link there since (its own
+    /// edit, a merge, another child's save). As Core Data's parent does when a child's deletion arrives: the parent
+    /// deletes the object, and its rules run there. Each link becomes this context's change to none. Returns the
+    /// objects unlinked.
+    func unlinkArrivedDeletions(_ gone: [ObjectID]) throws -> [ObjectID] {
+        var unlinked: [ObjectID] = []
+        var byEntity: [String: [ObjectID]] = [:]
+        for id in gone { byEntity[id.entityName, default: []].append(coordinator.resolve(id)) }
+        for (entityName, ids) in byEntity {
+            let entity = try model.entity(named: entityName)
+            for (index, relationship) in entity.relationships.enumerated() where relationship.isToMany {
+                guard let slot = movingInverse(of: entity, index) else { continue }
+                // What points there below (a root's store has nothing under a temporary ID), and what this context
+                // linked there, which its loaded list of the deleted object holds.
+                let asked = ids.filter { !(isRoot && $0.isTemporaryID) }
+                var candidates = asked.isEmpty ? [] : try below.relatedIDs(of: asked, relationship: relationship).flatMap { $0 }
+                for id in ids { candidates += registered[id]?.toMany[index]?.ids ?? [] }
+                let owners = Set(ids)
+                for memberID in Set(candidates.map { coordinator.resolve($0) }) where !isHidden(memberID) {
+                    let member = try object(with: memberID)
+                    if member.isFaultStorage { try fulfill(member) }
+                    guard let owner = member.toOne[slot], owners.contains(coordinator.resolve(owner)) else { continue }
+                    member.toOne[slot] = nil
+                    markUpdated(member)
+                    unlinked.append(memberID)
+                }
+            }
+        }
+        return unlinked
+    }
 }

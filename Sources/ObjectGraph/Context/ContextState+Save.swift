@@ -296,7 +296,9 @@ extension ContextState {
         defer { withExtendedLifetime(loaded) {} }
         for (key, gone) in losses {
             let survivor = try self.object(with: key.owner)
-            if survivor.isFaultStorage { try fulfill(survivor) }
+            // Still a fault after the read above: its row is gone below (deleted since this context listed it), and
+            // there is nothing of it to unlink.
+            if survivor.isFaultStorage { continue }
             // Marked updated when it changed: a to-one cleared, or a loaded list. An unloaded list reads without the
             // doomed objects whenever it loads, so there is nothing of it to change or to save.
             if let slot = survivor.entity.toOneSlot[key.index] {

@@ -170,6 +170,8 @@ extension ContextState {
             layer = (try? rebasedLists(layer, baseless: baseless)) ?? layer
             layers.append(layer)
             show(layer) { _ in true }
+            // Unread, a link stays until this context's save runs the rules again.
+            if !layer.deleted.isEmpty { _ = try? unlinkArrivedDeletions(layer.deleted.map(\.objectID)) }
             arrived.append(layer)
         }
         let incoming = arrived

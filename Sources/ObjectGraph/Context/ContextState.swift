@@ -478,7 +478,11 @@ final class ContextState {
             return markUpdated(object)
         }
         if let oldID {
-            try link(try self.object(with: oldID), inverse.index, nil, remove: object)
+            do {
+                try link(try self.object(with: oldID), inverse.index, nil, remove: object)
+            } catch ObjectGraphError.objectNotFound {
+                // The old destination is gone below (another save deleted it): it holds no list to keep in step.
+            }
         }
         if let target {
             let inverseRelationship = target.entity.relationships[inverse.index]
