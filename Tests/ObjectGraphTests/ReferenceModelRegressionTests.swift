@@ -42,15 +42,10 @@ import Testing
         let root = ObjectContext(coordinator: coordinator, parent: nil, name: "root", mergePolicy: .mergeByPropertyObjectTrump)
         let child = ObjectContext(parent: root, name: "child")
         let grandchild = ObjectContext(parent: child, name: "grandchild")
-        let other = ObjectContext(coordinator: coordinator, name: "other")
         try await grandchild.perform { ctx in try ctx.existingObject(with: id).setValue(Int64(3), forKey: "pages") }
         try await grandchild.perform { ctx in try ctx.save() }
         if rootChangedIt { try await root.perform { ctx in try ctx.existingObject(with: id).setValue("root", forKey: "title") } }
-        let notification = try await other.perform { ctx in
-            try ctx.delete(try ctx.existingObject(with: id))
-            return try #require(try ctx.saveAndNotification())
-        }
-        await root.mergeChanges(fromContextDidSave: notification)
+        try await Self.mergeDeletion(of: id, into: root)
         try await child.perform { ctx in try ctx.save() }
         let shown = try await root.perform { ctx in
             try ctx.fetch(FetchRequest(entityName: "Entry")).map { try $0.value(forKey: "pages") }
@@ -240,10 +235,7 @@ import Testing
         defer { _ = folder }
         let from = try await Self.storedEntry(in: root, title: "from")
         let to = try await Self.storedEntry(in: root, title: "to")
-        try await child.perform { ctx in
-            try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
-            try ctx.save()
-        }
+        try await Self.link(from, to: to, in: child, save: true)
         let lists = try await root.perform { ctx in
             let destination = try ctx.existingObject(with: to)
             let linked = try destination.objects(forKey: "previous").map(\.objectID)
@@ -338,18 +330,11 @@ import Testing
         let folder = try TemporaryFolder()
         let coordinator = try kind.coordinator(ReferenceModelTests.model, folder)
         let root = ObjectContext(coordinator: coordinator, name: "root")
-        let other = ObjectContext(coordinator: coordinator, name: "other")
         let from = try await Self.storedEntry(in: root, title: "from")
         let to = try await Self.storedEntry(in: root, title: "to")
         let child = ObjectContext(parent: root, name: "child")
-        try await child.perform { ctx in
-            try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
-        }
-        let deletion = try await other.perform { ctx in
-            try ctx.delete(try ctx.existingObject(with: to))
-            return try #require(try ctx.saveAndNotification())
-        }
-        await root.mergeChanges(fromContextDidSave: deletion)
+        try await Self.link(from, to: to, in: child)
+        try await Self.mergeDeletion(of: to, into: root)
         try await child.perform { ctx in try ctx.save() }
         let shown = try await root.perform { ctx in try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next") }
         #expect(shown == [to])
@@ -368,18 +353,11 @@ import Testing
         let folder = try TemporaryFolder()
         let coordinator = try kind.coordinator(ReferenceModelTests.model, folder)
         let root = ObjectContext(coordinator: coordinator, name: "root")
-        let other = ObjectContext(coordinator: coordinator, name: "other")
         let child = ObjectContext(parent: root, name: "child")
         let from = try await Self.storedEntry(in: root, title: "from")
         let to = try await Self.storedEntry(in: root, title: "to")
-        try await child.perform { ctx in
-            try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
-        }
-        let deletion = try await other.perform { ctx in
-            try ctx.delete(try ctx.existingObject(with: to))
-            return try #require(try ctx.saveAndNotification())
-        }
-        await root.mergeChanges(fromContextDidSave: deletion)
+        try await Self.link(from, to: to, in: child)
+        try await Self.mergeDeletion(of: to, into: root)
         let fetched = try await child.perform { ctx in try ctx.fetch(FetchRequest(entityName: "Entry")).map(\.objectID) }
         #expect(fetched == [from])
     }
@@ -415,16 +393,11 @@ import Testing
         let first = try await Self.storedEntry(in: root, title: "first")
         let second = try await Self.storedEntry(in: root, title: "second")
         let to = try await Self.storedEntry(in: root, title: "to")
-        try await child.perform { ctx in
-            try ctx.existingObject(with: first).setObject(try ctx.existingObject(with: to), forKey: "next")
-        }
-        try await sibling.perform { ctx in
-            try ctx.existingObject(with: second).setObject(try ctx.existingObject(with: to), forKey: "next")
-            try ctx.save()
-        }
-        let inChild = try await child.perform { ctx in Set(try ctx.existingObject(with: to).objects(forKey: "previous").map(\.objectID)) }
+        try await Self.link(first, to: to, in: child)
+        try await Self.link(second, to: to, in: sibling, save: true)
+        let inChild = try await Self.previous(of: to, in: child)
         try await child.perform { ctx in try ctx.save() }
-        let inRoot = try await root.perform { ctx in Set(try ctx.existingObject(with: to).objects(forKey: "previous").map(\.objectID)) }
+        let inRoot = try await Self.previous(of: to, in: root)
         try await root.perform { ctx in try ctx.save() }
         let stored = try await ObjectContext(coordinator: root.coordinator, name: "check").perform { ctx in
             Set(try ctx.existingObject(with: to).objects(forKey: "previous").map(\.objectID))
@@ -444,13 +417,8 @@ import Testing
         let sibling = ObjectContext(parent: root, name: "sibling")
         let from = try await Self.storedEntry(in: root, title: "from")
         let to = try await Self.storedEntry(in: root, title: "to")
-        try await child.perform { ctx in
-            try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
-        }
-        try await sibling.perform { ctx in
-            try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
-            try ctx.save()
-        }
+        try await Self.link(from, to: to, in: child)
+        try await Self.link(from, to: to, in: sibling, save: true)
         let read = try await child.perform { ctx in try ctx.existingObject(with: to).objects(forKey: "previous").map(\.objectID) }
         try await root.perform { ctx in try ctx.existingObject(with: from).setObject(nil, forKey: "next") }
         let after = try await child.perform { ctx in
@@ -471,13 +439,8 @@ import Testing
         let sibling = ObjectContext(parent: root, name: "sibling")
         let from = try await Self.storedEntry(in: root, title: "from")
         let to = try await Self.storedEntry(in: root, title: "to")
-        try await child.perform { ctx in
-            try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
-        }
-        try await sibling.perform { ctx in
-            try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
-            try ctx.save()
-        }
+        try await Self.link(from, to: to, in: child)
+        try await Self.link(from, to: to, in: sibling, save: true)
         _ = try await child.perform { ctx in try ctx.existingObject(with: to).objects(forKey: "previous").count }
         try await root.perform { ctx in try ctx.delete(try ctx.existingObject(with: to)) }
         let fetched = try await child.perform { ctx in try ctx.fetch(FetchRequest(entityName: "Entry", format: "title == %@", "to")).count }
@@ -492,17 +455,10 @@ import Testing
         let folder = try TemporaryFolder()
         let coordinator = try kind.coordinator(ReferenceModelTests.model, folder)
         let root = ObjectContext(coordinator: coordinator, name: "root")
-        let other = ObjectContext(coordinator: coordinator, name: "other")
         let from = try await Self.storedEntry(in: root, title: "from")
         let to = try await Self.storedEntry(in: root, title: "to")
-        try await root.perform { ctx in
-            try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
-        }
-        let deletion = try await other.perform { ctx in
-            try ctx.delete(try ctx.existingObject(with: to))
-            return try #require(try ctx.saveAndNotification())
-        }
-        await root.mergeChanges(fromContextDidSave: deletion)
+        try await Self.link(from, to: to, in: root)
+        try await Self.mergeDeletion(of: to, into: root)
         let shown = try await root.perform { ctx in try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next") }
         #expect(shown == [])
         try await root.perform { ctx in try ctx.save() }
@@ -519,16 +475,11 @@ import Testing
         let folder = try TemporaryFolder()
         let coordinator = try kind.coordinator(ReferenceModelTests.model, folder)
         let root = ObjectContext(coordinator: coordinator, name: "root")
-        let other = ObjectContext(coordinator: coordinator, name: "other")
         let doomed = try await Self.storedEntry(in: root, title: "doomed")
         let from = try await Self.storedEntry(in: root, title: "from")
         let to = try await Self.storedEntry(in: root, title: "to")
         try await root.perform { ctx in try ctx.delete(try ctx.existingObject(with: doomed)) }
-        let deletion = try await other.perform { ctx in
-            try ctx.delete(try ctx.existingObject(with: doomed))
-            return try #require(try ctx.saveAndNotification())
-        }
-        await root.mergeChanges(fromContextDidSave: deletion)
+        try await Self.mergeDeletion(of: doomed, into: root)
         try await root.perform { ctx in
             try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
             try ctx.delete(try ctx.existingObject(with: to))
@@ -543,18 +494,10 @@ import Testing
     func aListAChildsSaveBroughtLetsGoOfAMergedDeletion(_ kind: StoreKind) async throws {
         let (root, child, folder) = try Self.linkedRootAndChild(kind)
         defer { _ = folder }
-        let other = ObjectContext(coordinator: root.coordinator, name: "other")
         let from = try await Self.storedEntry(in: root, title: "from")
         let to = try await Self.storedEntry(in: root, title: "to")
-        try await child.perform { ctx in
-            try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
-            try ctx.save()
-        }
-        let deletion = try await other.perform { ctx in
-            try ctx.delete(try ctx.existingObject(with: from))
-            return try #require(try ctx.saveAndNotification())
-        }
-        await root.mergeChanges(fromContextDidSave: deletion)
+        try await Self.link(from, to: to, in: child, save: true)
+        try await Self.mergeDeletion(of: from, into: root)
         let previous = try await root.perform { ctx in try ctx.existingObject(with: to).objects(forKey: "previous").map(\.objectID) }
         #expect(previous == [])
     }
@@ -603,9 +546,7 @@ import Testing
             try entry.setValue(Int64(1), forKey: "pages")
             return entry.objectID
         }
-        try await child.perform { ctx in
-            try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: inserted), forKey: "next")
-        }
+        try await Self.link(from, to: inserted, in: child)
         try await root.perform { ctx in try ctx.existingObject(with: inserted).setValue(Int64(3), forKey: "pages") }
         let shown = try await child.perform { ctx in
             try ctx.fetch(FetchRequest(entityName: "Entry", format: "pages > 0")).map { try $0.value(forKey: "pages") }
@@ -644,15 +585,10 @@ import Testing
         let first = try await Self.storedEntry(in: root, title: "first")
         let second = try await Self.storedEntry(in: root, title: "second")
         let to = try await Self.storedEntry(in: root, title: "to")
-        try await grandchild.perform { ctx in
-            try ctx.existingObject(with: first).setObject(try ctx.existingObject(with: to), forKey: "next")
-            try ctx.save()
-        }
-        try await root.perform { ctx in
-            try ctx.existingObject(with: second).setObject(try ctx.existingObject(with: to), forKey: "next")
-        }
-        let inChild = try await child.perform { ctx in Set(try ctx.existingObject(with: to).objects(forKey: "previous").map(\.objectID)) }
-        let inGrandchild = try await grandchild.perform { ctx in Set(try ctx.existingObject(with: to).objects(forKey: "previous").map(\.objectID)) }
+        try await Self.link(first, to: to, in: grandchild, save: true)
+        try await Self.link(second, to: to, in: root)
+        let inChild = try await Self.previous(of: to, in: child)
+        let inGrandchild = try await Self.previous(of: to, in: grandchild)
         #expect(inChild == [first, second])
         #expect(inGrandchild == [first, second])
     }
@@ -667,9 +603,7 @@ import Testing
         let from = try await Self.storedEntry(in: root, title: "from")
         let to = try await Self.storedEntry(in: root, title: "to")
         try await child.perform { ctx in try ctx.delete(try ctx.existingObject(with: to)) }
-        try await root.perform { ctx in
-            try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
-        }
+        try await Self.link(from, to: to, in: root)
         try await child.perform { ctx in try ctx.save() }
         let shown = try await root.perform { ctx in try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next") }
         #expect(shown == [])
@@ -678,6 +612,28 @@ import Testing
             try ctx.fetch(FetchRequest(entityName: "Entry")).map { try $0.objectIDs(forRelationshipNamed: "next") }
         }
         #expect(stored == [[]])
+    }
+
+    /// Links `from` to `to` through `next` in `context`, and saves it there when `save` says so.
+    static func link(_ from: ObjectID, to: ObjectID, in context: ObjectContext, save: Bool = false) async throws {
+        try await context.perform { ctx in
+            try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
+            if save { try ctx.save() }
+        }
+    }
+
+    /// The entries `context` lists in `id`'s `previous`.
+    static func previous(of id: ObjectID, in context: ObjectContext) async throws -> Set<ObjectID> {
+        try await context.perform { ctx in Set(try ctx.existingObject(with: id).objects(forKey: "previous").map(\.objectID)) }
+    }
+
+    /// Deletes `id` in another root on `root`'s coordinator, saves, and merges that save into `root`.
+    static func mergeDeletion(of id: ObjectID, into root: ObjectContext) async throws {
+        let deletion = try await ObjectContext(coordinator: root.coordinator, name: "other").perform { ctx in
+            try ctx.delete(try ctx.existingObject(with: id))
+            return try #require(try ctx.saveAndNotification())
+        }
+        await root.mergeChanges(fromContextDidSave: deletion)
     }
 
     /// A saved entry of ``ReferenceModelTests/model`` with `title`, saved through `context`.
