@@ -814,7 +814,6 @@ extension ContextState {
         dropReceivedLayers()
         hasOwnEdits = false
         let rolledBack = Array(pendingInserts)
-        let rolledBackIDs = Set(rolledBack.map(\.storedObjectID))
         for object in rolledBack {
             registered[object.storedObjectID] = nil
             detach(object, reason: .insertRolledBack)
@@ -831,12 +830,11 @@ extension ContextState {
             object.committedToMany = [:]
             object.isDeleted = false
         }
-        // Loaded to-many contents elsewhere may mention rolled-back inserts: reload them lazily.
+        // Every loaded list was read with the pending changes in the view: rolled-back inserts as members, objects
+        // deleted or relinked then as missing. With nothing pending, each is what lies below: read again on next use.
         for object in registered.objects where !object.toMany.isEmpty {
-            if object.toMany.values.contains(where: { $0.ids.contains(where: rolledBackIDs.contains) }) {
-                object.toMany = [:]
-                object.committedToMany = [:]
-            }
+            object.toMany = [:]
+            object.committedToMany = [:]
         }
         updated.removeAll()
         deleted = [:]
