@@ -153,7 +153,7 @@ struct ReferenceModel {
     /// A link to an object the store does not have after the save refuses it too (the store's foreign key, checked
     /// at commit); a row the save deletes leaves the links other rows hold to it null (`ON DELETE SET NULL`), which
     /// the save does not announce: the saving context unlinked what it showed pointing there.
-    mutating func saveRoot(_ context: Int) -> (updated: [Int: Row], deleted: Set<Int>)? {
+    mutating func saveRoot(_ context: Int) -> (updated: [Int: Row], inserted: Set<Int>, deleted: Set<Int>)? {
         // The save runs the delete rules again for what is left: a link a child pushed after this context deleted
         // its destination is nullified, as the deletion's rule nullified the links there when it was made.
         let deletedHere = Set(contexts[context].pending.filter(\.value.isDeleted).keys)
@@ -169,6 +169,7 @@ struct ReferenceModel {
             if let next, next != Self.none, !remaining.contains(next) { return nil }
         }
         var updated: [Int: Row] = [:]
+        var inserted: Set<Int> = []
         var deleted: Set<Int> = []
         for (serial, change) in pending {
             if change.isDeleted {
@@ -179,6 +180,7 @@ struct ReferenceModel {
             } else if change.isInserted {
                 store[serial] = change.values
                 everStored.insert(serial)
+                inserted.insert(serial)
             } else if !change.written.isEmpty {
                 store[serial]?.merge(change.written) { $1 }
                 updated[serial] = store[serial]
@@ -186,7 +188,7 @@ struct ReferenceModel {
         }
         for (serial, row) in store where row["next"].map({ $0 != Self.none && store[$0] == nil }) == true { store[serial]?["next"] = Self.none }
         contexts[context].pending = [:]
-        return (updated, deleted)
+        return (updated, inserted, deleted)
     }
 
     /// A batch request on the store (Core Data's `NSBatchUpdateRequest` and `NSBatchDeleteRequest`): the rows whose
@@ -218,7 +220,7 @@ struct ReferenceModel {
     /// which have been deleted"): what the context holds linking to it lets go. A link it read from the store is
     /// what the store now holds (the save nulled it); a link of its own, or one a child pushed, becomes its change
     /// to none.
-    mutating func merge(_ context: Int, updated: [Int: Row], deleted: Set<Int>) {
+    mutating func merge(_ context: Int, updated: [Int: Row], inserted: Set<Int> = [], deleted: Set<Int>) {
         for serial in deleted where contexts[context].pending[serial]?.isInserted != true {
             // Its own pending deletion is done: a child's later change to it does not bring it back.
             if contexts[context].pending[serial]?.isDeleted == true { contexts[context].discarded.insert(serial) }
@@ -239,6 +241,14 @@ struct ReferenceModel {
             }
             // Held with nothing changed: it lets go, and shows the store's row.
             if contexts[context].pending[serial]?.isChange == false { contexts[context].pending[serial] = nil }
+        }
+        // A merged row linking to an object this context deleted and has not saved: the deletion's rule runs over it
+        // too, as the context's save would run it again; the link becomes the context's change to none.
+        let deletedHere = Set(contexts[context].pending.filter(\.value.isDeleted).keys)
+        guard !deletedHere.isEmpty else { return }
+        let shown = view(context)
+        for serial in Set(updated.keys).union(inserted).sorted() where shown[serial]?["next"].map(deletedHere.contains) == true {
+            update(context, serial: serial, key: "next", value: Self.none)
         }
     }
 }

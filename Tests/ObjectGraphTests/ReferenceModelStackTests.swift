@@ -126,17 +126,17 @@ import Testing
     /// Nested: a worker's save reaches main and stops there; main's and a background block's go on through the
     /// writer to the store (a block's save pushes main's own pending changes with it, as `stack.background` saves
     /// main). Siblings: every save is a root's, merged by every other context.
-    static func save(_ context: Int, into reference: inout ReferenceModel, layout: DataStack.Layout) -> (updated: [Int: ReferenceModel.Row], deleted: Set<Int>)? {
+    static func save(_ context: Int, into reference: inout ReferenceModel, layout: DataStack.Layout) -> (updated: [Int: ReferenceModel.Row], inserted: Set<Int>, deleted: Set<Int>)? {
         switch layout {
         case .nested:
             reference.pushToParent(context)
-            guard context == main || context == background else { return ([:], []) }
+            guard context == main || context == background else { return ([:], [], []) }
             if context == background { reference.pushToParent(main) }
             return reference.saveRoot(0)
         case .siblings:
             guard let written = reference.saveRoot(context) else { return nil }
             for other in 0..<5 where other != context {
-                reference.merge(other, updated: written.updated, deleted: written.deleted)
+                reference.merge(other, updated: written.updated, inserted: written.inserted, deleted: written.deleted)
             }
             return written
         }

@@ -89,4 +89,32 @@ extension ContextState {
         }
         return unlinked
     }
+
+    /// Unlinks the rows a merged save inserted or updated that now link to an object this context has deleted and not saved:
+    /// the deletion's nullify rule ran over what the context showed then, and runs over the links merged in since,
+    /// as the context's save would run it again. Each link becomes this context's change to none, which its save
+    /// writes with the deletion. Returns the objects unlinked.
+    func unlinkMergedLinksToOwnDeletions(_ changes: ContextChanges) throws -> [ObjectID] {
+        // Deleted here on its own, or by a child's save it holds.
+        guard !deleted.isEmpty || layers.contains(where: { !$0.index.deleted.isEmpty }) else { return [] }
+        func isDeletedHere(_ id: ObjectID?) -> Bool { id.map { isHidden(coordinator.resolve($0)) } ?? false }
+        var unlinked: [ObjectID] = []
+        for id in changes.insertedObjectIDs + changes.updatedObjectIDs {
+            guard let row = changes.change(for: id, temporaryID: coordinator.temporaryID(for:)).updated,
+                  row.toOne.contains(where: isDeletedHere) else { continue }
+            let object = try object(with: id)
+            if object.isFaultStorage { try fulfill(object) }
+            guard !object.isDeleted else { continue }
+            var isChange = false
+            for slot in object.toOne.indices where isDeletedHere(object.toOne[slot]) {
+                object.toOne[slot] = nil
+                isChange = true
+            }
+            if isChange {
+                markUpdated(object)
+                unlinked.append(object.objectID)
+            }
+        }
+        return unlinked
+    }
 }

@@ -114,9 +114,10 @@ extension ContextState {
             let relationship = group[0].object.entity.relationships[group[0].index]
             guard let slot = movingInverse(of: group[0].object.entity, group[0].index) else { continue }
             let lists = try layeredRelatedIDs(of: group.map(\.object.objectID), relationship: relationship)
+            let ownLinks = ownLinks(to: group.map(\.object), through: group[0].index)
             for ((object, index), list) in zip(group, lists) {
                 let before = object.toMany[index]?.ids ?? []
-                var contents = install(list, asToMany: index, of: object, inverseSlot: slot)
+                var contents = install(list, asToMany: index, of: object, inverseSlot: slot, ownLinks: ownLinks[object.objectID] ?? [])
                 for id in before where !contents.contains(id) {
                     if isOwnLink(id, to: object.objectID, slot: slot) { contents.append(id) }
                 }

@@ -348,7 +348,8 @@ final class ContextState {
         if !object.isInserted {
             ids = try layeredRelatedIDs(of: [object.objectID], relationship: object.entity.relationships[index])[0]
         }
-        return install(ids, asToMany: index, of: object, inverseSlot: movingInverse(of: object.entity, index))
+        let ownLinks = ownLinks(to: [object], through: index)[object.objectID] ?? []
+        return install(ids, asToMany: index, of: object, inverseSlot: movingInverse(of: object.entity, index), ownLinks: ownLinks)
     }
 
     /// Loads to-many relationship `index` of each of `owners` (objects of one entity) that has not loaded it, with one
@@ -366,30 +367,40 @@ final class ContextState {
         guard let first = stored.first ?? inserted.first else { return }
         let related = stored.isEmpty ? [] : try layeredRelatedIDs(of: stored.map(\.objectID), relationship: first.entity.relationships[index])
         let inverseSlot = movingInverse(of: first.entity, index)
-        for (owner, ids) in zip(stored, related) { install(ids, asToMany: index, of: owner, inverseSlot: inverseSlot) }
+        let ownLinks = ownLinks(to: stored, through: index)
+        for (owner, ids) in zip(stored, related) {
+            install(ids, asToMany: index, of: owner, inverseSlot: inverseSlot, ownLinks: ownLinks[owner.objectID] ?? [])
+        }
         for owner in inserted { install([], asToMany: index, of: owner, inverseSlot: inverseSlot) }
     }
 
     /// Sets a to-many relationship's contents as read from below (`ids`, committed), less the members registered
-    /// here whose to-one inverse has moved them elsewhere without a save (see ``movingInverse(of:_:)``).
+    /// here whose to-one inverse has moved them elsewhere without a save (see ``movingInverse(of:_:)``), plus
+    /// `ownLinks`, those this context shows linking here on their own (see ``ownLinks(to:through:)``).
     @discardableResult
-    func install(_ stored: [ObjectID], asToMany index: Int, of object: ManagedObject, inverseSlot: Int?) -> RelatedIDs {
+    func install(
+        _ stored: [ObjectID], asToMany index: Int, of object: ManagedObject, inverseSlot: Int?, ownLinks: [ObjectID] = []
+    ) -> RelatedIDs {
         let ids = resolved(stored)
         var committed = RelatedIDs(ids)
-        let current = currentMembers(ids, of: object.objectID, inverseSlot: inverseSlot)
+        let added = ownLinks.filter { !ids.contains($0) }
+        let current = currentMembers(ids, of: object.objectID, inverseSlot: inverseSlot) + added
+        let isAsRead = added.isEmpty && current.count == ids.count
         // Mostly the same list: then both share one storage.
-        let contents = current.count == ids.count ? committed : RelatedIDs(current)
-        if current.count != ids.count, let inverseSlot {
+        let contents = isAsRead ? committed : RelatedIDs(current)
+        if !isAsRead, let inverseSlot {
             // A member whose row already pointed elsewhere when this context read it was linked here below since:
             // it is not in the list here, and leaving it out is no change of this context's, which its save would
-            // push over the link below. Only a member this context moved makes the list a change.
+            // push over the link below. Only a member this context moved makes the list a change. So does one it
+            // lists on its own (`added`), which below has moved or deleted since: its save then brings the list,
+            // and the parent, which no longer shows the link, lists the member as the child does.
             committed = RelatedIDs(ids.filter { id in
                 guard let member = registered[id], !member.isFaultStorage, member.toOne[inverseSlot] != object.objectID else { return true }
                 return !member.hasCommitted || member.committedDestinations[inverseSlot] == object.objectID
             })
         }
         let extras = object.madeExtras()
-        if current.count == ids.count && extras.toMany.isEmpty && extras.committedToMany.isEmpty {
+        if isAsRead && extras.toMany.isEmpty && extras.committedToMany.isEmpty {
             // The first relationship loaded, as committed: both tables share one, until either changes (a
             // prefetch loads one for each of many objects, and each table is an allocation to make and free).
             var table = ToManyTable()
@@ -400,6 +411,22 @@ final class ContextState {
             extras.toMany[index] = contents
         }
         return contents
+    }
+
+    /// The objects this context shows linking to each of `owners` (objects of one entity) through the to-one inverse
+    /// of their to-many `index`, on their own: changed here, so their to-one is what this context read or set, which
+    /// below may have moved or deleted since. Below's list misses them, and a list here lists every object the
+    /// context shows pointing there. One walk of the changed objects per load, none when nothing changed.
+    func ownLinks(to owners: [ManagedObject], through index: Int) -> [ObjectID: [ObjectID]] {
+        guard updated.count > 0, let first = owners.first, let slot = movingInverse(of: first.entity, index),
+              let (memberEntity, _) = try? inverse(of: first.entity.relationships[index]) else { return [:] }
+        let wanted = Set(owners.lazy.map(\.objectID))
+        var links: [ObjectID: [ObjectID]] = [:]
+        for member in updated.objects where !member.isFaultStorage && !member.isDeleted && !member.changesOnlyLists
+            && member.entity.isKind(of: memberEntity) {
+            if let owner = member.toOne[slot], wanted.contains(owner) { links[owner, default: []].append(member.objectID) }
+        }
+        return links
     }
 
     /// The to-one slot, in the destination's rows, of the inverse of `entity`'s to-many relationship `index`: what

@@ -189,7 +189,13 @@ extension ContextState {
         // A deletion a child's save brought, which the merged save has done: as an own one above.
         for id in merged where layers.contains(where: { $0.deletes(id) }) { deletedForGood.insert(id) }
         dropFromLayers(merged)
-        let unlinked = unlinkDeletedRows(merged)
+        var unlinked = unlinkDeletedRows(merged)
+        do {
+            unlinked += try unlinkMergedLinksToOwnDeletions(changes)
+        } catch {
+            // The save runs the rules again and throws what it meets there.
+            ObjectGraphLogging.logger.debug("context \(name) left merged links to its deletions to its save: \(error)")
+        }
         refreshLayers(with: changes, isRootSave: notification.isRootSave)
         // A store change's every row is in the log already, held here or not: the root that read it recorded them
         // (``mergeStoreChanges(_:)``), and every context below reads the root's log too.
