@@ -13,6 +13,8 @@ command -v python3 > /dev/null || apt-get install -y python3
 python3 scripts/doc-samples.py
 swift test
 swift build
+# The libraries' public API against the last release's (API/): a break CHANGELOG.md does not list fails the run.
+bash scripts/api-check.sh
 # The tool with its PostgreSQL commands, which the plain build leaves out (the Postgres trait; see Package.swift).
 swift build --traits Postgres --product objectgraph
 bash scripts/docs.sh

@@ -11,18 +11,19 @@ extension DataStack.Layout: ExpressibleByArgument {}
 struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Import books in the background while the main context answers queries.")
 
-    @Option(help: "How many books to import.") var count = 100_000
+    // Unconditional: `--count -5` reads -5 as the value (and refuses it), not as an unknown option.
+    @Option(parsing: .unconditional, help: "How many books to import.") var count = 100_000
     @Option(help: "The store file, kept and added to by later runs (default: a fresh objectgraph-demo.sqlite in the temporary folder each run).")
     var store: String?
     @Flag(help: "Use an in-memory store instead of a file.") var inMemory = false
     @Option(help: "A PostgreSQL database instead of a file (postgres://user:password@host:port/database); other hosts running the demo against it share the books.")
     var postgres: String?
-    @Option(help: "Books per background save.") var batch = 5_000
+    @Option(parsing: .unconditional, help: "Books per background save.") var batch = 5_000
     @Option(help: "The stack's layout: nested (writer <- main <- workers) or siblings.") var layout: DataStack.Layout = .nested
 
     func validate() throws {
-        if count < 0 { throw ValidationError("--count must be zero or more, not \(count)") }
-        if batch < 1 { throw ValidationError("--batch must be at least 1, not \(batch)") }
+        if count < 0 { throw ToolInputError("--count must be zero or more, not \(count)") }
+        if batch < 1 { throw ToolInputError("--batch must be at least 1, not \(batch)") }
     }
 
     @MainActor
@@ -59,6 +60,8 @@ struct Demo: AsyncParsableCommand {
         print("  swift build -c release --product objectgraph && .build/release/objectgraph demo")
         #endif
         let existing = try stack.onMain { ctx in try ctx.count(for: Book.fetchRequest()) }
+        // Numbered after the writers already stored, so that a name stands for one writer across runs.
+        let existingWriters = try stack.onMain { ctx in try ctx.count(for: Writer.fetchRequest()) }
         print("books already in the store: \(existing)")
 
         // A live query on the main actor: the long books, sorted and in sections by page count, kept current as the
@@ -83,7 +86,7 @@ struct Demo: AsyncParsableCommand {
                 // A background block on a worker: it saves when it returns, and the save goes up to disk.
                 try await stack.background { ctx in
                     // Ten writers per save, each with a tenth of the save's books.
-                    let firstWriter = (existing + offset) / perSave * 10
+                    let firstWriter = existingWriters + offset / perSave * 10
                     var writers: [Writer] = []
                     for index in 0..<10 {
                         let author = try ctx.insert(Writer.self)

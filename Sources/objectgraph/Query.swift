@@ -13,14 +13,15 @@ struct Query: ParsableCommand {
     @Argument(help: "A predicate in the format language (every object when absent).") var predicate: String?
     @Option(parsing: .unconditional, help: "Sort keys, comma-separated; a leading - sorts descending (--sort -pages,title).")
     var sort: String?
-    @Option(help: "At most this many objects.") var limit: Int?
-    @Option(help: "Skip this many objects first.") var offset = 0
+    // Unconditional: `--limit -1` reads -1 as the value (and refuses it), not as an unknown option.
+    @Option(parsing: .unconditional, help: "At most this many objects.") var limit: Int?
+    @Option(parsing: .unconditional, help: "Skip this many objects first.") var offset = 0
     @Flag(help: "Print only how many objects match.") var count = false
     @Flag(help: "Print JSON lines, one object per line.") var json = false
 
     func validate() throws {
-        if let limit, limit < 0 { throw ValidationError("--limit must be zero or more, not \(limit)") }
-        if offset < 0 { throw ValidationError("--offset must be zero or more, not \(offset)") }
+        if let limit, limit < 0 { throw ToolInputError("--limit must be zero or more, not \(limit)") }
+        if offset < 0 { throw ToolInputError("--offset must be zero or more, not \(offset)") }
     }
 
     func run() throws {
