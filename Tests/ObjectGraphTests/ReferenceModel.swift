@@ -226,11 +226,6 @@ struct ReferenceModel {
             if contexts[context].pending[serial]?.isDeleted == true { contexts[context].discarded.insert(serial) }
             contexts[context].pending[serial] = nil
         }
-        for (serial, pending) in contexts[context].pending.sorted(by: { $0.key < $1.key })
-        where !pending.isDeleted && pending.values["next"].map(deleted.contains) == true {
-            if pending.snapshot["next"].map(deleted.contains) == true { contexts[context].pending[serial]?.snapshot["next"] = Self.none }
-            if contexts[context].pending[serial]!.values["next"] != Self.none { update(context, serial: serial, key: "next", value: Self.none) }
-        }
         for (serial, row) in updated {
             contexts[context].pending[serial]?.snapshot = row
             // A change is a value that differs from what the object read (as Core Data's `changedValues`): a key
@@ -241,6 +236,13 @@ struct ReferenceModel {
             }
             // Held with nothing changed: it lets go, and shows the store's row.
             if contexts[context].pending[serial]?.isChange == false { contexts[context].pending[serial] = nil }
+        }
+        // After the updated rows, as Core Data's merge refreshes the updated objects before it deletes: a link of the
+        // context's own to a deleted object becomes none even where the merged row links elsewhere.
+        for (serial, pending) in contexts[context].pending.sorted(by: { $0.key < $1.key })
+        where !pending.isDeleted && pending.values["next"].map(deleted.contains) == true {
+            if pending.snapshot["next"].map(deleted.contains) == true { contexts[context].pending[serial]?.snapshot["next"] = Self.none }
+            if contexts[context].pending[serial]!.values["next"] != Self.none { update(context, serial: serial, key: "next", value: Self.none) }
         }
         // A merged row linking to an object this context deleted and has not saved: the deletion's rule runs over it
         // too, as the context's save would run it again; the link becomes the context's change to none.

@@ -103,6 +103,34 @@ extension ContextState {
         return fixed.toMany.elementsEqual(layer.toMany, by: { $0.destinations == $1.destinations }) ? layer : fixed.reindexed(model: model)
     }
 
+    /// `layer` with each link a row in `baseless` holds (an object this context does not show, whose row the layer
+    /// holds whole) put on its destination's inverse list, when that list is a to-many the layer does not hold or
+    /// holds without it: below lists the object nowhere, and the rebase of lists (``rebasedLists(_:baseless:)``)
+    /// then makes the destination's list what this context shows, the object included. A destination the child
+    /// inserted keeps the list the child gave it.
+    func listingBaselessLinks(_ layer: ChangeSet, baseless: Set<ObjectID>) throws -> ChangeSet {
+        guard !baseless.isEmpty else { return layer }
+        var fixed = layer
+        var added = false
+        for row in layer.updated where baseless.contains(row.objectID) {
+            let entity = try model.entity(named: row.objectID.entityName)
+            for (index, relationship) in entity.relationships.enumerated() {
+                guard let slot = entity.toOneSlot[index], let destination = row.toOne[slot], !destination.isTemporaryID,
+                      let (destinationEntity, inverseIndex) = try inverse(of: relationship) else { continue }
+                let inverse = destinationEntity.relationships[inverseIndex]
+                guard inverse.isToMany, !inverse.isOrdered else { continue }
+                if let at = fixed.toMany.firstIndex(where: { $0.objectID == destination && $0.relationship == inverse.name }) {
+                    guard !fixed.toMany[at].destinations.contains(row.objectID) else { continue }
+                    fixed.toMany[at].destinations.append(row.objectID)
+                } else {
+                    fixed.toMany.append(ChangeSet.ToManyContents(objectID: destination, relationship: inverse.name, destinations: [row.objectID]))
+                }
+                added = true
+            }
+        }
+        return added ? fixed.reindexed(model: model) : layer
+    }
+
     /// Reads again, in one read per relationship, each list of `changed` (objects, and the positions of lists of a
     /// to-one inverse they changed here) from below, and puts this context's own links back on it: the members that
     /// show their own state here (``showsOwnState(_:)``), point to the object, and that below does not list. The members it moved away point
@@ -130,7 +158,7 @@ extension ContextState {
     /// own state here (changed, or held by a layer) keeps its link; one with nothing pending follows below, which
     /// may have deleted or moved it since.
     func isOwnLink(_ member: ObjectID, to owner: ObjectID, slot: Int) -> Bool {
-        guard let object = registered[member], !object.isFaultStorage, !object.isDeleted, object.toOne[slot] == owner else { return false }
+        guard let object = registered[member], !object.isFaultStorage, !object.isDeleted, links(object, at: slot, to: owner) else { return false }
         return showsOwnState(object)
     }
 

@@ -68,8 +68,20 @@ extension ContextState {
                 otherPositions.append(position)
             }
         }
-        if !others.isEmpty {
-            for (position, list) in zip(otherPositions, try layeredRelatedIDs(of: others, relationship: relationship)) { result[position] = list }
+        guard !others.isEmpty else { return result }
+        let lists = try layeredRelatedIDs(of: others, relationship: relationship)
+        // As a load here would show them (``install(_:asToMany:of:inverseSlot:ownLinks:)``): less the members this
+        // context moved elsewhere, plus those it shows pointing there on its own.
+        let entity = try model.entity(named: coordinator.resolve(others[0]).entityName)
+        guard updated.count > 0, let index = entity.relationshipIndex[relationship.name], let slot = movingInverse(of: entity, index) else {
+            for (position, list) in zip(otherPositions, lists) { result[position] = list }
+            return result
+        }
+        let ownLinks = ownLinks(to: others.map { coordinator.resolve($0) }, of: entity, through: index)
+        for (position, (owner, list)) in zip(otherPositions, zip(others, lists)) {
+            let owner = coordinator.resolve(owner)
+            let listed = resolved(list)
+            result[position] = currentMembers(listed, of: owner, inverseSlot: slot) + (ownLinks[owner] ?? []).filter { !listed.contains($0) }
         }
         return result
     }
@@ -166,6 +178,7 @@ extension ContextState {
                 layer = layer.reindexed(model: model)
             }
             layer = rebased(layer, baseless: &baseless)
+            layer = (try? listingBaselessLinks(layer, baseless: baseless)) ?? layer
             // Unread, a list stays as the child showed it (what it did before lists were rebased).
             layer = (try? rebasedLists(layer, baseless: baseless)) ?? layer
             layers.append(layer)

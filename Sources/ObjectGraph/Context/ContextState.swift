@@ -395,7 +395,7 @@ final class ContextState {
             // lists on its own (`added`), which below has moved or deleted since: its save then brings the list,
             // and the parent, which no longer shows the link, lists the member as the child does.
             committed = RelatedIDs(ids.filter { id in
-                guard let member = registered[id], !member.isFaultStorage, member.toOne[inverseSlot] != object.objectID else { return true }
+                guard let member = registered[id], !member.isFaultStorage, !links(member, at: inverseSlot, to: object.objectID) else { return true }
                 return !member.hasCommitted || member.committedDestinations[inverseSlot] == object.objectID
             })
         }
@@ -418,13 +418,19 @@ final class ContextState {
     /// below may have moved or deleted since. Below's list misses them, and a list here lists every object the
     /// context shows pointing there. One walk of the changed objects per load, none when nothing changed.
     func ownLinks(to owners: [ManagedObject], through index: Int) -> [ObjectID: [ObjectID]] {
-        guard updated.count > 0, let first = owners.first, let slot = movingInverse(of: first.entity, index),
-              let (memberEntity, _) = try? inverse(of: first.entity.relationships[index]) else { return [:] }
-        let wanted = Set(owners.lazy.map(\.objectID))
+        guard updated.count > 0, let first = owners.first else { return [:] }
+        return ownLinks(to: owners.map(\.objectID), of: first.entity, through: index)
+    }
+
+    /// ``ownLinks(to:through:)`` for owners named by ID, objects of `entity`.
+    func ownLinks(to owners: [ObjectID], of entity: ModelEntity, through index: Int) -> [ObjectID: [ObjectID]] {
+        guard updated.count > 0, !owners.isEmpty, let slot = movingInverse(of: entity, index),
+              let (memberEntity, _) = try? inverse(of: entity.relationships[index]) else { return [:] }
+        let wanted = Set(owners)
         var links: [ObjectID: [ObjectID]] = [:]
         for member in updated.objects where !member.isFaultStorage && !member.isDeleted && !member.changesOnlyLists
             && member.entity.isKind(of: memberEntity) {
-            if let owner = member.toOne[slot], wanted.contains(owner) { links[owner, default: []].append(member.objectID) }
+            if let owner = member.toOne[slot].map(resolvedLink), wanted.contains(owner) { links[owner, default: []].append(member.objectID) }
         }
         return links
     }
@@ -450,8 +456,20 @@ final class ContextState {
         guard let inverseSlot else { return ids }
         return ids.filter { id in
             guard let member = registered[id], !member.isFaultStorage else { return true }
-            return member.toOne[inverseSlot] == owner
+            return links(member, at: inverseSlot, to: owner)
         }
+    }
+
+    /// Whether `member`'s to-one at `slot` names `owner`, also under the temporary ID a save has made permanent
+    /// since (a merged row may name an insert of the merged save by it).
+    func links(_ member: ManagedObject, at slot: Int, to owner: ObjectID) -> Bool {
+        guard let linked = member.toOne[slot] else { return false }
+        return linked == owner || resolvedLink(linked) == owner
+    }
+
+    /// `id`, or the permanent ID a save gave it when it is a temporary one.
+    func resolvedLink(_ id: ObjectID) -> ObjectID {
+        id.isTemporaryID ? coordinator.resolve(id) : id
     }
 
     /// Changes a to-many's contents in place; `change` says whether it changed anything. The object lets go of its
