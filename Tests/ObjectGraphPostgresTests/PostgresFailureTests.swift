@@ -222,11 +222,12 @@ import Glibc
     /// transaction in progress; an entry titled "refused" makes the trigger roll the transaction back once it
     /// gets the lock. The gate is open again when `body` ends.
     static func withCommitGate(
+        queryTimeout: Duration = .seconds(2),
         _ body: (PersistentStoreCoordinator, PostgresStore, AdminConnection) async throws -> Void
     ) async throws {
         let database = try await TestDatabase.make()
         var configuration = database.configuration
-        configuration.queryTimeout = .seconds(2)
+        configuration.queryTimeout = queryTimeout
         let model = try Self.model
         let store = try PostgresStore(configuration: configuration, model: model)
         let coordinator = PersistentStoreCoordinator(model: model, store: store)
@@ -327,7 +328,10 @@ import Glibc
     /// COMMIT timed out, and the transaction committed while the store was asking about it: the save succeeds,
     /// as if the answer had come, and is written once. The gate opens as soon as the store's first question shows.
     @Test func aLostCommitThatCommittedMeanwhileIsASuccessfulSave() async throws {
-        try await Self.withCommitGate { coordinator, store, admin in
+        // The store asks for the outcome for as long as its query timeout: long enough here for the gate to open and
+        // the server to commit while it asks, on a loaded machine too (2 seconds once were not, with the suite
+        // running beside it on two cores).
+        try await Self.withCommitGate(queryTimeout: .seconds(8)) { coordinator, store, admin in
             let save = Task { await Self.save("kept", coordinator).1 }
             while try await admin.query("""
                 SELECT pid::TEXT FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'SELECT pg_xact_status%'
