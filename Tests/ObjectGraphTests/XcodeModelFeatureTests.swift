@@ -177,6 +177,11 @@ import Testing
             let launches = try hall.fetchedObjects(forKey: "launches").map { try $0.value(forKey: "title") }
             #expect(launches == [.string("Launch one")])
             #expect { try hall.fetchedObjects(forKey: "nope") } throws: { "\($0)".contains("Venue") && "\($0)".contains("nope") }
+            // Core Data apps read a fetched property as a property ("accessed like any other property", through
+            // key-value coding): here through objects(forKey:), as any key that holds objects.
+            #expect(try hall.objects(forKey: "launches").map(\.objectID) == [try #require(try hall.fetchedObjects(forKey: "launches").first).objectID])
+            #expect { try hall.value(forKey: "launches") } throws: { "\($0)".contains("fetched property") && "\($0)".contains("objects(forKey:)") }
+            #expect { try hall.object(forKey: "launches") } throws: { "\($0)".contains("fetched property") && "\($0)".contains("launches") }
         }
     }
 

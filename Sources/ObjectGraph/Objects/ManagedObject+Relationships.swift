@@ -17,6 +17,9 @@ extension ManagedObject {
             if entity.attributeIndex[key] != nil {
                 throw ObjectGraphError.wrongPropertyKind(entity: entity.name, key: key, reason: "is an attribute; use value(forKey:)")
             }
+            if entity.fetchedProperties.contains(where: { $0.name == key }) {
+                throw ObjectGraphError.wrongPropertyKind(entity: entity.name, key: key, reason: "is a fetched property; use objects(forKey:)")
+            }
             throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
         }
         let relationship = entity.relationships[index]
@@ -54,8 +57,19 @@ extension ManagedObject {
 
     /// The objects of the to-many relationship `key` (in order, for an ordered relationship), loading it if needed.
     /// This object keeps them alive from now on, as Core Data's objects do.
+    ///
+    /// A fetched property is read the same way, as Core Data apps read one through `value(forKey:)`: `key` then
+    /// names the fetched property, and the objects are those ``fetchedObjects(forKey:)`` fetches.
+    ///
+    /// ```swift
+    /// let books = try author.objects(forKey: "books")
+    /// let long = try author.objects(forKey: "longBooks")   // a fetched property
+    /// ```
     public func objects(forKey key: String) throws -> [ManagedObject] {
-        try objects(forKey: key, at: -1)
+        if entity.relationshipIndex[key] == nil, entity.fetchedProperties.contains(where: { $0.name == key }) {
+            return try fetchedObjects(forKey: key)
+        }
+        return try objects(forKey: key, at: -1)
     }
 
     /// ``objects(forKey:)`` with the macro's guess of the relationship's position.

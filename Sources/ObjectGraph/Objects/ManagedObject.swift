@@ -344,6 +344,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             throw ObjectGraphError.wrongPropertyKind(
                 entity: entity.name, key: key, reason: "is a relationship; use object(forKey:) or objects(forKey:)")
         }
+        if entity.fetchedProperties.contains(where: { $0.name == key }) {
+            throw ObjectGraphError.wrongPropertyKind(entity: entity.name, key: key, reason: "is a fetched property; use objects(forKey:)")
+        }
         throw ObjectGraphError.unknownKey(entity: entity.name, key: key)
     }
 
