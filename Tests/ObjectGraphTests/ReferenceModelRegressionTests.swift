@@ -237,8 +237,7 @@ import Testing
     func aRootsRollbackTakesItsChildsLinksOutOfItsLists(_ kind: StoreKind) async throws {
         let (root, child, folder) = try Self.linkedRootAndChild(kind)
         defer { _ = folder }
-        let from = try await Self.storedEntry(in: root, title: "from")
-        let to = try await Self.storedEntry(in: root, title: "to")
+        let (from, to) = try await Self.storedPair(in: root)
         try await Self.link(from, to: to, in: child, save: true)
         let lists = try await root.perform { ctx in
             let destination = try ctx.existingObject(with: to)
@@ -281,8 +280,7 @@ import Testing
     func aDeletionUnlinksWhenItsBlockEnds(_ kind: StoreKind) async throws {
         let (root, _, folder) = try Self.linkedRootAndChild(kind)
         defer { _ = folder }
-        let from = try await Self.storedEntry(in: root, title: "from")
-        let to = try await Self.storedEntry(in: root, title: "to")
+        let (from, to) = try await Self.storedPair(in: root)
         let during = try await root.perform { ctx in
             try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
             try ctx.save()
@@ -334,18 +332,15 @@ import Testing
         let folder = try TemporaryFolder()
         let coordinator = try kind.coordinator(ReferenceModelTests.model, folder)
         let root = ObjectContext(coordinator: coordinator, name: "root")
-        let from = try await Self.storedEntry(in: root, title: "from")
-        let to = try await Self.storedEntry(in: root, title: "to")
+        let (from, to) = try await Self.storedPair(in: root)
         let child = ObjectContext(parent: root, name: "child")
         try await Self.link(from, to: to, in: child)
         try await Self.mergeDeletion(of: to, into: root)
         try await child.perform { ctx in try ctx.save() }
-        let shown = try await root.perform { ctx in try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next") }
+        let shown = try await Self.next(of: from, in: root)
         #expect(shown == [to])
         await #expect(throws: ObjectGraphError.self) { try await root.perform { ctx in try ctx.save() } }
-        let stored = try await ObjectContext(coordinator: coordinator, name: "check").perform { ctx in
-            try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next")
-        }
+        let stored = try await Self.next(of: from, in: ObjectContext(coordinator: coordinator, name: "check"))
         #expect(stored == [])
     }
 
@@ -358,8 +353,7 @@ import Testing
         let coordinator = try kind.coordinator(ReferenceModelTests.model, folder)
         let root = ObjectContext(coordinator: coordinator, name: "root")
         let child = ObjectContext(parent: root, name: "child")
-        let from = try await Self.storedEntry(in: root, title: "from")
-        let to = try await Self.storedEntry(in: root, title: "to")
+        let (from, to) = try await Self.storedPair(in: root)
         try await Self.link(from, to: to, in: child)
         try await Self.mergeDeletion(of: to, into: root)
         let fetched = try await child.perform { ctx in try ctx.fetch(FetchRequest(entityName: "Entry")).map(\.objectID) }
@@ -373,8 +367,7 @@ import Testing
     func aListAChildOnlyReadDoesNotUndoItsRootsLink(_ kind: StoreKind) async throws {
         let (root, child, folder) = try Self.linkedRootAndChild(kind)
         defer { _ = folder }
-        let from = try await Self.storedEntry(in: root, title: "from")
-        let to = try await Self.storedEntry(in: root, title: "to")
+        let (from, to) = try await Self.storedPair(in: root)
         try await child.perform { ctx in try ctx.existingObject(with: from).setValue("changed", forKey: "title") }
         try await root.perform { ctx in try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next") }
         try await child.perform { ctx in
@@ -419,8 +412,7 @@ import Testing
         let (root, child, folder) = try Self.linkedRootAndChild(kind)
         defer { _ = folder }
         let sibling = ObjectContext(parent: root, name: "sibling")
-        let from = try await Self.storedEntry(in: root, title: "from")
-        let to = try await Self.storedEntry(in: root, title: "to")
+        let (from, to) = try await Self.storedPair(in: root)
         try await Self.link(from, to: to, in: child)
         try await Self.link(from, to: to, in: sibling, save: true)
         let read = try await child.perform { ctx in try ctx.existingObject(with: to).objects(forKey: "previous").map(\.objectID) }
@@ -441,8 +433,7 @@ import Testing
         let (root, child, folder) = try Self.linkedRootAndChild(kind)
         defer { _ = folder }
         let sibling = ObjectContext(parent: root, name: "sibling")
-        let from = try await Self.storedEntry(in: root, title: "from")
-        let to = try await Self.storedEntry(in: root, title: "to")
+        let (from, to) = try await Self.storedPair(in: root)
         try await Self.link(from, to: to, in: child)
         try await Self.link(from, to: to, in: sibling, save: true)
         _ = try await child.perform { ctx in try ctx.existingObject(with: to).objects(forKey: "previous").count }
@@ -459,16 +450,13 @@ import Testing
         let folder = try TemporaryFolder()
         let coordinator = try kind.coordinator(ReferenceModelTests.model, folder)
         let root = ObjectContext(coordinator: coordinator, name: "root")
-        let from = try await Self.storedEntry(in: root, title: "from")
-        let to = try await Self.storedEntry(in: root, title: "to")
+        let (from, to) = try await Self.storedPair(in: root)
         try await Self.link(from, to: to, in: root)
         try await Self.mergeDeletion(of: to, into: root)
-        let shown = try await root.perform { ctx in try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next") }
+        let shown = try await Self.next(of: from, in: root)
         #expect(shown == [])
         try await root.perform { ctx in try ctx.save() }
-        let stored = try await ObjectContext(coordinator: coordinator, name: "check").perform { ctx in
-            try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next")
-        }
+        let stored = try await Self.next(of: from, in: ObjectContext(coordinator: coordinator, name: "check"))
         #expect(stored == [])
     }
 
@@ -478,9 +466,7 @@ import Testing
     func aRollbackReadsEveryListAgain(_ kind: StoreKind) async throws {
         let (root, _, folder) = try Self.linkedRootAndChild(kind)
         defer { _ = folder }
-        let from = try await Self.storedEntry(in: root, title: "from")
-        let to = try await Self.storedEntry(in: root, title: "to")
-        try await Self.link(from, to: to, in: root, save: true)
+        let (from, to) = try await Self.storedPair(in: root, linked: true)
         // Kept alive between blocks, as a results controller keeps what it lists (the seed's did).
         try await root.perform { ctx in
             try ctx.existingObject(with: to).setValue(Int64(2), forKey: "pages")
@@ -504,15 +490,14 @@ import Testing
         let coordinator = try kind.coordinator(ReferenceModelTests.model, folder)
         let root = ObjectContext(coordinator: coordinator, name: "root")
         let doomed = try await Self.storedEntry(in: root, title: "doomed")
-        let from = try await Self.storedEntry(in: root, title: "from")
-        let to = try await Self.storedEntry(in: root, title: "to")
+        let (from, to) = try await Self.storedPair(in: root)
         try await root.perform { ctx in try ctx.delete(try ctx.existingObject(with: doomed)) }
         try await Self.mergeDeletion(of: doomed, into: root)
         try await root.perform { ctx in
             try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
             try ctx.delete(try ctx.existingObject(with: to))
         }
-        let shown = try await root.perform { ctx in try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next") }
+        let shown = try await Self.next(of: from, in: root)
         #expect(shown == [])
     }
 
@@ -522,8 +507,7 @@ import Testing
     func aListAChildsSaveBroughtLetsGoOfAMergedDeletion(_ kind: StoreKind) async throws {
         let (root, child, folder) = try Self.linkedRootAndChild(kind)
         defer { _ = folder }
-        let from = try await Self.storedEntry(in: root, title: "from")
-        let to = try await Self.storedEntry(in: root, title: "to")
+        let (from, to) = try await Self.storedPair(in: root)
         try await Self.link(from, to: to, in: child, save: true)
         try await Self.mergeDeletion(of: from, into: root)
         let previous = try await root.perform { ctx in try ctx.existingObject(with: to).objects(forKey: "previous").map(\.objectID) }
@@ -540,8 +524,7 @@ import Testing
         let (root, child, folder) = try Self.linkedRootAndChild(kind)
         defer { _ = folder }
         let other = ObjectContext(coordinator: root.coordinator, name: "other")
-        let from = try await Self.storedEntry(in: root, title: "from")
-        let to = try await Self.storedEntry(in: root, title: "to")
+        let (from, to) = try await Self.storedPair(in: root)
         try await child.perform { ctx in
             try ctx.delete(try ctx.existingObject(with: to))
             try ctx.save()
@@ -551,12 +534,10 @@ import Testing
             return try #require(try ctx.saveAndNotification())
         }
         await root.mergeChanges(fromContextDidSave: link)
-        let before = try await root.perform { ctx in try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next") }
+        let before = try await Self.next(of: from, in: root)
         try await root.perform { ctx in try ctx.save() }
-        let after = try await root.perform { ctx in try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next") }
-        let stored = try await ObjectContext(coordinator: root.coordinator, name: "check").perform { ctx in
-            try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next")
-        }
+        let after = try await Self.next(of: from, in: root)
+        let stored = try await Self.next(of: from, in: ObjectContext(coordinator: root.coordinator, name: "check"))
         #expect(before == [])
         #expect(after == [])
         #expect(stored == [])
@@ -600,7 +581,7 @@ import Testing
             return insert.objectID
         }
         _ = try await child.perform { ctx in try ctx.fetch(FetchRequest(entityName: "Entry")).count }
-        let shown = try await child.perform { ctx in try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next") }
+        let shown = try await Self.next(of: from, in: child)
         #expect(shown == [stored])
     }
 
@@ -629,17 +610,14 @@ import Testing
     func aChildsDeletionUnlinksWhatItsParentLinkedSince(_ kind: StoreKind) async throws {
         let (root, child, folder) = try Self.linkedRootAndChild(kind)
         defer { _ = folder }
-        let from = try await Self.storedEntry(in: root, title: "from")
-        let to = try await Self.storedEntry(in: root, title: "to")
+        let (from, to) = try await Self.storedPair(in: root)
         try await child.perform { ctx in try ctx.delete(try ctx.existingObject(with: to)) }
         try await Self.link(from, to: to, in: root)
         try await child.perform { ctx in try ctx.save() }
-        let shown = try await root.perform { ctx in try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next") }
+        let shown = try await Self.next(of: from, in: root)
         #expect(shown == [])
         try await root.perform { ctx in try ctx.save() }
-        let stored = try await ObjectContext(coordinator: root.coordinator, name: "check").perform { ctx in
-            try ctx.fetch(FetchRequest(entityName: "Entry")).map { try $0.objectIDs(forRelationshipNamed: "next") }
-        }
+        let stored = try await Self.storedLinks(root.coordinator)
         #expect(stored == [[]])
     }
 
@@ -651,12 +629,10 @@ import Testing
         let (root, child, folder) = try Self.linkedRootAndChild(kind)
         defer { _ = folder }
         let grandchild = ObjectContext(parent: child, name: "grandchild")
-        let from = try await Self.storedEntry(in: root, title: "from")
-        let to = try await Self.storedEntry(in: root, title: "to")
-        try await Self.link(from, to: to, in: root, save: true)
+        let (from, to) = try await Self.storedPair(in: root, linked: true)
         try await grandchild.perform { ctx in try ctx.existingObject(with: from).setValue("changed", forKey: "title") }
         try await child.perform { ctx in try ctx.delete(try ctx.existingObject(with: from)) }
-        let shownLink = try await grandchild.perform { ctx in try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next") }
+        let shownLink = try await Self.next(of: from, in: grandchild)
         #expect(shownLink == [to])
         #expect(try await Self.previous(of: to, in: grandchild) == [from])
     }
@@ -668,20 +644,17 @@ import Testing
     func aMergedLinkToAnObjectTheRootDeletedIsUnlinked(_ kind: StoreKind) async throws {
         let (root, _, folder) = try Self.linkedRootAndChild(kind)
         defer { _ = folder }
-        let from = try await Self.storedEntry(in: root, title: "from")
-        let to = try await Self.storedEntry(in: root, title: "to")
+        let (from, to) = try await Self.storedPair(in: root)
         try await root.perform { ctx in try ctx.delete(try ctx.existingObject(with: to)) }
         let linking = try await ObjectContext(coordinator: root.coordinator, name: "other").perform { ctx in
             try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
             return try #require(try ctx.saveAndNotification())
         }
         await root.mergeChanges(fromContextDidSave: linking)
-        let shown = try await root.perform { ctx in try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next") }
+        let shown = try await Self.next(of: from, in: root)
         #expect(shown == [])
         try await root.perform { ctx in try ctx.save() }
-        let stored = try await ObjectContext(coordinator: root.coordinator, name: "check").perform { ctx in
-            try ctx.fetch(FetchRequest(entityName: "Entry")).map { try $0.objectIDs(forRelationshipNamed: "next") }
-        }
+        let stored = try await Self.storedLinks(root.coordinator)
         #expect(stored == [[]])
     }
 
@@ -706,7 +679,7 @@ import Testing
             return (to.objectID, notification)
         }
         await root.mergeChanges(fromContextDidSave: linking)
-        let shown = try await root.perform { ctx in try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next") }
+        let shown = try await Self.next(of: from, in: root)
         #expect(shown == [to])
         #expect(try await Self.previous(of: to, in: root) == [from])
     }
@@ -718,13 +691,11 @@ import Testing
     func aRowAChildBringsBackIsListedWhereItLinks(_ kind: StoreKind) async throws {
         let (root, child, folder) = try Self.linkedRootAndChild(kind)
         defer { _ = folder }
-        let from = try await Self.storedEntry(in: root, title: "from")
-        let to = try await Self.storedEntry(in: root, title: "to")
-        try await Self.link(from, to: to, in: root, save: true)
+        let (from, to) = try await Self.storedPair(in: root, linked: true)
         try await child.perform { ctx in try ctx.existingObject(with: from).setValue("changed", forKey: "title") }
         try await Self.mergeDeletion(of: from, into: root)
         try await child.perform { ctx in try ctx.save() }
-        let shown = try await root.perform { ctx in try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next") }
+        let shown = try await Self.next(of: from, in: root)
         #expect(shown == [to])
         #expect(try await Self.previous(of: to, in: root) == [from])
     }
@@ -738,12 +709,10 @@ import Testing
         let (root, child, folder) = try Self.linkedRootAndChild(kind)
         defer { _ = folder }
         let grandchild = ObjectContext(parent: child, name: "grandchild")
-        let from = try await Self.storedEntry(in: root, title: "from")
-        let to = try await Self.storedEntry(in: root, title: "to")
-        try await Self.link(from, to: to, in: root, save: true)
+        let (from, to) = try await Self.storedPair(in: root, linked: true)
         try await child.perform { ctx in try ctx.existingObject(with: from).setValue("changed", forKey: "title") }
         try await Self.mergeDeletion(of: from, into: root)
-        let shown = try await grandchild.perform { ctx in try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next") }
+        let shown = try await Self.next(of: from, in: grandchild)
         #expect(shown == [to])
         #expect(try await Self.previous(of: to, in: grandchild) == [from])
     }
@@ -766,7 +735,7 @@ import Testing
             return try #require(try ctx.saveAndNotification())
         }
         await root.mergeChanges(fromContextDidSave: saved)
-        let shown = try await root.perform { ctx in try ctx.existingObject(with: from).objectIDs(forRelationshipNamed: "next") }
+        let shown = try await Self.next(of: from, in: root)
         #expect(shown == [])
         #expect(try await Self.previous(of: elsewhere, in: root) == [])
     }
@@ -776,6 +745,18 @@ import Testing
         try await context.perform { ctx in
             try ctx.existingObject(with: from).setObject(try ctx.existingObject(with: to), forKey: "next")
             if save { try ctx.save() }
+        }
+    }
+
+    /// The entry `id` links to through `next` in `context`, as a list of none or one ID.
+    static func next(of id: ObjectID, in context: ObjectContext) async throws -> [ObjectID] {
+        try await context.perform { ctx in try ctx.existingObject(with: id).objectIDs(forRelationshipNamed: "next") }
+    }
+
+    /// Each stored entry's `next`, read through a new context on `coordinator`.
+    static func storedLinks(_ coordinator: PersistentStoreCoordinator) async throws -> [[ObjectID]] {
+        try await ObjectContext(coordinator: coordinator, name: "check").perform { ctx in
+            try ctx.fetch(FetchRequest(entityName: "Entry")).map { try $0.objectIDs(forRelationshipNamed: "next") }
         }
     }
 
@@ -801,6 +782,14 @@ import Testing
             try ctx.save()
             return entry.objectID
         }
+    }
+
+    /// Two saved entries, `from` and `to`, saved through `root`; with `linked`, `from` links to `to` (saved too).
+    static func storedPair(in root: ObjectContext, linked: Bool = false) async throws -> (from: ObjectID, to: ObjectID) {
+        let from = try await storedEntry(in: root, title: "from")
+        let to = try await storedEntry(in: root, title: "to")
+        if linked { try await link(from, to: to, in: root, save: true) }
+        return (from, to)
     }
 
     /// A root on a new store of ``ReferenceModelTests/model`` (entries with links), its child, and the folder that
