@@ -90,10 +90,10 @@ extension ContextState {
         return unlinked
     }
 
-    /// Unlinks the rows a merged save inserted or updated that now link to an object this context has deleted and not saved:
-    /// the deletion's nullify rule ran over what the context showed then, and runs over the links merged in since,
-    /// as the context's save would run it again. Each link becomes this context's change to none, which its save
-    /// writes with the deletion. Returns the objects unlinked.
+    /// Unlinks the rows a merged save inserted or updated that now link to an object this context has deleted and
+    /// not saved: the deletion's nullify rule ran over what the context showed then, and runs over the links merged
+    /// in since, as the context's save would run it again. Each link becomes this context's change to none, which
+    /// its save writes with the deletion. Returns the objects unlinked.
     func unlinkMergedLinksToOwnDeletions(_ changes: ContextChanges) throws -> [ObjectID] {
         // Deleted here on its own, or by a child's save it holds.
         guard !deleted.isEmpty || layers.contains(where: { !$0.index.deleted.isEmpty }) else { return [] }
