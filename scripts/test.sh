@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The tests, against a PostgreSQL server (scripts/with-postgres.sh): the whole suite, the documentation's samples
-# compiled, the documentation (built with warnings as errors), then the concurrency suites again under ThreadSanitizer. A data race reported by
+# compiled and run, the documentation (built with warnings as errors), then the concurrency suites again under ThreadSanitizer. A data race reported by
 # ThreadSanitizer fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +13,8 @@ command -v python3 > /dev/null || apt-get install -y python3
 python3 scripts/doc-samples.py
 swift test
 swift build
+# The samples' programs, each in a directory of its own; what the text says they print or leave is checked.
+python3 scripts/doc-samples.py --run
 # The libraries' public API against the last release's (API/): a break CHANGELOG.md does not list fails the run.
 bash scripts/api-check.sh
 # The tool with its PostgreSQL commands, which the plain build leaves out (the Postgres trait; see Package.swift).
