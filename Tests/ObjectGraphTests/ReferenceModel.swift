@@ -114,9 +114,16 @@ struct ReferenceModel {
     mutating func rollback(_ context: Int) { contexts[context].pending = [:] }
 
     /// A child's save into its parent; returns nothing (a child's save cannot fail here).
+    ///
+    /// A link the child shows to an object the parent deleted for good arrives as no link: no row will ever have
+    /// that object, and the parent's save would otherwise fail on it.
     mutating func pushToParent(_ context: Int) {
         guard let parent = contexts[context].parent else { return }
-        for (serial, change) in contexts[context].pending.sorted(by: { $0.key < $1.key }) {
+        let gone = contexts[parent].discarded
+        for (serial, var change) in contexts[context].pending.sorted(by: { $0.key < $1.key }) {
+            if let next = change.values["next"], gone.contains(next), change.isInserted || change.written["next"] != nil {
+                change.changed["next"] = Self.none
+            }
             if change.isDeleted {
                 delete(parent, serial: serial)
                 // Hidden in the parent by a deletion further down, the child's deletion is still the parent's own:

@@ -154,6 +154,58 @@ import Testing
         }
     }
 
+    /// Core Data's `delete(_:)`: "If object has not yet been saved to a persistent store, it is simply removed from
+    /// the receiver." A child deleted its root's unsaved insert and saved; the root kept the insert among its inserted
+    /// objects and showed it among its deleted ones too, and its save wrote the row and then failed deleting it
+    /// (found with link seed 131).
+    @Test(arguments: StoreKind.allCases)
+    func aChildsDeletionOfItsParentsInsertRemovesItFromTheParent(_ kind: StoreKind) async throws {
+        let (root, child, folder) = try Self.linkedRootAndChild(kind)
+        defer { _ = folder }
+        let insert = try await root.perform { ctx in try ctx.insert("Entry").objectID }
+        try await child.perform { ctx in
+            try ctx.delete(try ctx.existingObject(with: insert))
+            try ctx.save()
+        }
+        let pending = try await root.perform { ctx in
+            let pending = [ctx.insertedObjects.count, ctx.deletedObjects.count, try ctx.count(for: FetchRequest(entityName: "Entry"))]
+            try ctx.save()
+            return pending
+        }
+        #expect(pending == [0, 0, 0])
+        #expect(try await Self.storedLinks(root.coordinator).isEmpty)
+    }
+
+    /// Link seed 131 (step 56): a child linked its insert to its root's unsaved insert; another child deleted that
+    /// insert and saved, so the root discarded it for good; then the first child saved. The link arrived naming the
+    /// discarded object's temporary ID, which no row will ever have, and the root's save to the store failed, taking
+    /// every other change with it. The link arrives as none, as the root's own deletion unlinked what it showed.
+    @Test(arguments: StoreKind.allCases)
+    func aLinkToAnInsertTheParentDiscardedArrivesAsNone(_ kind: StoreKind) async throws {
+        let (root, linking, folder) = try Self.linkedRootAndChild(kind)
+        defer { _ = folder }
+        let deleting = ObjectContext(parent: root, name: "deleting")
+        let discarded = try await root.perform { ctx in try ctx.insert("Entry").objectID }
+        let insert = try await linking.perform { ctx in
+            let insert = try ctx.insert("Entry")
+            try insert.setObject(try ctx.existingObject(with: discarded), forKey: "next")
+            return insert.objectID
+        }
+        try await deleting.perform { ctx in
+            try ctx.delete(try ctx.existingObject(with: discarded))
+            try ctx.save()
+        }
+        try await linking.perform { ctx in try ctx.save() }
+        let saved = try await root.perform { ctx in
+            let next = try ctx.existingObject(with: insert).objectIDs(forRelationshipNamed: "next")
+            try ctx.save()
+            return (next, try ctx.existingObject(with: insert).objectID)
+        }
+        #expect(saved.0.isEmpty)
+        #expect(try await Self.storedLinks(root.coordinator) == [[]])
+        #expect(try await Self.next(of: saved.1, in: root).isEmpty)
+    }
+
     /// ARCHITECTURE.md, "What a context shows": an object with nothing pending shows what lies below, its lists too.
     /// A child that loaded an object's inverse list sees a link its parent made since, unsaved.
     @Test(arguments: StoreKind.allCases)

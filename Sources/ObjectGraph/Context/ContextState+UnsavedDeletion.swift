@@ -37,11 +37,36 @@ extension ContextState {
         return try loadedToMany(object, index).ids.map { try self.object(with: $0) }
     }
 
+    /// `layer`, a child's save, without the objects this context deleted for good, which the child still showed: no
+    /// row of one, no list naming one (the child linked it to another object, whose inverse list it then held), and
+    /// no to-one naming one (the child linked to it), since no row will ever have its ID. The rows dropped go into
+    /// `discarded`.
+    func withoutObjectsDeletedForGood(_ layer: ChangeSet, discarded: inout Set<ObjectID>) -> ChangeSet {
+        let gone = { (id: ObjectID?) in id.map(self.deletedForGood.contains) ?? false }
+        let namesOne = layer.updated.contains { gone($0.objectID) || $0.toOne.contains(where: gone) }
+            || layer.inserted.contains { $0.toOne.contains(where: gone) }
+            || layer.toMany.contains { $0.destinations.contains(where: gone) }
+        guard namesOne else { return layer }
+        var layer = layer
+        for row in layer.updated where gone(row.objectID) { discarded.insert(row.objectID) }
+        layer.updated.removeAll { gone($0.objectID) }
+        for index in layer.updated.indices { layer.updated[index].toOne = layer.updated[index].toOne.map { gone($0) ? nil : $0 } }
+        for index in layer.inserted.indices { layer.inserted[index].toOne = layer.inserted[index].toOne.map { gone($0) ? nil : $0 } }
+        for index in layer.toMany.indices {
+            discarded.formUnion(layer.toMany[index].destinations.filter(gone))
+            layer.toMany[index].destinations.removeAll(where: gone)
+        }
+        layer.toMany.removeAll { gone($0.objectID) }
+        return layer.reindexed(model: model)
+    }
+
     /// Takes an unsaved insert out of the context: its relationships let go of it, and it is gone.
     func discardInsert(_ object: ManagedObject) throws {
         guard object.isInserted, object.state === self else { return }
         try nullifyAll(object)
         registered[object.objectID] = nil
+        // A child's save that deleted it showed it deleted here first: no deletion of it is pending either.
+        deleted[object.objectID] = nil
         // A child's pending row of it goes too, now and when a child's later save brings one: fetches read the
         // layers, and would bring it back.
         dropFromLayers([object.objectID])

@@ -159,30 +159,25 @@ extension ContextState {
             // A child's deletion of an unsaved insert (this context's, or one an earlier layer brought) discards it for
             // good, as deleting it here does: a rollback does not bring it back, nor does a later change.
             // A parent's unsaved insert is not one: its deletion here is pending, and a rollback undoes it.
+            var ownInserts: [ManagedObject] = []
             for (id, _) in layer.deleted where coordinator.resolve(id).isTemporaryID {
-                if registered[id]?.isInserted == true || layers.contains(where: { $0.place(of: id)?.inserted == true }) {
+                if let object = registered[id], object.isInserted {
+                    ownInserts.append(object)
+                    deletedForGood.insert(id)
+                } else if layers.contains(where: { $0.place(of: id)?.inserted == true }) {
                     deletedForGood.insert(id)
                 }
             }
-            // Nor does it come back as a member of another object's list the child changed (it linked the object
-            // to another, whose inverse list the child then held with it).
-            if !deletedForGood.isEmpty, layer.updated.contains(where: { deletedForGood.contains($0.objectID) })
-                || layer.toMany.contains(where: { $0.destinations.contains(where: deletedForGood.contains) }) {
-                for row in layer.updated where deletedForGood.contains(row.objectID) { discarded.insert(row.objectID) }
-                layer.updated.removeAll { deletedForGood.contains($0.objectID) }
-                for index in layer.toMany.indices {
-                    discarded.formUnion(layer.toMany[index].destinations.filter(deletedForGood.contains))
-                    layer.toMany[index].destinations.removeAll(where: deletedForGood.contains)
-                }
-                layer.toMany.removeAll { deletedForGood.contains($0.objectID) }
-                layer = layer.reindexed(model: model)
-            }
+            if !deletedForGood.isEmpty { layer = withoutObjectsDeletedForGood(layer, discarded: &discarded) }
             layer = rebased(layer, baseless: &baseless)
             layer = (try? listingBaselessLinks(layer, baseless: baseless)) ?? layer
             // Unread, a list stays as the child showed it (what it did before lists were rebased).
             layer = (try? rebasedLists(layer, baseless: baseless)) ?? layer
             layers.append(layer)
             show(layer) { _ in true }
+            // This context's own insert leaves it, as its own deletion of it would: in neither its inserted nor its
+            // deleted objects, with no row for its save to write or delete.
+            for object in ownInserts { _ = try? discardInsert(object) }
             // Unread, a link stays until this context's save runs the rules again.
             if !layer.deleted.isEmpty { _ = try? unlinkArrivedDeletions(layer.deleted.map(\.objectID)) }
             arrived.append(layer)
