@@ -206,6 +206,30 @@ import Testing
         #expect(try await Self.next(of: saved.1, in: root).isEmpty)
     }
 
+    /// Link seed 88 (step 56): a grandchild saved a change to an object that links to another; the root then unlinked
+    /// it, unsaved. The child between them shows the object as its grandchild saved it, linked (ARCHITECTURE.md, "What
+    /// a context shows": a row a child's save brought is the context's own until its save or rollback), but it read
+    /// the destination's list from the root, without the link: the list must list every object the context shows
+    /// pointing there.
+    @Test(arguments: StoreKind.allCases)
+    func aListListsTheLinkOfARowAChildsSaveBrought(_ kind: StoreKind) async throws {
+        let (root, child, folder) = try Self.linkedRootAndChild(kind)
+        defer { _ = folder }
+        let grandchild = ObjectContext(parent: child, name: "grandchild")
+        let (from, to) = try await Self.storedPair(in: root, linked: true)
+        try await grandchild.perform { ctx in
+            try ctx.existingObject(with: from).setValue("changed below", forKey: "title")
+            try ctx.save()
+        }
+        try await root.perform { ctx in try ctx.existingObject(with: from).setObject(nil, forKey: "next") }
+        let shown = try await child.perform { ctx in
+            let links = try ctx.fetch(FetchRequest(entityName: "Entry")).filter { try $0.objectIDs(forRelationshipNamed: "next") == [to] }
+            return (links.map(\.objectID), try ctx.existingObject(with: to).objects(forKey: "previous").map(\.objectID))
+        }
+        #expect(shown.0 == [from])
+        #expect(shown.1 == shown.0)
+    }
+
     /// ARCHITECTURE.md, "What a context shows": an object with nothing pending shows what lies below, its lists too.
     /// A child that loaded an object's inverse list sees a link its parent made since, unsaved.
     @Test(arguments: StoreKind.allCases)

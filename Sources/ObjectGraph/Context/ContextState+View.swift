@@ -73,7 +73,7 @@ extension ContextState {
         // As a load here would show them (``install(_:asToMany:of:inverseSlot:ownLinks:)``): less the members this
         // context moved elsewhere, plus those it shows pointing there on its own.
         let entity = try model.entity(named: coordinator.resolve(others[0]).entityName)
-        guard updated.count > 0, let index = entity.relationshipIndex[relationship.name], let slot = movingInverse(of: entity, index) else {
+        guard updated.count > 0 || !receivedLayers.isEmpty, let index = entity.relationshipIndex[relationship.name], let slot = movingInverse(of: entity, index) else {
             for (position, list) in zip(otherPositions, lists) { result[position] = list }
             return result
         }

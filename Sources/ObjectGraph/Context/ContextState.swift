@@ -33,10 +33,12 @@ final class ContextState {
     }
     /// The layers as stored (see ``layers``).
     var receivedLayers: [ChangeSet] = [] {
-        didSet { cachedLayerView = nil }
+        didSet { (cachedLayerView, cachedLayerLinks) = (nil, [:]) }
     }
     /// ``layers`` merged and indexed for fetches (see ``layerView()``).
     var cachedLayerView: InFlightSave?
+    /// The to-one links the layers' rows give, by entity name and slot (see ``layerLink(of:at:)``).
+    var cachedLayerLinks: [String: [ObjectID: ObjectID?]] = [:]
     /// How a root save resolves rows changed in the store since they were read.
     var mergePolicy: MergePolicy = .error
     /// The author persistent history records for this context's saves.
@@ -418,13 +420,16 @@ final class ContextState {
     /// below may have moved or deleted since. Below's list misses them, and a list here lists every object the
     /// context shows pointing there. One walk of the changed objects per load, none when nothing changed.
     func ownLinks(to owners: [ManagedObject], through index: Int) -> [ObjectID: [ObjectID]] {
-        guard updated.count > 0, let first = owners.first else { return [:] }
+        guard updated.count > 0 || !receivedLayers.isEmpty, let first = owners.first else { return [:] }
         return ownLinks(to: owners.map(\.objectID), of: first.entity, through: index)
     }
 
     /// ``ownLinks(to:through:)`` for owners named by ID, objects of `entity`.
+    ///
+    /// Rows a child's save brought, of objects not loaded here, are links of this context's too: what fetches here
+    /// show of those objects.
     func ownLinks(to owners: [ObjectID], of entity: ModelEntity, through index: Int) -> [ObjectID: [ObjectID]] {
-        guard updated.count > 0, !owners.isEmpty, let slot = movingInverse(of: entity, index),
+        guard updated.count > 0 || !receivedLayers.isEmpty, !owners.isEmpty, let slot = movingInverse(of: entity, index),
               let (memberEntity, _) = try? inverse(of: entity.relationships[index]) else { return [:] }
         let wanted = Set(owners)
         var links: [ObjectID: [ObjectID]] = [:]
@@ -432,6 +437,40 @@ final class ContextState {
             && member.entity.isKind(of: memberEntity) {
             if let owner = member.toOne[slot].map(resolvedLink), wanted.contains(owner) { links[owner, default: []].append(member.objectID) }
         }
+        guard !receivedLayers.isEmpty else { return links }
+        for kind in model.entities where kind.isKind(of: memberEntity) {
+            for (member, row) in layerLinks(ofEntity: kind.name, at: slot) {
+                var destination = row
+                if let object = registered[member], !object.isFaultStorage {
+                    // Counted above when changed here; otherwise loaded from the layer's row, or read since.
+                    if object.isMarkedUpdated || object.isDeleted { continue }
+                    destination = object.toOne[slot]
+                }
+                guard let owner = destination.map(resolvedLink), wanted.contains(owner) else { continue }
+                if !isHidden(member) { links[owner, default: []].append(member) }
+            }
+        }
+        return links
+    }
+
+    /// Where the last layer's row of `member` links at to-one `slot`: `.some(nil)` for no link, nil when no layer
+    /// has a row of it.
+    func layerLink(of member: ObjectID, at slot: Int) -> ObjectID?? {
+        guard !receivedLayers.isEmpty else { return nil }
+        return layerLinks(ofEntity: member.entityName, at: slot)[member]
+    }
+
+    /// Every layer row's to-one at `slot`, for objects of the entity named `name` (not its subentities), the last
+    /// layer's row winning; built once per change of the layers.
+    private func layerLinks(ofEntity name: String, at slot: Int) -> [ObjectID: ObjectID?] {
+        let key = "\(name)#\(slot)"
+        if let cached = cachedLayerLinks[key] { return cached }
+        var links: [ObjectID: ObjectID?] = [:]
+        for layer in layers {
+            for row in layer.inserted where row.objectID.entityName == name { links[row.objectID] = row.toOne[slot] }
+            for row in layer.updated where row.objectID.entityName == name { links[row.objectID] = row.toOne[slot] }
+        }
+        cachedLayerLinks[key] = links
         return links
     }
 
@@ -455,7 +494,11 @@ final class ContextState {
     func currentMembers(_ ids: [ObjectID], of owner: ObjectID, inverseSlot: Int?) -> [ObjectID] {
         guard let inverseSlot else { return ids }
         return ids.filter { id in
-            guard let member = registered[id], !member.isFaultStorage else { return true }
+            guard let member = registered[id], !member.isFaultStorage else {
+                // Not loaded here: a child's saved row of it, if any, says where it points.
+                guard let link = layerLink(of: id, at: inverseSlot) else { return true }
+                return link.map(resolvedLink) == owner
+            }
             return links(member, at: inverseSlot, to: owner)
         }
     }
