@@ -9,9 +9,9 @@ extension ContextState {
     /// keeps a list whole, as this context showed it when the child's save arrived; what lies below changes later
     /// (the parent's edits, its other children's saves, its merges) and a list read through the layer must follow,
     /// less and plus only the members whose to-one the layers set. One read per relationship, of the lists the
-    /// layers hold.
+    /// layers hold. Below a root is the store, which its merges change.
     func refreshLayerLists() throws {
-        guard !isRoot, !receivedLayers.isEmpty, receivedLayers.contains(where: { !$0.toMany.isEmpty }) else { return }
+        guard !receivedLayers.isEmpty, receivedLayers.contains(where: { !$0.toMany.isEmpty }) else { return }
         var layers = self.layers
         var groups: [String: (relationship: ModelRelationship, slot: Int, owners: [ObjectID])] = [:]
         var seen: Set<ObjectID> = []

@@ -62,7 +62,10 @@ extension ContextState {
         for (position, id) in ids.enumerated() {
             if let object = registered[coordinator.resolve(id)], !object.isFaultStorage,
                let index = object.entity.relationshipIndex[relationship.name] {
-                result[position] = try loadedToMany(object, index).ids
+                // A deleted owner's list keeps what its delete rules unlinked, and a child shows none of what this
+                // context deleted.
+                let ids = try loadedToMany(object, index).ids
+                result[position] = deleted.isEmpty ? ids : ids.filter { !isHidden($0) }
             } else {
                 others.append(id)
                 otherPositions.append(position)

@@ -206,6 +206,8 @@ extension ContextState {
         // Loaded to-many contents may now miss inserted objects, hold deleted ones, or be out of date with a
         // relationship changed on either side: reload them lazily.
         if changes.hasInsertions || !deletedHere.isEmpty || changes.changesRelationships {
+            // Unread, a layer's list stays as it was shown when the child's save arrived.
+            try? refreshLayerLists()
             dropUnchangedLists()
         }
         // A changed list keeps its contents (they may hold its unsaved edits), less the objects the save deleted, as
