@@ -60,10 +60,11 @@ extension ContextState {
         var others: [ObjectID] = []
         var otherPositions: [Int] = []
         for (position, id) in ids.enumerated() {
-            if let object = registered[coordinator.resolve(id)], !object.isFaultStorage,
+            // A deleted owner's list is as its deletion left it (it is not read again), so a child that still shows
+            // the owner (it changed it) reads the list as below shows it, with this context's moves.
+            if let object = registered[coordinator.resolve(id)], !object.isFaultStorage, !object.isDeleted,
                let index = object.entity.relationshipIndex[relationship.name] {
-                // A deleted owner's list keeps what its delete rules unlinked, and a child shows none of what this
-                // context deleted.
+                // A child shows none of what this context deleted.
                 let ids = try loadedToMany(object, index).ids
                 result[position] = deleted.isEmpty ? ids : ids.filter { !isHidden($0) }
             } else {
