@@ -58,7 +58,11 @@ extension ContextState {
         guard !objects.isEmpty else { return }
         let rows = Dictionary(try below.snapshots(for: objects.map(\.objectID)).map { (coordinator.resolve($0.objectID), $0) }) { first, _ in first }
         for object in objects {
-            guard let row = rows[coordinator.resolve(object.objectID)] else { continue }
+            guard let row = rows[coordinator.resolve(object.objectID)] else {
+                goneBelow.insert(object.objectID)
+                continue
+            }
+            if !goneBelow.isEmpty { goneBelow.remove(object.objectID) }
             let before = object.values
             let (lists, committedLists, wasUpdated) = (object.toMany, object.committedToMany, object.isMarkedUpdated)
             let wasListsOnly = object.isMarkedForListsOnly

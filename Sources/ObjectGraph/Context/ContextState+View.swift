@@ -212,7 +212,7 @@ extension ContextState {
         var base: [ObjectID: (values: AttributeValues, toOne: [ObjectID?])] = [:]
         var unloaded: [ObjectID] = []
         for row in layer.updated where !baseless.contains(row.objectID) {
-            if let object = registered[row.objectID], !object.isFaultStorage {
+            if let object = registered[row.objectID], !object.isFaultStorage, goneBelow.isEmpty || !goneBelow.contains(row.objectID) {
                 base[row.objectID] = (object.values, object.toOne)
             } else {
                 unloaded.append(row.objectID)

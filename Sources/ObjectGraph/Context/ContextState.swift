@@ -75,6 +75,9 @@ final class ContextState {
     var seenViewChanges: [Int] = []
     /// Objects whose row changed below while they had changes here: read again once nothing is pending on them.
     var staleBeneathChanges: Set<ObjectID> = []
+    /// Objects with nothing pending here whose row was gone below when they were read again: they keep the values
+    /// they showed, but this context no longer shows them, so a child's save of one is not rebased on those values.
+    var goneBelow: Set<ObjectID> = []
     /// Destinations freed objects held, waiting to be released one object's at a time (see
     /// ``releaseHeldAwaitingRelease()``). `@exclusivity(unchecked)`, as the change tables above, and with the flag
     /// below: every freed object's `deinit` reaches both (a twentieth of walking 200,000 books went to checking
