@@ -71,11 +71,13 @@ extension ContextState {
             let entity = try model.entity(named: entityName)
             for (index, relationship) in entity.relationships.enumerated() where relationship.isToMany {
                 guard let slot = movingInverse(of: entity, index) else { continue }
-                // What points there below (a root's store has nothing under a temporary ID), and what this context
-                // linked there, which its loaded list of the deleted object holds.
+                // What points there below (a root's store has nothing under a temporary ID), what this context
+                // linked there, which its loaded list of the deleted object holds, and what its children's saves
+                // linked there, loaded here or not.
                 let asked = ids.filter { !(isRoot && $0.isTemporaryID) }
                 var candidates = asked.isEmpty ? [] : try below.relatedIDs(of: asked, relationship: relationship).flatMap { $0 }
                 for id in ids { candidates += registered[id]?.toMany[index]?.ids ?? [] }
+                candidates += ownLinks(to: ids, of: entity, through: index).values.joined()
                 let owners = Set(ids)
                 for memberID in Set(candidates.map { coordinator.resolve($0) }) where !isHidden(memberID) {
                     let member = try object(with: memberID)
