@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PredicateFormat
 import Testing
 @testable import ObjectGraph
 
@@ -175,6 +176,45 @@ import Testing
         #expect(walSize == 0)
         let context = ObjectContext(coordinator: try PersistentStoreCoordinator(model: try Fixtures.model(), storeURL: copy))
         #expect(try await context.perform { ctx in try ctx.count(for: FetchRequest(entityName: "Tag")) } == 2_000)
+    }
+
+    /// A file another connection is growing is read as it stands, not as damaged: a checkpoint copies the header
+    /// page (with the new page count) into the file before the pages behind it, so a look at the bare file in
+    /// between sees fewer pages than the header counts. Opening a second coordinator on a store in use must still
+    /// succeed, as SQLite's own readers, which take the log into account, do.
+    @Test func aStoreAnotherConnectionIsGrowingOpensWhileItGrows() async throws {
+        let folder = try TemporaryFolder()
+        let model = try Fixtures.model()
+        _ = try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        let writer = try DatabaseQueue(path: folder.storeURL.path, configuration: configuration)
+        try await writer.writeWithoutTransaction { try $0.execute(sql: "CREATE TABLE scratch (payload BLOB)") }
+        let rounds = 200
+        let opened = Protected(0)
+        let growing = Task.detached {
+            // Grows the file by 25 pages at a time and folds the log in, until the opening side is done (or the
+            // file reaches 40 MB: each open reads it all).
+            var grown = 0
+            while opened.withLock({ $0 }) < rounds && grown < 400 {
+                grown += 1
+                try await writer.write { try $0.execute(sql: "INSERT INTO scratch VALUES (zeroblob(100000))") }
+                // Busy while a closing store folds the log in itself.
+                _ = try? await writer.writeWithoutTransaction { try $0.checkpoint(.passive) }
+            }
+        }
+        var refusals: [String] = []
+        for _ in 0..<rounds {
+            do {
+                _ = try PersistentStoreCoordinator(model: model, storeURL: folder.storeURL)
+            } catch {
+                refusals.append("\(error)")
+            }
+            opened.withLock { $0 += 1 }
+        }
+        try await growing.value
+        try writer.close()
+        #expect(refusals.isEmpty, "\(refusals.count) of \(rounds) opens refused: \(refusals.first ?? "")")
     }
 
     /// Saves a book with the one ISBN these tests use, which the uniqueness constraint lets one book have.

@@ -24,6 +24,7 @@ enum StoreFileCheck {
         // The header is read through the check's own SQLite connection: a descriptor of this code's, once closed,
         // would drop every SQLite lock the process holds on the file (see `StoreFileRegistry`).
         let connection = try ReadOnlyConnection(path: path)
+        let inUseBefore = isInUse(path)
         let (bytes, size): ([UInt8], Int64)
         do {
             (bytes, size) = try connection.fileStart(100)
@@ -34,12 +35,16 @@ enum StoreFileCheck {
             throw ObjectGraphError.storeUnavailable(
                 path: path, reason: "the file is not an SQLite database (it is \(bytes.count < 100 ? "shorter than SQLite's header" : "missing SQLite's header")): it is damaged, truncated or another kind of file, and was left as it was")
         }
-        // SQLite reads missing pages of a cut file as empty ones; its header says how long the file must be.
+        // SQLite reads missing pages of a cut file as empty ones; its header says how long the file must be. That
+        // holds of a file at rest only: while another connection folds its log in, the header page (with the new
+        // page count) reaches the file before the pages behind it, and the bare file looks cut. A file in use is
+        // left to SQLite's quick check below, which reads the pages through the log, under a lock.
         let rawPageSize = Int(bytes[16]) << 8 | Int(bytes[17])
         let pageSize = rawPageSize == 1 ? 65_536 : rawPageSize
         let pageCount = bytes[28..<32].reduce(Int64(0)) { $0 << 8 | Int64($1) }
         let headerIsCurrent = bytes[24..<28] == bytes[92..<96]
-        guard pageSize >= 512, size % Int64(pageSize) == 0, !headerIsCurrent || size >= pageCount * Int64(pageSize) else {
+        let atRest = !inUseBefore && !isInUse(path)
+        guard pageSize >= 512, !atRest || size % Int64(pageSize) == 0, !atRest || !headerIsCurrent || size >= pageCount * Int64(pageSize) else {
             throw ObjectGraphError.storeUnavailable(
                 path: path, reason: "the file is \(size) bytes, not the whole pages of \(pageSize) bytes its header promises: it is truncated or damaged, and was left as it was")
         }
@@ -49,6 +54,12 @@ enum StoreFileCheck {
             throw ObjectGraphError.storeUnavailable(
                 path: path, reason: "SQLite cannot read it (\(error.message)); it is damaged or not a database, and was left as it was")
         }
+    }
+
+    /// Whether a connection has the file open, or left it mid-write: its log (`-wal` and `-shm`, which SQLite
+    /// removes when the last connection closes) or its rollback journal is beside it.
+    private static func isInUse(_ path: String) -> Bool {
+        ["-wal", "-shm", "-journal"].contains { FileManager.default.fileExists(atPath: path + $0) }
     }
 
     /// An empty database passes, and so does this model's store when SQLite's quick check finds it whole.
