@@ -116,10 +116,16 @@ struct ReferenceModel {
     /// A child's save into its parent; returns nothing (a child's save cannot fail here).
     ///
     /// A link the child shows to an object the parent deleted for good arrives as no link: no row will ever have
-    /// that object, and the parent's save would otherwise fail on it.
+    /// that object, and the parent's save would otherwise fail on it. The child's deletions unlink, in the parent,
+    /// every row the parent shows once the whole save has arrived, the save's own rows included (a link that reached
+    /// the child from below after its deletion).
     mutating func pushToParent(_ context: Int) {
         guard let parent = contexts[context].parent else { return }
         let gone = contexts[parent].discarded
+        defer {
+            for (serial, change) in contexts[context].pending where change.isDeleted { nullifyLinks(to: serial, in: parent) }
+            contexts[context].pending = [:]
+        }
         for (serial, var change) in contexts[context].pending.sorted(by: { $0.key < $1.key }) {
             if let next = change.values["next"], gone.contains(next), change.isInserted || change.written["next"] != nil {
                 change.changed["next"] = Self.none
@@ -151,7 +157,6 @@ struct ReferenceModel {
                 contexts[parent].pending[serial] = pending
             }
         }
-        contexts[context].pending = [:]
     }
 
     /// A root's save to the store. Returns the serials it updated and deleted, or nil when it must fail: it

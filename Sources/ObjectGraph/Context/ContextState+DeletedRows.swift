@@ -5,9 +5,10 @@
 /// link merged in after a child's deletion arrived).
 extension ContextState {
     /// Unlinks every to-one this context holds that names one of `gone` (objects whose rows a save deleted): in its
-    /// registered objects and in the rows its children's saves brought. A link this context read becomes what the
-    /// store holds now (no change); a link it made, or a child's save brought, becomes its change to none, which its
-    /// save writes. Returns the objects unlinked, whose view changed for the contexts below.
+    /// registered objects and in the rows its children's saves brought. A link this context read, or a child's row
+    /// carried unchanged, becomes what the store holds now (no change); a link it made, or a child's save changed,
+    /// becomes its change to none, which its save writes. Returns the objects unlinked, whose view changed for the
+    /// contexts below.
     func unlinkDeletedRows(_ gone: Set<ObjectID>) -> [ObjectID] {
         guard !gone.isEmpty else { return [] }
         var unlinked: [ObjectID] = []
@@ -47,10 +48,11 @@ extension ContextState {
                 }
                 unlinked.append(fixed.inserted[index].objectID)
             }
+            // A link the child changed becomes its change to none; one it only carried, as read, is what the store
+            // holds now: none, or what the merged save wrote there (``refreshLayers(with:isRootSave:)``).
             for index in fixed.updated.indices where linksGone(fixed.updated[index]) {
                 for slot in fixed.updated[index].toOne.indices where fixed.updated[index].toOne[slot].map(gone.contains) == true {
                     fixed.updated[index].toOne[slot] = nil
-                    if !fixed.updated[index].changedToOne.contains(slot) { fixed.updated[index].changedToOne.append(slot) }
                 }
                 unlinked.append(fixed.updated[index].objectID)
             }

@@ -190,13 +190,15 @@ extension ContextState {
         for id in merged where layers.contains(where: { $0.deletes(id) }) { deletedForGood.insert(id) }
         dropFromLayers(merged)
         var unlinked = unlinkDeletedRows(merged)
+        // Before the links to own deletions are looked for: a child's row here shows the merged links it did not
+        // change only once rebased.
+        refreshLayers(with: changes, isRootSave: notification.isRootSave)
         do {
             unlinked += try unlinkMergedLinksToOwnDeletions(changes)
         } catch {
             // The save runs the rules again and throws what it meets there.
             ObjectGraphLogging.logger.debug("context \(name) left merged links to its deletions to its save: \(error)")
         }
-        refreshLayers(with: changes, isRootSave: notification.isRootSave)
         // A store change's every row is in the log already, held here or not: the root that read it recorded them
         // (``mergeStoreChanges(_:)``), and every context below reads the root's log too.
         if !notification.isStoreChange { inFlight.viewChanges.record(changes.updatedObjectIDs + changes.deletedObjectIDs) }
