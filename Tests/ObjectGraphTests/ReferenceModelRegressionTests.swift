@@ -109,11 +109,12 @@ import Testing
     /// (53), a child's deletion arriving without unlinking the rows another child's save brought (287) or its own
     /// (242), a merged deletion unlinking a child's row that only carried the link (175, 203), a merged link to a
     /// child's deletion left in a child's row (179), a grandchild missing the link its parent's insert lost on
-    /// arrival (190), and their neighbours.
+    /// arrival (190), a deletion unlinking an object gone below (182), a merged row showing a child's link to a
+    /// root's deletion (269), and their neighbours.
     /// `scripts/model-seeds.sh` runs every seed; those not listed here may still disagree (ARCHITECTURE.md).
     @Test(arguments: [
         2, 3, 5, 6, 7, 9, 11, 13, 14, 17, 18, 19, 20, 21, 25, 26, 29, 30, 31, 32, 35, 36, 37, 38, 39, 49, 53, 57, 69, 71, 74, 75, 78,
-        82, 84, 86, 88, 89, 96, 111, 112, 118, 128, 131, 133, 135, 136, 137, 140, 143, 145, 175, 179, 190, 203, 242, 287,
+        82, 84, 86, 88, 89, 96, 111, 112, 118, 128, 131, 133, 135, 136, 137, 140, 143, 145, 175, 179, 182, 190, 203, 242, 269, 287,
     ])
     func theLinkSeedAgreesWithTheModel(_ seed: Int) async throws {
         for kind in [StoreKind.sqlite, .memory] {
@@ -709,6 +710,29 @@ import Testing
             try ctx.fetch(FetchRequest(entityName: "Entry", format: "title == %@", "inserted")).map { try $0.objectIDs(forRelationshipNamed: "next") }
         }
         #expect(fetched == [[]])
+    }
+
+    /// Link seed 269 (step 68): a child's save brought its root a link to an object the root had deleted and not
+    /// saved; a merged save then updated the linking object without touching the link. The merge unlinks merged
+    /// rows that link to the root's deletions as the root shows them, not only as the merged row holds them.
+    @Test(arguments: StoreKind.allCases)
+    func aMergedRowShowingAChildsLinkToARootsDeletionIsUnlinked(_ kind: StoreKind) async throws {
+        let (root, child, folder) = try Self.linkedRootAndChild(kind)
+        defer { _ = folder }
+        let (from, to) = try await Self.storedPair(in: root)
+        try await Self.link(from, to: to, in: child)
+        try await root.perform { ctx in try ctx.delete(try ctx.existingObject(with: to)) }
+        try await child.perform { ctx in try ctx.save() }
+        let update = try await ObjectContext(coordinator: root.coordinator, name: "other").perform { ctx in
+            try ctx.existingObject(with: from).setValue(Int64(3), forKey: "pages")
+            return try #require(try ctx.saveAndNotification())
+        }
+        await root.mergeChanges(fromContextDidSave: update)
+        #expect(try await Self.next(of: from, in: root) == [])
+        try await root.perform { ctx in try ctx.save() }
+        let check = ObjectContext(coordinator: root.coordinator, name: "check")
+        #expect(try await Self.storedLinks(root.coordinator) == [[]])
+        #expect(try await check.perform { ctx in try ctx.existingObject(with: from).value(forKey: "pages") } == .int(3))
     }
 
     /// Link seed 38 (step 55): a root read an inverse list while it held a deletion of a member, then rolled back;

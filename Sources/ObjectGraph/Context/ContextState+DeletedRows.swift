@@ -94,18 +94,28 @@ extension ContextState {
         return unlinked
     }
 
-    /// Unlinks the rows a merged save inserted or updated that now link to an object this context has deleted and
-    /// not saved: the deletion's nullify rule ran over what the context showed then, and runs over the links merged
-    /// in since, as the context's save would run it again. Each link becomes this context's change to none, which
-    /// its save writes with the deletion. Returns the objects unlinked.
+    /// Unlinks the rows a merged save inserted or updated that now link, as this context shows them, to an object
+    /// it has deleted and not saved: the deletion's nullify rule ran over what the context showed then, and runs over
+    /// the links merged in since (or a child's save brought), as the context's save would run it again. Each link
+    /// becomes this context's change to none, which its save writes with the deletion. Returns the objects
+    /// unlinked.
     func unlinkMergedLinksToOwnDeletions(_ changes: ContextChanges) throws -> [ObjectID] {
         // Deleted here on its own, or by a child's save it holds.
         guard !deleted.isEmpty || layers.contains(where: { !$0.index.deleted.isEmpty }) else { return [] }
         func isDeletedHere(_ id: ObjectID?) -> Bool { id.map { isHidden(coordinator.resolve($0)) } ?? false }
         var unlinked: [ObjectID] = []
-        for id in changes.insertedObjectIDs + changes.updatedObjectIDs {
-            guard let row = changes.change(for: id, temporaryID: coordinator.temporaryID(for:)).updated,
-                  row.toOne.contains(where: isDeletedHere) else { continue }
+        // What the object shows: the merged row, unless this context's object or a child's row of it says otherwise.
+        func mayLinkHere(_ id: ObjectID) -> Bool {
+            if let row = changes.change(for: id, temporaryID: coordinator.temporaryID(for:)).updated, row.toOne.contains(where: isDeletedHere) {
+                return true
+            }
+            if let object = registered[id], !object.isFaultStorage { return object.toOne.contains(where: isDeletedHere) }
+            return layers.contains { layer in
+                guard let place = layer.place(of: id) else { return false }
+                return (place.inserted ? layer.inserted[place.position] : layer.updated[place.position]).toOne.contains(where: isDeletedHere)
+            }
+        }
+        for id in changes.insertedObjectIDs + changes.updatedObjectIDs where mayLinkHere(id) {
             let object = try object(with: id)
             if object.isFaultStorage { try fulfill(object) }
             guard !object.isDeleted else { continue }

@@ -296,9 +296,10 @@ extension ContextState {
         defer { withExtendedLifetime(loaded) {} }
         for (key, gone) in losses {
             let survivor = try self.object(with: key.owner)
-            // Still a fault after the read above: its row is gone below (deleted since this context listed it), and
-            // there is nothing of it to unlink.
-            if survivor.isFaultStorage { continue }
+            // Still a fault after the read above, or found gone when read again: its row is gone below (deleted since
+            // this context listed it), and there is nothing of it to unlink. Unlinking it would be a change to a row
+            // no store holds, which a child's save would bring back into its parent.
+            if survivor.isFaultStorage || (!goneBelow.isEmpty && goneBelow.contains(survivor.objectID) && !showsOwnState(survivor)) { continue }
             // Marked updated when it changed: a to-one cleared, or a loaded list. An unloaded list reads without the
             // doomed objects whenever it loads, so there is nothing of it to change or to save.
             if let slot = survivor.entity.toOneSlot[key.index] {
@@ -525,6 +526,9 @@ extension ContextState {
         var previousChange: [Int] = []
         for object in updated.objects where !object.isDeleted && !object.isFaultStorage {
             guard let version = object.committedVersionIfAny else { continue }
+            // Linked to or away from through an inverse only, and gone below: there is no row to change, and this
+            // context no longer shows it.
+            if !goneBelow.isEmpty && object.changesOnlyLists && goneBelow.contains(object.objectID) { continue }
             // Compared in place, value by value (words where they decide), without building the committed snapshot.
             let (values, committedValues) = (object.values, object.committedAttributes)
             // A value set back to the committed one after a child's pending row changed it still differs from what
