@@ -148,10 +148,22 @@ extension ContextState {
             }
             for contents in set.toMany { toMany[contents.objectID, default: [:]][contents.relationship] = contents }
         }
-        var flat = ChangeSet()
-        flat.inserted = order.compactMap { inserts[$0] }
-        flat.updated = updateOrder.compactMap { id in updates[id].map { row in
+        // A link one layer brought to an object another layer deletes, in whichever order they came, is the
+        // deletion's nullify rule's to run: the store will not hold the object, and each child's rules ran over
+        // what it showed, not over its siblings' rows.
+        func unlinkingGone(_ row: ChangeSet.Row, isUpdate: Bool) -> ChangeSet.Row {
+            guard !gone.isEmpty, row.toOne.contains(where: { $0.map(gone.contains) == true }) else { return row }
             var row = row
+            for slot in row.toOne.indices where row.toOne[slot].map(gone.contains) == true {
+                row.toOne[slot] = nil
+                if isUpdate && !row.changedToOne.contains(slot) { row.changedToOne = (row.changedToOne + [slot]).sorted() }
+            }
+            return row
+        }
+        var flat = ChangeSet()
+        flat.inserted = order.compactMap { inserts[$0].map { unlinkingGone($0, isUpdate: false) } }
+        flat.updated = updateOrder.compactMap { id in updates[id].map { row in
+            var row = unlinkingGone(row, isUpdate: true)
             row.version = current(id, row.version)
             return row
         } }
