@@ -648,10 +648,7 @@ import Testing
         #expect(try await Self.next(of: from, in: root) == [elsewhere])
         #expect(try await Self.next(of: from, in: child) == [elsewhere])
         #expect(try await Self.next(of: from, in: ObjectContext(parent: root, name: "reader")) == [elsewhere])
-        try await root.perform { ctx in try ctx.save() }
-        let check = ObjectContext(coordinator: root.coordinator, name: "check")
-        #expect(try await Self.next(of: from, in: check) == [elsewhere])
-        #expect(try await check.perform { ctx in try ctx.existingObject(with: from).value(forKey: "pages") } == .int(2))
+        try await Self.expectSaved(root, from, next: [elsewhere], pages: 2)
     }
 
     /// Link seed 179 (step 75): a merged save linked a row to an object the root had deleted through a child's save
@@ -675,10 +672,7 @@ import Testing
         await root.mergeChanges(fromContextDidSave: link)
         #expect(try await Self.next(of: from, in: root) == [])
         #expect(try await Self.next(of: from, in: ObjectContext(parent: root, name: "reader")) == [])
-        try await root.perform { ctx in try ctx.save() }
-        let check = ObjectContext(coordinator: root.coordinator, name: "check")
-        #expect(try await Self.next(of: from, in: check) == [])
-        #expect(try await check.perform { ctx in try ctx.existingObject(with: from).value(forKey: "pages") } == .int(2))
+        try await Self.expectSaved(root, from, next: [], pages: 2)
     }
 
     /// Link seed 190 (step 66): a child's insert linked to an object its root then deleted and saved; the child's
@@ -730,10 +724,7 @@ import Testing
         }
         await root.mergeChanges(fromContextDidSave: update)
         #expect(try await Self.next(of: from, in: root) == [])
-        try await root.perform { ctx in try ctx.save() }
-        let check = ObjectContext(coordinator: root.coordinator, name: "check")
-        #expect(try await Self.storedLinks(root.coordinator) == [[]])
-        #expect(try await check.perform { ctx in try ctx.existingObject(with: from).value(forKey: "pages") } == .int(3))
+        try await Self.expectSaved(root, from, next: [], pages: 3)
     }
 
     /// Link seed 227 (step 77): one child's save deleted an object, and a sibling's later save brought a link to
@@ -1055,6 +1046,17 @@ import Testing
         try await ObjectContext(coordinator: coordinator, name: "check").perform { ctx in
             try ctx.fetch(FetchRequest(entityName: "Entry")).map { try $0.objectIDs(forRelationshipNamed: "next") }
         }
+    }
+
+    /// Saves `root`, then expects the store to hold `id` with `next` and `pages`: the merged value and the child's
+    /// change both written, neither lost.
+    static func expectSaved(
+        _ root: ObjectContext, _ id: ObjectID, next: [ObjectID], pages: Int64, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        try await root.perform { ctx in try ctx.save() }
+        let check = ObjectContext(coordinator: root.coordinator, name: "check")
+        #expect(try await Self.next(of: id, in: check) == next, sourceLocation: sourceLocation)
+        #expect(try await check.perform { ctx in try ctx.existingObject(with: id).value(forKey: "pages") } == .int(pages), sourceLocation: sourceLocation)
     }
 
     /// The entries `context` lists in `id`'s `previous`.
