@@ -110,12 +110,12 @@ import Testing
     /// (242), a merged deletion unlinking a child's row that only carried the link (175, 203), a merged link to a
     /// child's deletion left in a child's row (179), a grandchild missing the link its parent's insert lost on
     /// arrival (190), a deletion unlinking an object gone below (182), a merged row showing a child's link to a
-    /// root's deletion (269), a root's save writing a child's link to a sibling's deletion (227), and their
-    /// neighbours.
+    /// root's deletion (269), a root's save writing a child's link to a sibling's deletion (227), a root on another
+    /// coordinator missing a merged insert's link to its deletion (319, 328), and their neighbours.
     /// `scripts/model-seeds.sh` runs every seed; those not listed here may still disagree (ARCHITECTURE.md).
     @Test(arguments: [
         2, 3, 5, 6, 7, 9, 11, 13, 14, 17, 18, 19, 20, 21, 25, 26, 29, 30, 31, 32, 35, 36, 37, 38, 39, 49, 53, 57, 69, 71, 74, 75, 78,
-        82, 84, 86, 88, 89, 96, 111, 112, 118, 128, 131, 133, 135, 136, 137, 140, 143, 145, 175, 179, 182, 190, 203, 227, 242, 269, 287, 325, 392, 398,
+        82, 84, 86, 88, 89, 96, 111, 112, 118, 128, 131, 133, 135, 136, 137, 140, 143, 145, 175, 179, 182, 190, 203, 227, 242, 269, 287, 319, 325, 328, 392, 398,
     ])
     func theLinkSeedAgreesWithTheModel(_ seed: Int) async throws {
         for kind in [StoreKind.sqlite, .memory] {
@@ -746,6 +746,29 @@ import Testing
         try await root.perform { ctx in try ctx.save() }
         #expect(try await Self.storedLinks(root.coordinator) == [[]])
         #expect(try await Self.next(of: from, in: root) == [])
+    }
+
+    /// Link seeds 319 and 328: a root on another coordinator of the store merged a save that inserted an object
+    /// linked to one the root had deleted and not saved. The merge looked the inserted row up by the temporary ID
+    /// the saving coordinator knew, found nothing, and left the link: the root showed a link to its own deletion.
+    @Test(arguments: StoreKind.allCases.filter { $0 != .memory })
+    func aRootOnAnotherCoordinatorUnlinksAMergedInsertsLinkToItsDeletion(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let saver = ObjectContext(coordinator: try kind.coordinator(ReferenceModelTests.model, folder), name: "saver")
+        let other = ObjectContext(coordinator: try kind.coordinator(ReferenceModelTests.model, folder), name: "other")
+        let doomed = try await Self.storedEntry(in: saver, title: "doomed")
+        try await other.perform { ctx in try ctx.delete(try ctx.existingObject(with: doomed)) }
+        let (inserted, notification) = try await saver.perform { ctx in
+            let entry = try ctx.insert("Entry")
+            try entry.setValue("inserted", forKey: "title")
+            try entry.setObject(try ctx.existingObject(with: doomed), forKey: "next")
+            let notification = try #require(try ctx.saveAndNotification())
+            return (entry.objectID, notification)
+        }
+        await other.mergeChanges(fromContextDidSave: notification)
+        #expect(try await Self.next(of: inserted, in: other) == [])
+        try await other.perform { ctx in try ctx.save() }
+        #expect(try await Self.storedLinks(other.coordinator) == [[]])
     }
 
     /// Link seed 38 (step 55): a root read an inverse list while it held a deletion of a member, then rolled back;

@@ -96,9 +96,8 @@ import Testing
     /// exactly the objects it shows linking there.
     ///
     /// Run by `scripts/model-seeds.sh` (which sets `OBJECTGRAPH_MODEL_LINKS=1`); CI runs the seeds
-    /// ``ReferenceModelRegressionTests/theLinkSeedAgreesWithTheModel(_:)`` lists. Of seeds 0 to 400, 6 still
-    /// disagree: four on which members an inverse list holds (119, 250, 251, 354), two on a link the model nullified
-    /// and the graph keeps (319, 328).
+    /// ``ReferenceModelRegressionTests/theLinkSeedAgreesWithTheModel(_:)`` lists. Of seeds 0 to 400, 4 still
+    /// disagree, on which members an inverse list holds (119, 250, 251, 354).
     @Test(.enabled(if: ProcessInfo.processInfo.environment["OBJECTGRAPH_MODEL_LINKS"] == "1"), arguments: [StoreKind.sqlite, .memory])
     func theGraphAgreesWithTheModelThroughLinks(_ kind: StoreKind) async throws {
         for seed in Self.seedRange.prefix(ProcessInfo.processInfo.environment["OBJECTGRAPH_MODEL_SEEDS"] == nil ? 100 : .max) {

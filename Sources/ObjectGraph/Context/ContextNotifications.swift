@@ -39,9 +39,10 @@ public struct ContextChanges: Sendable {
 
     /// Whether `id` is inserted, updated or deleted here: constant time per layer, nothing flattened. The layers may
     /// name an inserted object by its temporary ID: `temporaryID` gives it (the coordinator's memory, which the saving
-    /// thread recorded, so a merge on the main thread never reverses a large import's IDs itself).
+    /// thread recorded, so a merge on the main thread never reverses a large import's IDs itself); the save's own map
+    /// gives it to a context on another coordinator of the store, whose coordinator never knew it.
     func change(for id: ObjectID, temporaryID: (ObjectID) -> ObjectID?) -> (updated: Snapshot?, deleted: Bool, inserted: Bool) {
-        let ids = [id] + (permanentIDs.isEmpty ? [] : temporaryID(id).map { [$0] } ?? [])
+        let ids = [id] + (permanentIDs.isEmpty ? [] : (temporaryID(id) ?? permanentIDs.temporaryID(for: id)).map { [$0] } ?? [])
         // A deletion in any layer wins over rows in later ones, as when the layers were saved (see `flatten`): a
         // child's change that reached its parent after the parent's deletion of the object was not saved.
         if layers.contains(where: { layer in ids.contains { layer.deletes($0) } }) { return (nil, true, false) }
