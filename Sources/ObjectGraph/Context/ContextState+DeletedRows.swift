@@ -110,10 +110,7 @@ extension ContextState {
                 return true
             }
             if let object = registered[id], !object.isFaultStorage { return object.toOne.contains(where: isDeletedHere) }
-            return layers.contains { layer in
-                guard let place = layer.place(of: id) else { return false }
-                return (place.inserted ? layer.inserted[place.position] : layer.updated[place.position]).toOne.contains(where: isDeletedHere)
-            }
+            return layers.contains { $0.row(for: id)?.toOne.contains(where: isDeletedHere) == true }
         }
         for id in changes.insertedObjectIDs + changes.updatedObjectIDs where mayLinkHere(id) {
             let object = try object(with: id)

@@ -180,10 +180,15 @@ extension ChangeSet {
         index.isBuilt ? index.deleted[id] != nil : deleted.contains { $0.objectID == id }
     }
 
+    /// The row this change set inserts or updates for `id`.
+    func row(for id: ObjectID) -> Row? {
+        guard let place = place(of: id) else { return nil }
+        return place.inserted ? inserted[place.position] : updated[place.position]
+    }
+
     /// The row this change set holds for `id`, as a snapshot.
     func snapshot(for id: ObjectID) -> Snapshot? {
-        guard let place = place(of: id) else { return nil }
-        let row = place.inserted ? inserted[place.position] : updated[place.position]
+        guard let row = row(for: id) else { return nil }
         return Snapshot(objectID: row.objectID, version: row.version, values: row.values, toOne: row.toOne)
     }
 

@@ -59,7 +59,7 @@ enum StoreFileCheck {
     /// Whether a connection has the file open, or left it mid-write: its log (`-wal` and `-shm`, which SQLite
     /// removes when the last connection closes) or its rollback journal is beside it.
     private static func isInUse(_ path: String) -> Bool {
-        ["-wal", "-shm", "-journal"].contains { FileManager.default.fileExists(atPath: path + $0) }
+        StoreFileRegistry.hasFileBeside(path, ["-wal", "-shm", "-journal"])
     }
 
     /// An empty database passes, and so does this model's store when SQLite's quick check finds it whole.

@@ -110,7 +110,13 @@ enum StoreFileRegistry {
     /// Whether a read-only connection may open the file at `path` (canonical) as immutable: no connection of any
     /// process uses it in WAL mode (each keeps a `-wal` and a `-shm` beside it), and no store of this one holds it.
     static func mayOpenImmutable(_ path: String) -> Bool {
-        !["-wal", "-shm"].contains { FileManager.default.fileExists(atPath: path + $0) } && !isHeld(path)
+        !hasFileBeside(path, ["-wal", "-shm"]) && !isHeld(path)
+    }
+
+    /// Whether one of the files SQLite keeps beside a database while a connection uses it (its `-wal` and `-shm`,
+    /// its `-journal` mid-write), named `path` plus one of `suffixes`, is there.
+    static func hasFileBeside(_ path: String, _ suffixes: [String]) -> Bool {
+        suffixes.contains { FileManager.default.fileExists(atPath: path + $0) }
     }
 
     /// The URI SQLite opens `path` by read-only, as an immutable file when `immutable`.
