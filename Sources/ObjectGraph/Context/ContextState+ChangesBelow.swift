@@ -84,6 +84,8 @@ extension ContextState {
         let generation = below.generation
         guard generation != seenBelowGeneration else { return }
         seenBelowGeneration = generation
+        // The parent's own edits (a deletion's nullified links) are no view change: the layers' lists follow them here.
+        try? refreshLayerLists()
         dropUnchangedLists()
     }
 

@@ -131,6 +131,29 @@ extension ContextState {
         return added ? fixed.reindexed(model: model) : layer
     }
 
+    /// An insert's loaded lists of to-one inverses have nothing below to be read again from: they take `layer`'s
+    /// moves here, as a rebase gives a stored owner's lists (members the layer links to the insert join it, those it
+    /// links elsewhere or deletes leave). A list the layer holds is the layer's, which ``show(_:accepts:)`` puts in
+    /// place.
+    func moveInsertsLists(by layer: ChangeSet, baseless: Set<ObjectID>) throws {
+        guard !layer.inserted.isEmpty || !layer.deleted.isEmpty || layer.updated.contains(where: { !$0.changedToOne.isEmpty }) else { return }
+        for owner in insertionOrder where !owner.isDeleted && !owner.isFaultStorage && !owner.toMany.isEmpty {
+            var moved: [(index: Int, members: [ObjectID])] = []
+            for (index, list) in owner.toMany {
+                let relationship = owner.entity.relationships[index]
+                guard !relationship.isOrdered, layer.index.toMany[owner.objectID]?[relationship.name] == nil,
+                      let slot = movingInverse(of: owner.entity, index), let (memberEntity, _) = try inverse(of: relationship) else { continue }
+                let joining = (layer.inserted + layer.updated).lazy.filter { row in
+                    row.toOne[slot].map(self.resolvedLink) == self.resolvedLink(owner.objectID)
+                        && self.model.entityIfPresent(row.objectID.entityName)?.isKind(of: memberEntity) == true
+                }.map(\.objectID)
+                let members = Self.members(list.ids, moved: layer, to: owner.objectID, slot: slot, listed: list.ids + joining, baseless: baseless)
+                if members != list.ids { moved.append((index, members)) }
+            }
+            for (index, members) in moved { owner.toMany[index] = RelatedIDs(members) }
+        }
+    }
+
     /// Reads again, in one read per relationship, each list of `changed` (objects, and the positions of lists of a
     /// to-one inverse they changed here) from below, and puts this context's own links back on it: the members that
     /// show their own state here (``showsOwnState(_:)``), point to the object, and that below does not list. The members it moved away point

@@ -564,7 +564,7 @@ extension ContextState {
             if !asBefore { previousChange = values.indices.filter(changed) }
             let changedAttributes = previousChange
             let changedToOne = object.toOne.indices.filter { slot in
-                if object.toOne[slot] != object.committedDestinations[slot] { return true }
+                if !isSameLink(object.toOne[slot], object.committedDestinations[slot]) { return true }
                 guard let (row, _) = layered.first(where: { $0.1 || $0.0.changedToOne.contains(slot) }) else { return false }
                 return object.toOne[slot] != row.toOne[slot]
             }
@@ -685,7 +685,7 @@ extension ContextState {
             for index in fixed.updated.indices where updatedIDs.contains(fixed.updated[index].objectID) {
                 let row = fixed.updated[index]
                 guard let saved = changes.change(for: row.objectID, temporaryID: coordinator.temporaryID(for:)).updated else { continue }
-                let base = rebasedSoFar[row.objectID] ?? (saved.values, saved.toOne)
+                let base = rebasedSoFar[row.objectID] ?? (saved.values, isRootSave ? permanentLinks(saved.toOne, of: changes) : saved.toOne)
                 let rebased = row.rebased(on: base.values, base.toOne)
                 (fixed.updated[index].values, fixed.updated[index].toOne) = rebased
                 rebasedSoFar[row.objectID] = rebased

@@ -40,9 +40,8 @@ extension ContextState {
     /// `layer`, a child's save, without the objects this context deleted for good, which the child still showed: no
     /// row of one, no list naming one (the child linked it to another object, whose inverse list it then held), and
     /// no to-one naming one (the child linked to it), since no row will ever have its ID. The rows dropped go into
-    /// `discarded`, the inserted rows unlinked into `unlinkedInserts` (the child, and its own children, showed them
-    /// linked).
-    func withoutObjectsDeletedForGood(_ layer: ChangeSet, discarded: inout Set<ObjectID>, unlinkedInserts: inout [ObjectID]) -> ChangeSet {
+    /// `discarded`, the rows unlinked into `unlinked` (the child, and its own children, showed them linked).
+    func withoutObjectsDeletedForGood(_ layer: ChangeSet, discarded: inout Set<ObjectID>, unlinked: inout [ObjectID]) -> ChangeSet {
         let gone = { (id: ObjectID?) in id.map(self.deletedForGood.contains) ?? false }
         let namesOne = layer.updated.contains { gone($0.objectID) || $0.toOne.contains(where: gone) }
             || layer.inserted.contains { $0.toOne.contains(where: gone) }
@@ -51,10 +50,13 @@ extension ContextState {
         var layer = layer
         for row in layer.updated where gone(row.objectID) { discarded.insert(row.objectID) }
         layer.updated.removeAll { gone($0.objectID) }
-        for index in layer.updated.indices { layer.updated[index].toOne = layer.updated[index].toOne.map { gone($0) ? nil : $0 } }
+        for index in layer.updated.indices where layer.updated[index].toOne.contains(where: gone) {
+            layer.updated[index].toOne = layer.updated[index].toOne.map { gone($0) ? nil : $0 }
+            unlinked.append(layer.updated[index].objectID)
+        }
         for index in layer.inserted.indices where layer.inserted[index].toOne.contains(where: gone) {
             layer.inserted[index].toOne = layer.inserted[index].toOne.map { gone($0) ? nil : $0 }
-            unlinkedInserts.append(layer.inserted[index].objectID)
+            unlinked.append(layer.inserted[index].objectID)
         }
         for index in layer.toMany.indices {
             discarded.formUnion(layer.toMany[index].destinations.filter(gone))

@@ -158,7 +158,7 @@ extension ContextState {
         // and a later one's unchanged keys must not undo what an earlier one changed.
         var arrived: [ChangeSet] = []
         var baseless: Set<ObjectID> = []
-        var unlinkedInserts: [ObjectID] = []
+        var unlinked: [ObjectID] = []
         for layer in incoming {
             var layer = renamedToCurrentIDs(layer, reindex: true)
             // A child's deletion of an unsaved insert (this context's, or one an earlier layer brought) discards it for
@@ -173,11 +173,12 @@ extension ContextState {
                     deletedForGood.insert(id)
                 }
             }
-            if !deletedForGood.isEmpty { layer = withoutObjectsDeletedForGood(layer, discarded: &discarded, unlinkedInserts: &unlinkedInserts) }
+            if !deletedForGood.isEmpty { layer = withoutObjectsDeletedForGood(layer, discarded: &discarded, unlinked: &unlinked) }
             layer = rebased(layer, baseless: &baseless)
             layer = (try? listingBaselessLinks(layer, baseless: baseless)) ?? layer
             // Unread, a list stays as the child showed it (what it did before lists were rebased).
             layer = (try? rebasedLists(layer, baseless: baseless)) ?? layer
+            try? moveInsertsLists(by: layer, baseless: baseless)
             layers.append(layer)
             show(layer) { _ in true }
             // This context's own insert leaves it, as its own deletion of it would: in neither its inserted nor its
@@ -193,7 +194,7 @@ extension ContextState {
         if incoming.contains(where: { $0.updated.contains { !$0.changedToOne.isEmpty } }) { dropUnchangedLists() }
         inFlight.viewChanges.record(incoming.lazy.flatMap { $0.updated.lazy.map(\.objectID) }, source: source)
         // Shown here otherwise than the child showed them: its own children read them again too.
-        inFlight.viewChanges.record(unlinkedInserts)
+        inFlight.viewChanges.record(unlinked)
         republishView()
         observation?.process(external: ContextChanges(layers: incoming))
         notifications.post(.objectsDidChange, ContextChanges(layers: incoming), from: self, childSaveArrival: true)

@@ -513,6 +513,14 @@ final class ContextState {
         return linked == owner || resolvedLink(linked) == owner
     }
 
+    /// Whether two links name the same object: also when one names an insert by the temporary ID a save has made
+    /// permanent since (a snapshot read before the save keeps the name it read).
+    func isSameLink(_ first: ObjectID?, _ second: ObjectID?) -> Bool {
+        if first == second { return true }
+        guard let first, let second else { return false }
+        return resolvedLink(first) == resolvedLink(second)
+    }
+
     /// `id`, or the permanent ID a save gave it when it is a temporary one.
     func resolvedLink(_ id: ObjectID) -> ObjectID {
         id.isTemporaryID ? coordinator.resolve(id) : id

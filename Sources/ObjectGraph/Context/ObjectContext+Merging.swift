@@ -114,6 +114,13 @@ extension ContextState {
         }
     }
 
+    /// `toOne`, a row of a merged root save, with each insert of that save named by its permanent ID: by the save's
+    /// own map first, since a root on another coordinator of the store cannot resolve the saver's temporary IDs.
+    func permanentLinks(_ toOne: [ObjectID?], of changes: ContextChanges) -> [ObjectID?] {
+        guard toOne.contains(where: { $0?.isTemporaryID == true }) else { return toOne }
+        return toOne.map { $0.map { changes.permanentIDs[$0] ?? coordinator.resolve($0) } }
+    }
+
     /// The keys pending children's rows change on `object`.
     func layerChangedKeys(of object: ManagedObject) -> Set<String> {
         guard !receivedLayers.isEmpty else { return [] }
@@ -159,14 +166,14 @@ extension ContextState {
             if notification.isRootSave {
                 // The store bumped the row's version by one when it wrote this row, and gave the objects the save
                 // inserted their permanent IDs, which the row may name by their temporary ones.
-                // The save's own map first: a root on another coordinator of the store cannot resolve its IDs.
-                let toOne = snapshot.toOne.contains { $0?.isTemporaryID == true }
-                    ? snapshot.toOne.map { $0.map { changes.permanentIDs[$0] ?? coordinator.resolve($0) } } : snapshot.toOne
-                snapshot = Snapshot(objectID: object.objectID, version: snapshot.version + 1, values: snapshot.values, toOne: toOne)
+                snapshot = Snapshot(objectID: object.objectID, version: snapshot.version + 1, values: snapshot.values,
+                                    toOne: permanentLinks(snapshot.toOne, of: changes))
             }
             guard !object.isFaultStorage else { continue }
             // Keys changed here, or by a child's row pending here, keep their values (as refreshLayers keeps them).
-            let ownChanges = Set(object.changedKeys()).union(layerChangedKeys(of: object))
+            // An object with nothing pending has none, even where its snapshot still names an insert by the
+            // temporary ID the save replaced.
+            let ownChanges = Set(object.isMarkedUpdated || object.isDeleted ? object.changedKeys() : []).union(layerChangedKeys(of: object))
             let before = object.values
             let beforeToOne = object.toOne
             fill(object, from: snapshot)

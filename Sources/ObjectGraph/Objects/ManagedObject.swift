@@ -431,7 +431,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         }
         for (index, relationship) in entity.relationships.enumerated() {
             if let slot = entity.toOneSlot[index] {
-                if toOne[slot] != (hasCommitted ? committedDestinations[slot] : nil) { keys.append(relationship.name) }
+                let committed = hasCommitted ? committedDestinations[slot] : nil
+                if toOne[slot] != committed, !(state?.isSameLink(toOne[slot], committed) ?? false) { keys.append(relationship.name) }
             } else if let current = toMany[index] {
                 let before = committedToMany[index] ?? RelatedIDs()
                 if !current.isSame(as: before, ordered: relationship.isOrdered) { keys.append(relationship.name) }
