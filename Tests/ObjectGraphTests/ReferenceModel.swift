@@ -147,7 +147,13 @@ struct ReferenceModel {
                 touch(parent, serial)
                 // Gone below since the child read it (another root's deletion, merged here): the parent keeps the
                 // change, and its save to the store will fail.
-                var pending = contexts[parent].pending[serial] ?? Pending(snapshot: change.snapshot)
+                var pending = contexts[parent].pending[serial] ?? {
+                    // Shown from the child's row alone: a link it holds to an object the parent deleted for good
+                    // arrives as no link, as one the child wrote does.
+                    var snapshot = change.snapshot
+                    if let next = snapshot["next"], gone.contains(next) { snapshot["next"] = Self.none }
+                    return Pending(snapshot: snapshot)
+                }()
                 if pending.isInserted {
                     pending.changed.merge(change.written) { $1 }
                 } else {

@@ -143,8 +143,9 @@ extension ContextState {
                 let relationship = owner.entity.relationships[index]
                 guard !relationship.isOrdered, layer.index.toMany[owner.objectID]?[relationship.name] == nil,
                       let slot = movingInverse(of: owner.entity, index), let (memberEntity, _) = try inverse(of: relationship) else { continue }
+                // A member this context deleted stays out: its deletion stands over the child's change.
                 let joining = (layer.inserted + layer.updated).lazy.filter { row in
-                    row.toOne[slot].map(self.resolvedLink) == self.resolvedLink(owner.objectID)
+                    !self.isHidden(row.objectID) && row.toOne[slot].map(self.resolvedLink) == self.resolvedLink(owner.objectID)
                         && self.model.entityIfPresent(row.objectID.entityName)?.isKind(of: memberEntity) == true
                 }.map(\.objectID)
                 let members = Self.members(list.ids, moved: layer, to: owner.objectID, slot: slot, listed: list.ids + joining, baseless: baseless)

@@ -378,10 +378,14 @@ extension ContextState {
                 guard !owners.isEmpty else { continue }
                 let lists = try layeredRelatedIDs(of: owners.map(\.objectID), relationship: relationship)
                 let inverseSlot = movingInverse(of: group[0].entity, index)
+                // As a load here would read them: with the members this context shows pointing there on its own,
+                // which below may list nowhere (its parent deleted one this context changed).
+                let ownLinks = ownLinks(to: owners.map(\.objectID), of: group[0].entity, through: index)
                 readAhead.reserveCapacity(readAhead.count + owners.count)
                 for (owner, list) in zip(owners, lists) {
                     let stored = resolved(list)
-                    readAhead[RuledKey(owner: owner.objectID, index: index)] = currentMembers(stored, of: owner.objectID, inverseSlot: inverseSlot)
+                    let added = (ownLinks[owner.objectID] ?? []).filter { !stored.contains($0) }
+                    readAhead[RuledKey(owner: owner.objectID, index: index)] = currentMembers(stored, of: owner.objectID, inverseSlot: inverseSlot) + added
                 }
             }
         }

@@ -272,7 +272,10 @@ extension ContextState {
             }
             if let lists = layer.index.toMany[id] {
                 for (name, contents) in lists {
-                    if let index = object.entity.relationshipIndex[name] { object.toMany[index] = RelatedIDs(contents) }
+                    // Less what this context deleted: its deletion stands over the child's link.
+                    if let index = object.entity.relationshipIndex[name] {
+                        object.toMany[index] = RelatedIDs(deleted.isEmpty ? contents : contents.filter { deleted[$0] == nil })
+                    }
                 }
                 changed = true
             }
