@@ -121,6 +121,11 @@ struct ReferenceModel {
     /// the child from below after its deletion).
     mutating func pushToParent(_ context: Int) {
         guard let parent = contexts[context].parent else { return }
+        // The save runs the delete rules again for what is left: a link this context shows to its own deletion,
+        // which reached it from below after the deletion, is nullified as its change.
+        for (serial, change) in contexts[context].pending.sorted(by: { $0.key < $1.key }) where change.isDeleted {
+            nullifyLinks(to: serial, in: context)
+        }
         let gone = contexts[parent].discarded
         defer {
             for (serial, change) in contexts[context].pending where change.isDeleted { nullifyLinks(to: serial, in: parent) }
