@@ -151,6 +151,9 @@ extension ContextState {
     @discardableResult
     func receive(_ incoming: [ChangeSet], from source: ObjectIdentifier? = nil) -> Set<ObjectID> {
         checkExecutor()
+        // The rows are rebased on this context's view: caught up first with what changed below it (its parent's
+        // other children's saves), which finds the objects gone below, whose rows stay whole.
+        try? followChangesBelow()
         var discarded: Set<ObjectID> = []
         // Named as the child knew its objects: a save since may have made some of those IDs permanent, and the
         // objects here (which `checkExecutor` just brought up to date) go by the permanent ones.
@@ -193,6 +196,8 @@ extension ContextState {
         // loaded (its layer then does not give them): those loaded here are read again.
         if incoming.contains(where: { $0.updated.contains { !$0.changedToOne.isEmpty } }) { dropUnchangedLists() }
         inFlight.viewChanges.record(incoming.lazy.flatMap { $0.updated.lazy.map(\.objectID) }, source: source)
+        // Gone here: a child that holds one with nothing pending finds it gone when it reads it again.
+        inFlight.viewChanges.record(incoming.lazy.flatMap { $0.deleted.lazy.map(\.objectID) }, source: source)
         // Shown here otherwise than the child showed them: its own children read them again too.
         inFlight.viewChanges.record(unlinked)
         republishView()
