@@ -390,16 +390,20 @@ final class ContextState {
         var committed = RelatedIDs(ids)
         let added = ownLinks.filter { !ids.contains($0) }
         let current = currentMembers(ids, of: object.objectID, inverseSlot: inverseSlot) + added
-        let isAsRead = added.isEmpty && current.count == ids.count
+        // An insert of this context's is in no list below: read through a layer (a child's save, which showed it
+        // linked), it is a link of this context's own, a change, which a merge must not drop with the list.
+        let holdsOwnInsert = !insertionOrder.isEmpty && ids.contains { $0.isTemporaryID && registered[$0]?.isInserted == true }
+        let isAsRead = added.isEmpty && current.count == ids.count && !holdsOwnInsert
         // Mostly the same list: then both share one storage.
         let contents = isAsRead ? committed : RelatedIDs(current)
+        if holdsOwnInsert { committed = RelatedIDs(ids.filter { registered[$0]?.isInserted != true }) }
         if !isAsRead, let inverseSlot {
             // A member whose row already pointed elsewhere when this context read it was linked here below since:
             // it is not in the list here, and leaving it out is no change of this context's, which its save would
             // push over the link below. Only a member this context moved makes the list a change. So does one it
             // lists on its own (`added`), which below has moved or deleted since: its save then brings the list,
             // and the parent, which no longer shows the link, lists the member as the child does.
-            committed = RelatedIDs(ids.filter { id in
+            committed = RelatedIDs(committed.ids.filter { id in
                 guard let member = registered[id], !member.isFaultStorage, !links(member, at: inverseSlot, to: object.objectID) else { return true }
                 return !member.hasCommitted || member.committedDestinations[inverseSlot] == object.objectID
             })
