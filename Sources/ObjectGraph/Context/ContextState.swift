@@ -307,6 +307,9 @@ final class ContextState {
         object.isDeleted = true
         deleted[object.objectID] = object
         observation?.noteChanged(object)
+        // Gone from this context's view: a child that holds it with nothing pending finds it gone when it reads it
+        // again, and keeps a grandchild's later row of it whole.
+        inFlight.viewChanges.record(CollectionOfOne(object.objectID))
         scheduleDeletePropagation()
     }
 
