@@ -64,7 +64,8 @@ enum PostgresValueCoding {
         case .string: return .string(try cell.decode(String.self))
         case .decimal: return Decimal(string: try cell.decode(String.self)).map(AttributeValue.decimal) ?? .null
         case .date: return .date(Date(timeIntervalSinceReferenceDate: try cell.decode(Double.self)))
-        case .binary, .codable: return .data(Data(try cell.decode(ByteBuffer.self).readableBytesView))
+        // Undefined is transient only: no column has it.
+        case .binary, .codable, .undefined: return .data(Data(try cell.decode(ByteBuffer.self).readableBytesView))
         case .uuid: return UUID(uuidString: try cell.decode(String.self)).map(AttributeValue.uuid) ?? .null
         case .uri: return URL(string: try cell.decode(String.self)).map(AttributeValue.url) ?? .null
         }

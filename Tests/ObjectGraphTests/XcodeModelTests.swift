@@ -112,6 +112,9 @@ import Testing
         ("<model><entity name=\"A\"><attribute name=\"x\" attributeType=\"String\" minValueString=\"few\"/></entity></model>",
          "entity A, attribute x", "minValueString 'few' is not a number"),
         ("<notAModel/>", "model", "no <model> element"),
+        // Core Data allows the Undefined type (no attributeType) on a transient attribute only.
+        ("<model><entity name=\"A\"><attribute name=\"scratch\" optional=\"YES\"/></entity></model>",
+         "entity A, attribute scratch", "it has no attributeType (Undefined), which Core Data allows on a transient attribute only"),
     ]
 
     @Test(arguments: brokenModels.indices)

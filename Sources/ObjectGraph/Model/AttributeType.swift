@@ -16,6 +16,13 @@ public enum AttributeType: Sendable, Hashable, Codable {
     case uri
     /// A Codable value stored as its JSON encoding; the name is the Swift type's, for documentation and hashing.
     case codable(typeName: String)
+    /// Core Data's Undefined type: a transient attribute that holds a value of any kind, in memory only. Only a
+    /// transient attribute may have it, as in Core Data (an Xcode model's transient attribute with no type).
+    ///
+    /// ```swift
+    /// AttributeDescription("scratch", .undefined, isTransient: true)
+    /// ```
+    case undefined
 
     /// The name used in the model's canonical form and in error messages.
     public var name: String {
@@ -33,6 +40,7 @@ public enum AttributeType: Sendable, Hashable, Codable {
         case .uuid: "UUID"
         case .uri: "URI"
         case .codable(let typeName): "Codable(\(typeName))"
+        case .undefined: "Undefined"
         }
     }
 
@@ -41,7 +49,7 @@ public enum AttributeType: Sendable, Hashable, Codable {
     var fitsWord: Bool {
         switch self {
         case .bool, .int16, .int32, .int64, .double, .float, .date: true
-        case .string, .decimal, .binary, .uuid, .uri, .codable: false
+        case .string, .decimal, .binary, .uuid, .uri, .codable, .undefined: false
         }
     }
 
@@ -50,7 +58,7 @@ public enum AttributeType: Sendable, Hashable, Codable {
     /// Integers must fit the attribute's width; a Float attribute accepts any Double (Core Data rounds it too).
     func accepts(_ value: AttributeValue) -> Bool {
         switch (self, value) {
-        case (_, .null): true
+        case (_, .null), (.undefined, _): true
         case (.string, .string), (.bool, .bool), (.decimal, .decimal), (.date, .date),
              (.binary, .data), (.codable, .data), (.uuid, .uuid), (.uri, .url):
             true

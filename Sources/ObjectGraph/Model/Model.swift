@@ -170,6 +170,11 @@ public final class Model: Sendable {
                 }
                 try parsed.check(attribute, of: name, in: byName, chain: try ancestry(of: description, in: byName))
             }
+            if attribute.type == .undefined && !attribute.isTransient {
+                throw ObjectGraphError.invalidModel(
+                    entity: name, property: attribute.name,
+                    reason: "the Undefined type holds values in memory only, so the attribute must be transient (as Core Data requires)")
+            }
             if !attribute.type.accepts(attribute.type.coerce(attribute.defaultValue)) {
                 throw ObjectGraphError.invalidModel(
                     entity: name, property: attribute.name,

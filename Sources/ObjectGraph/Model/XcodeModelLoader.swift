@@ -335,6 +335,12 @@ final class ModelXMLReader: NSObject, XMLParserDelegate {
             type = .codable(typeName: xml["customClassName"] ?? "Transformable")
         } else if let known = types[typeName] {
             type = known
+        } else if typeName.isEmpty || typeName == "Undefined" {
+            // Core Data's Undefined: Xcode writes no attributeType, and allows it on a transient attribute only.
+            guard xml["transient"] == "YES" else {
+                throw fail("it has no attributeType (Undefined), which Core Data allows on a transient attribute only: give it a type or make it transient")
+            }
+            type = .undefined
         } else {
             throw fail("unknown attributeType '\(typeName)'")
         }

@@ -175,7 +175,8 @@ package final class TableLayout: Sendable {
         case .string, .uuid, .uri, .decimal: "TEXT"
         case .bool, .int16, .int32, .int64: "INTEGER"
         case .double, .float, .date: "REAL"
-        case .binary, .codable: "BLOB"
+        // Undefined is transient only: no column has it.
+        case .binary, .codable, .undefined: "BLOB"
         }
     }
 

@@ -59,7 +59,7 @@ package struct ModelSQLSchema: SQLSchema {
         case .double, .float: .real
         case .decimal: .decimal
         case .date: .date
-        case .binary, .codable: .blob
+        case .binary, .codable, .undefined: .blob
         case .uuid: .uuid
         case .uri: .url
         }
