@@ -218,6 +218,17 @@ public actor ObjectContext {
     /// Every object the context holds.
     public var registeredObjects: Set<ManagedObject> { Set(state.registered.objects) }
 
+    /// The object this context holds for `id`, or nil: unlike ``object(with:)``, it never makes a fault of an object
+    /// the context does not hold (Core Data's `registeredObject(for:)`). A fault the context holds is returned as one.
+    ///
+    /// ```swift
+    /// if let book = ctx.registeredObject(for: id) { print(book.isFault) }
+    /// ```
+    public func registeredObject(for id: ObjectID) -> ManagedObject? {
+        state.checkExecutor()
+        return state.registered[state.coordinator.resolve(id)]
+    }
+
     /// Validates every change, then writes them all in one store transaction.
     ///
     /// On failure nothing is written and the context keeps its changes. Validation failures come together in one

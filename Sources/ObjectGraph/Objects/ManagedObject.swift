@@ -276,6 +276,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Whether the object's values are not loaded yet; the first access loads them.
     public var isFault: Bool { isFaultStorage }
 
+    /// The context the object belongs to (Core Data's `managedObjectContext`); nil once it left it: its context was
+    /// reset, or its deletion was saved, or another context's save deleted its row.
+    ///
+    /// ```swift
+    /// try await book.managedObjectContext?.perform { ctx in try ctx.delete(book) }
+    /// ```
+    public var managedObjectContext: ObjectContext? { state?.owner }
+
     /// Whether the object has unsaved changes of its own (inserted, deleted, or changed values).
     public var hasChanges: Bool {
         isInserted || isDeleted || (isMarkedUpdated && !changedKeys().isEmpty)

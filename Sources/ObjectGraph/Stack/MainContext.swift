@@ -31,6 +31,9 @@ public struct MainContext {
     /// The object for `id`, loaded.
     public func existingObject(with id: ObjectID) throws -> ManagedObject { try state.existingObject(with: id) }
 
+    /// The object main holds for `id`, or nil; it never makes a fault (Core Data's `registeredObject(for:)`).
+    public func registeredObject(for id: ObjectID) -> ManagedObject? { state.registered[state.coordinator.resolve(id)] }
+
     /// The object for `id` as a macro entity class, loaded.
     public func existingObject<T: ManagedEntity>(with id: ObjectID, as type: T.Type) throws -> T {
         try state.existingObject(with: id, as: type)
