@@ -230,9 +230,7 @@ extension ContextState {
             if object.isFaultStorage { try fulfill(object) }
             return object.toOne[slot].map { [$0] } ?? []
         }
-        if object.toMany[index] == nil, let read = readAhead[RuledKey(owner: object.objectID, index: index)] {
-            return read
-        }
+        if let read = readAhead[RuledKey(owner: object.objectID, index: index)] { return read }
         return try loadedToMany(object, index).ids
     }
 
@@ -258,7 +256,9 @@ extension ContextState {
         var readAhead: [RuledKey: [ObjectID]] = [:]
         var plans = RulePlans()
         while !wave.isEmpty {
-            try loadRuledRelationships(of: wave, into: &readAhead)
+            // A child's view follows its parent's: a link may reach it after its deletion ran the rules. A root's
+            // links to its deletions come only from merges and children's saves, which unlink them as they arrive.
+            try loadRuledRelationships(of: wave, into: &readAhead, again: !propagating && !isRoot)
             var next: [ManagedObject] = []
             for object in wave {
                 for index in try plans.plan(for: object.entity, in: self).cascade {
@@ -366,7 +366,11 @@ extension ContextState {
 
     /// Reads, for `objects` about to be deleted, what the delete rules follow: their rows (to-ones live there) and
     /// the to-many relationships with a rule that reads them, not loaded yet, into `readAhead`.
-    private func loadRuledRelationships(of objects: [ManagedObject], into readAhead: inout [RuledKey: [ObjectID]]) throws {
+    ///
+    /// `again` (a save running the rules again): a loaded list of a to-one inverse is read again too, since links to
+    /// the deleted object may have reached this context from below after the deletion loaded it; the members it
+    /// listed that still point there stay.
+    private func loadRuledRelationships(of objects: [ManagedObject], into readAhead: inout [RuledKey: [ObjectID]], again: Bool) throws {
         let faults = objects.filter(\.isFaultStorage).map(\.objectID)
         if !faults.isEmpty { _ = try materialize(faults) }
         for group in Dictionary(grouping: objects, by: { ObjectIdentifier($0.entity) }).values {
@@ -374,18 +378,25 @@ extension ContextState {
                 let read = relationship.deleteRule == .cascade || relationship.deleteRule == .deny
                     || (relationship.deleteRule == .nullify && relationship.hasInverse)
                 guard read else { continue }
-                let owners = group.filter { $0.toMany[index] == nil && !$0.isInserted }
+                let inverseSlot = movingInverse(of: group[0].entity, index)
+                let readsAgain = again && inverseSlot != nil && !relationship.isOrdered
+                let owners = group.filter { ($0.toMany[index] == nil || readsAgain) && !$0.isInserted }
                 guard !owners.isEmpty else { continue }
                 let lists = try layeredRelatedIDs(of: owners.map(\.objectID), relationship: relationship)
-                let inverseSlot = movingInverse(of: group[0].entity, index)
                 // As a load here would read them: with the members this context shows pointing there on its own,
                 // which below may list nowhere (its parent deleted one this context changed).
                 let ownLinks = ownLinks(to: owners.map(\.objectID), of: group[0].entity, through: index)
                 readAhead.reserveCapacity(readAhead.count + owners.count)
                 for (owner, list) in zip(owners, lists) {
                     let stored = resolved(list)
-                    let added = (ownLinks[owner.objectID] ?? []).filter { !stored.contains($0) }
-                    readAhead[RuledKey(owner: owner.objectID, index: index)] = currentMembers(stored, of: owner.objectID, inverseSlot: inverseSlot) + added
+                    var members = currentMembers(stored, of: owner.objectID, inverseSlot: inverseSlot)
+                    members += (ownLinks[owner.objectID] ?? []).filter { !stored.contains($0) }
+                    if let loaded = owner.toMany[index], let inverseSlot {
+                        members += loaded.ids.filter { id in
+                            !members.contains(id) && registered[id].map { !$0.isFaultStorage && links($0, at: inverseSlot, to: owner.objectID) } == true
+                        }
+                    }
+                    readAhead[RuledKey(owner: owner.objectID, index: index)] = members
                 }
             }
         }

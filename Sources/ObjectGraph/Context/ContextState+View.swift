@@ -221,7 +221,9 @@ extension ContextState {
         var base: [ObjectID: (values: AttributeValues, toOne: [ObjectID?])] = [:]
         var unloaded: [ObjectID] = []
         for row in layer.updated where !baseless.contains(row.objectID) {
-            if let object = registered[row.objectID], !object.isFaultStorage, goneBelow.isEmpty || !goneBelow.contains(row.objectID) {
+            // Gone below, an object still shows here while it holds changes of this context's own.
+            if let object = registered[row.objectID], !object.isFaultStorage,
+               goneBelow.isEmpty || !goneBelow.contains(row.objectID) || showsOwnState(object) {
                 base[row.objectID] = (object.values, object.toOne)
             } else {
                 unloaded.append(row.objectID)
