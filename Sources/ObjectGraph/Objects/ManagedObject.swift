@@ -280,7 +280,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// reset, or its deletion was saved, or another context's save deleted its row.
     ///
     /// ```swift
-    /// try await book.managedObjectContext?.perform { ctx in try ctx.delete(book) }
+    /// let id = book.objectID
+    /// let owner = book.managedObjectContext   // the context that fetched it
+    /// try await owner?.perform { ctx in try ctx.delete(try ctx.object(with: id)) }
     /// ```
     public var managedObjectContext: ObjectContext? { state?.owner }
 
