@@ -65,9 +65,10 @@ start_cluster() {
     run_as_postgres "$bin/initdb" -D "$data" -U objectgraph --auth=trust --encoding=UTF8 --locale=C.UTF-8 >/dev/null
     # A TLS cluster refuses connections without TLS: the tests cannot pass over plain TCP by mistake.
     [[ "$*" == *ssl=on* ]] && sed -i 's/^host /hostssl /' "$data/pg_hba.conf"
-    # Enough connections for the many-host tests; fsync off: the cluster is thrown away after the run.
+    # Enough connections for the many-host tests and the suites running at once (each test's stores keep a pool
+    # until the test ends); fsync off: the cluster is thrown away after the run.
     run_as_postgres "$bin/pg_ctl" -D "$data" -l "$data.log" -w \
-        -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$cluster -c max_connections=200 -c fsync=off $*" start >/dev/null
+        -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$cluster -c max_connections=400 -c fsync=off $*" start >/dev/null
     run_as_postgres "$bin/createdb" -h 127.0.0.1 -p "$port" -U objectgraph objectgraph
 }
 

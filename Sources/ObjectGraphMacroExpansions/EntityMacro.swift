@@ -78,7 +78,10 @@ open class EntityMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
                 case .toManyArray: text += ", isToMany: true, isOrdered: true"
                 default: break
                 }
-                for argument in shape.relationshipArguments ?? [] where argument.label?.text != "inverse" {
+                // In the initializer's order, whatever the order written (defaulted arguments must keep theirs).
+                let order = ["isOptional", "deleteRule", "minCount", "maxCount", "originalName", "isTransient"]
+                let arguments = (shape.relationshipArguments ?? []).filter { $0.label?.text != "inverse" }
+                for argument in arguments.sorted(by: { (order.firstIndex(of: $0.label!.text) ?? 0) < (order.firstIndex(of: $1.label!.text) ?? 0) }) {
                     text += ", \(argument.label!.text): \(argument.expression.trimmedDescription)"
                 }
                 relationships.append(text + ")")

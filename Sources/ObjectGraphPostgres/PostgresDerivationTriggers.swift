@@ -69,7 +69,7 @@ enum PostgresDerivationTriggers {
             switch relationship.storage {
             case .inverseForeignKey(let column, _): (linkTable, owner) = (pgQuoted(destination.tableName), pgQuoted(column))
             case .joinTable(let joinTable, let isSourceSide): (linkTable, owner) = (pgQuoted(joinTable), isSourceSide ? "source" : "target")
-            case .foreignKey: return []
+            case .foreignKey, .transient: return []
             }
             let count = "(SELECT COUNT(*) FROM \(linkTable) AS l WHERE l.\(owner) = \(table).\(id))"
             func recount(_ row: String) -> String { "UPDATE \(table) SET \(target) = \(count) WHERE \(id) = \(row).\(owner) AND \(kinds(table))" }

@@ -188,7 +188,7 @@ enum PostgresMigration {
                       let oldRelationship = oldEntity.relationship(named: oldName),
                       let oldDestination = plan.source.entityIfPresent(oldRelationship.destinationEntityName) else { continue }
                 switch relationship.storage {
-                case .foreignKey, .inverseForeignKey(_, nil):
+                case .foreignKey, .inverseForeignKey(_, nil), .transient:
                     break
                 case .inverseForeignKey(_, let orderColumn?):
                     guard case .inverseForeignKey(_, let oldOrder?) = oldRelationship.storage, filled.insert(orderColumn).inserted,
@@ -200,22 +200,11 @@ enum PostgresMigration {
                         """)
                 case .joinTable(let table, let isSourceSide):
                     guard filled.insert(table).inserted else { continue }
-                    // (owner, member, position) of this side, as the old store kept them.
-                    let rows: String
-                    switch oldRelationship.storage {
-                    case .joinTable(let oldTable, let oldIsSource):
-                        let (owner, member) = oldIsSource ? ("source", "target") : ("target", "source")
-                        rows = "SELECT \(owner), \(member), position FROM \(old(oldTable))"
-                    case .foreignKey(let column):
-                        rows = "SELECT o.\(id), o.\(pgQuoted(column)), NULL::BIGINT FROM \(old(oldEntity.tableName)) AS o WHERE o.\(pgQuoted(column)) IS NOT NULL"
-                    case .inverseForeignKey(let column, let order):
-                        rows = """
-                            SELECT d.\(pgQuoted(column)), d.\(id), \(order.map { "d.\(pgQuoted($0))" } ?? "NULL::BIGINT") FROM \(old(oldDestination.tableName)) AS d
-                            WHERE d.\(pgQuoted(column)) IS NOT NULL
-                            """
+                    let copy = JoinTableCopy(oldTable: old, quoted: pgQuoted, nullInteger: "NULL::BIGINT")
+                    if let statement = copy.statement(
+                        for: relationship, isSourceSide: isSourceSide, table: table, from: oldRelationship, of: oldEntity, to: oldDestination) {
+                        try session.query(statement)
                     }
-                    let columns = isSourceSide ? "source, target, position" : "target, source, position"
-                    try session.query("INSERT INTO \(pgQuoted(table)) (\(columns)) \(rows) ON CONFLICT DO NOTHING")
                 }
             }
         }

@@ -109,7 +109,8 @@ struct PostgresSaveTransaction {
                     binds.append(entityName)
                     let values = rows[position].values
                     for attribute in columns.storedAttributes { PostgresValueCoding.append(values[attribute], to: &binds) }
-                    for destination in rows[position].toOne { appendKey(destination, to: &binds) }
+                    // The stored to-ones, the first slots; the transient ones stay in memory.
+                    for destination in rows[position].toOne.prefix(entity.storedToOneCount) { appendKey(destination, to: &binds) }
                 }
                 _ = try store.guardingUniqueness(entity) {
                     try session.query("INSERT INTO \(pgQuoted(table.name)) (\(names)) VALUES \(tuples.joined(separator: ", "))", binds)
@@ -216,12 +217,17 @@ struct PostgresSaveTransaction {
 
     /// Writes the new contents of to-many relationships: each join table's links in two statements for the whole
     /// save (the owners' old links deleted, then every new one inserted), and the positions of each ordered
-    /// one-to-many's members in one, where a statement or two per owner were a round trip or two per owner.
+    /// one-to-many's members in one, where a statement or two per owner were a round trip or two per owner. The
+    /// target sides of relationships ordered on both sides then set their members' `inverse_position`, one statement
+    /// per join table.
     private func rewrite(_ changes: [ChangeSet.ToManyContents]) throws {
         var links: [String: JoinTableLinks] = [:]
         var tables: [String] = []
         var positions: [OrderColumn: (keys: [Int64], positions: [Int64])] = [:]
         var columns: [OrderColumn] = []
+        // The target sides' lists of relationships ordered on both sides, by join table: written after the links.
+        var targetOrders: [String: (targets: [Int64], sources: [Int64], positions: [Int64])] = [:]
+        var targetTables: [String] = []
         for contents in changes {
             let owner = permanent(contents.objectID)
             let relationship = try contents.modelRelationship(of: owner, in: store.model)
@@ -229,11 +235,18 @@ struct PostgresSaveTransaction {
             case .joinTable(let table, true):
                 if links[table] == nil {
                     tables.append(table)
-                    links[table] = JoinTableLinks(isOrdered: relationship.isOrdered)
+                    links[table] = JoinTableLinks(isOrdered: relationship.isOrdered, isOrderedBothWays: relationship.isOrderedBothWays)
                 }
                 // A row this save inserted has no links to remove.
                 links[table]!.add(owner: owner.rawKey, isNew: result.permanentIDs[contents.objectID] != nil,
                                   destinations: contents.destinations.map { permanent($0).rawKey })
+            case .joinTable(let table, false) where relationship.isOrderedBothWays:
+                if targetOrders[table] == nil { targetTables.append(table) }
+                for (position, member) in contents.destinations.enumerated() {
+                    targetOrders[table, default: ([], [], [])].targets.append(owner.rawKey)
+                    targetOrders[table, default: ([], [], [])].sources.append(permanent(member).rawKey)
+                    targetOrders[table, default: ([], [], [])].positions.append(Int64(position))
+                }
             case .inverseForeignKey(_, let orderColumn?):
                 let destination = try store.model.entity(named: relationship.destinationEntityName)
                 let column = OrderColumn(table: destination.tableName, name: orderColumn)
@@ -247,6 +260,17 @@ struct PostgresSaveTransaction {
             }
         }
         for table in tables { try links[table]!.write(to: table, in: session) }
+        for table in targetTables {
+            var binds = StatementBindings()
+            binds.append(targetOrders[table]!.targets)
+            binds.append(targetOrders[table]!.sources)
+            binds.append(targetOrders[table]!.positions)
+            try session.query("""
+                UPDATE \(pgQuoted(table)) AS j SET inverse_position = members.position
+                FROM unnest($1::BIGINT[], $2::BIGINT[], $3::BIGINT[]) AS members(target, source, position)
+                WHERE j.target = members.target AND j.source = members.source
+                """, binds)
+        }
         for column in columns {
             var binds = StatementBindings()
             binds.append(positions[column]!.keys)

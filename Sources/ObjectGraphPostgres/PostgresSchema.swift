@@ -149,7 +149,7 @@ enum PostgresSchema {
                 CREATE TABLE \(pgQuoted(join.name)) (
                   source BIGINT NOT NULL REFERENCES \(pgQuoted(join.sourceTable))(\(id)) ON DELETE CASCADE,
                   target BIGINT NOT NULL REFERENCES \(pgQuoted(join.targetTable))(\(id)) ON DELETE CASCADE,
-                  position BIGINT, PRIMARY KEY (source, target))
+                  position BIGINT,\(join.isOrderedBothWays ? " inverse_position BIGINT," : "") PRIMARY KEY (source, target))
                 """)
             statements.append("CREATE INDEX \(pgQuoted(join.name + "(target)")) ON \(pgQuoted(join.name))(target)")
         }

@@ -227,7 +227,8 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
     /// The destinations of a to-many relationship for many owners, read on `session` when one is given (inside its
     /// transaction), else on a connection of the pool; one list per ID of `ids`, in the same order.
     func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship, in session: PostgresSession?) throws -> [[ObjectID]] {
-        let owners = ids.filter { !$0.isTemporaryID }
+        // A temporary ID has no rows, and a transient relationship no links here: the list stays empty.
+        let owners = relationship.isTransient ? [] : ids.filter { !$0.isTemporaryID }
         guard !owners.isEmpty else { return Array(repeating: [], count: ids.count) }
         let destination = try model.entity(named: relationship.destinationEntityName)
         let destinationTable = pgQuoted(destination.tableName)
@@ -239,7 +240,7 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
             sql = "SELECT d.\(pgQuoted(column)), d.\(id), d.\(entityColumn) FROM \(destinationTable) AS d WHERE d.\(pgQuoted(column)) = ANY($1) ORDER BY \(order)d.\(id)"
         case .joinTable(let table, let isSourceSide):
             let (owner, target) = isSourceSide ? ("source", "target") : ("target", "source")
-            let order = relationship.isOrdered && isSourceSide ? "j.position, " : ""
+            let order = relationship.isOrdered ? "j.\(isSourceSide ? "position" : "inverse_position"), " : ""
             sql = """
                 SELECT j.\(owner), d.\(id), d.\(entityColumn) FROM \(pgQuoted(table)) AS j JOIN \(destinationTable) AS d ON d.\(id) = j.\(target)
                 WHERE j.\(owner) = ANY($1) ORDER BY \(order)d.\(id)
@@ -247,6 +248,8 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
         case .foreignKey:
             throw ObjectGraphError.wrongPropertyKind(
                 entity: owners[0].entityName, key: relationship.name, reason: "is a to-one relationship: its destination is read with its row")
+        case .transient:
+            return Array(repeating: [], count: ids.count)
         }
         var binds = StatementBindings()
         binds.append(owners.map(\.rawKey))
@@ -338,6 +341,7 @@ enum PostgresRowReader {
             let destination = try columns.toOneEntity[slot].map { try cells[$0].decode(String.self) } ?? columns.toOneDestination[slot]
             toOne.append(ObjectID(entityName: destination, rawKey: try cell.decode(Int64.self)))
         }
+        for _ in 0..<columns.transientToOneCount { toOne.append(nil) }
         return Snapshot(
             objectID: ObjectID(entityName: entityName, rawKey: key), version: try cells[2].decode(Int64.self),
             values: AttributeValues(values), toOne: toOne)

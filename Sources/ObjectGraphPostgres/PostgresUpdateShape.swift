@@ -18,7 +18,7 @@ struct PostgresUpdateShape {
     let entity: ModelEntity
     let table: TableLayout
     /// The stored attributes, then the to-one slots, the row changes; empty for a row that changed nothing stored
-    /// (only transient attributes), which is not written.
+    /// (only transient properties), which is not written.
     let assignments: [Assignment]
     private let attributes: [Int]
     private let toOneSlots: [Int]
@@ -29,7 +29,7 @@ struct PostgresUpdateShape {
         self.entity = entity
         self.table = table
         attributes = row.changedAttributes.filter { !entity.attributes[$0].isTransient }
-        toOneSlots = row.changedToOne
+        toOneSlots = row.changedToOne.filter { $0 < entity.storedToOneCount }
         assignments = attributes.map { index in
             let column = entity.attributeColumns[index]
             return Assignment(column: column, source: .attribute(index), sqlType: PostgresValueCoding.sqlType(ofColumn: column, in: table))
@@ -40,7 +40,7 @@ struct PostgresUpdateShape {
 
     /// Whether `row` writes the same columns of the same entity.
     func matches(_ row: ChangeSet.Row) -> Bool {
-        row.objectID.entityName == entity.name && row.changedToOne == toOneSlots
+        row.objectID.entityName == entity.name && row.changedToOne.lazy.filter { $0 < entity.storedToOneCount }.elementsEqual(toOneSlots)
             && row.changedAttributes.lazy.filter { !entity.attributes[$0].isTransient }.elementsEqual(attributes)
     }
 }

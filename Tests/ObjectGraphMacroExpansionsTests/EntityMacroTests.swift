@@ -28,7 +28,7 @@ private func expect(_ source: String, expands expected: String, diagnostics: [Di
                 @Attribute(minLength: 1) var title: String = ""
                 var isbn: String?
                 var cover: Cover?
-                @Relationship(inverse: "books", deleteRule: .deny) var author: Author?
+                @Relationship(inverse: "books", deleteRule: .deny, isOptional: false) var author: Author?
                 @Relationship(inverse: "book") var chapters: [Chapter]
                 @Transient var cache = 0
                 static var shared = 1
@@ -54,7 +54,7 @@ private func expect(_ source: String, expands expected: String, diagnostics: [Di
                         attributes: [ObjectGraph.AttributeDescription("title", ObjectGraph._attributeType(String.self), isOptional: false, defaultValue: ObjectGraph._defaultAttributeValue("" as (String)?), minLength: 1),
                             ObjectGraph.AttributeDescription("isbn", ObjectGraph._attributeType(String.self), isOptional: true, defaultValue: .null),
                             ObjectGraph.AttributeDescription("cover", ObjectGraph.AttributeType.codable(typeName: "Cover"), isOptional: true, defaultValue: .null)],
-                        relationships: [ObjectGraph.RelationshipDescription("author", destination: "Author", inverse: "books", deleteRule: .deny),
+                        relationships: [ObjectGraph.RelationshipDescription("author", destination: "Author", inverse: "books", isOptional: false, deleteRule: .deny),
                             ObjectGraph.RelationshipDescription("chapters", destination: "Chapter", inverse: "book", isToMany: true, isOrdered: true)],
                         className: "Book")
                 }

@@ -90,6 +90,6 @@ import Testing
         #expect { try Model(entities: bad) } throws: { "\($0)".contains("Book.authorName") && "\($0)".contains("'missing', which is not a stored attribute of Author") }
         bad = Self.entities()
         bad[0].attributes[1].derivation = "name.@count"
-        #expect { try Model(entities: bad) } throws: { "\($0)".contains("'name', which is not a to-many relationship of Author") }
+        #expect { try Model(entities: bad) } throws: { "\($0)".contains("'name', which is not a stored to-many relationship of Author") }
     }
 }

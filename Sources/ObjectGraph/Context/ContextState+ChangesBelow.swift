@@ -7,8 +7,9 @@ extension ContextState {
     /// save or rollback, and are read again at the next call after it.
     func followChangesBelow() throws {
         guard let parent = (below as? ParentSource)?.parent else { return }
+        var layersRefreshed = false
         // After the objects are read again: a list's rebase reads its members' to-ones.
-        defer { dropListsIfBelowChanged() }
+        defer { dropListsIfBelowChanged(layersRefreshed: layersRefreshed) }
         var changes = ViewChangeLog.Changes()
         var level = 0
         var context: ObjectContext? = parent
@@ -23,7 +24,10 @@ extension ContextState {
         }
         guard changes.everything || !changes.objects.isEmpty || !staleBeneathChanges.isEmpty else { return }
         // Unread, a layer's list stays as it was shown when the child's save arrived.
-        if changes.everything || !changes.objects.isEmpty { try? refreshLayerLists() }
+        if changes.everything || !changes.objects.isEmpty {
+            try? refreshLayerLists()
+            layersRefreshed = true
+        }
         let named: [ManagedObject]
         if changes.everything {
             named = registered.objects
@@ -80,12 +84,13 @@ extension ContextState {
     /// A child's loaded to-many lists it did not change are read from its parent's view, which the parent's edits,
     /// its children's saves and its merges change without telling the child: when anything below changed since they
     /// were read, they are read again on next use. A list the child changed keeps its contents: they hold its edits.
-    func dropListsIfBelowChanged() {
+    /// `layersRefreshed` says the caller has just rebased the layers' lists, so they are not rebased twice.
+    func dropListsIfBelowChanged(layersRefreshed: Bool = false) {
         let generation = below.generation
         guard generation != seenBelowGeneration else { return }
         seenBelowGeneration = generation
         // The parent's own edits (a deletion's nullified links) are no view change: the layers' lists follow them here.
-        try? refreshLayerLists()
+        if !layersRefreshed { try? refreshLayerLists() }
         dropUnchangedLists()
     }
 

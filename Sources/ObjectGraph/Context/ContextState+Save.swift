@@ -392,8 +392,9 @@ extension ContextState {
                     var members = currentMembers(stored, of: owner.objectID, inverseSlot: inverseSlot)
                     members += (ownLinks[owner.objectID] ?? []).filter { !stored.contains($0) }
                     if let loaded = owner.toMany[index], let inverseSlot {
+                        let known = Set(members)
                         members += loaded.ids.filter { id in
-                            !members.contains(id) && registered[id].map { !$0.isFaultStorage && links($0, at: inverseSlot, to: owner.objectID) } == true
+                            !known.contains(id) && registered[id].map { !$0.isFaultStorage && links($0, at: inverseSlot, to: owner.objectID) } == true
                         }
                     }
                     readAhead[RuledKey(owner: owner.objectID, index: index)] = members

@@ -389,9 +389,11 @@ final class ContextState {
     func install(
         _ stored: [ObjectID], asToMany index: Int, of object: ManagedObject, inverseSlot: Int?, ownLinks: [ObjectID] = []
     ) -> RelatedIDs {
-        let ids = resolved(stored)
+        var ids = resolved(stored)
+        var added = ownLinks.filter { !ids.contains($0) }
+        // A transient relationship's links live here alone: those this context shows are as read, not a change.
+        if object.entity.relationships[index].isTransient { (ids, added) = (ids + added, []) }
         var committed = RelatedIDs(ids)
-        let added = ownLinks.filter { !ids.contains($0) }
         let current = currentMembers(ids, of: object.objectID, inverseSlot: inverseSlot) + added
         // An insert of this context's is in no list below: read through a layer (a child's save, which showed it
         // linked), it is a link of this context's own, a change, which a merge must not drop with the list.
@@ -430,30 +432,39 @@ final class ContextState {
     /// below may have moved or deleted since. Below's list misses them, and a list here lists every object the
     /// context shows pointing there. One walk of the changed objects per load, none when nothing changed.
     func ownLinks(to owners: [ManagedObject], through index: Int) -> [ObjectID: [ObjectID]] {
-        guard updated.count > 0 || !receivedLayers.isEmpty, let first = owners.first else { return [:] }
+        guard let first = owners.first, updated.count > 0 || !receivedLayers.isEmpty || first.entity.relationships[index].isTransient else { return [:] }
         return ownLinks(to: owners.map(\.objectID), of: first.entity, through: index)
     }
 
     /// ``ownLinks(to:through:)`` for owners named by ID, objects of `entity`.
     ///
     /// Rows a child's save brought, of objects not loaded here, are links of this context's too: what fetches here
-    /// show of those objects.
+    /// show of those objects. A transient relationship's links are in memory only, the saved ones too: every object
+    /// registered here is looked at, since below holds none of them.
     func ownLinks(to owners: [ObjectID], of entity: ModelEntity, through index: Int) -> [ObjectID: [ObjectID]] {
-        guard updated.count > 0 || !receivedLayers.isEmpty, !owners.isEmpty, let slot = movingInverse(of: entity, index),
+        let isTransient = entity.relationships[index].isTransient
+        guard updated.count > 0 || !receivedLayers.isEmpty || isTransient, !owners.isEmpty, let slot = movingInverse(of: entity, index),
               let (memberEntity, _) = try? inverse(of: entity.relationships[index]) else { return [:] }
         let wanted = Set(owners)
         var links: [ObjectID: [ObjectID]] = [:]
-        for member in updated.objects where !member.isFaultStorage && !member.isDeleted && !member.changesOnlyLists
-            && member.entity.isKind(of: memberEntity) {
-            if let owner = member.toOne[slot].map(resolvedLink), wanted.contains(owner) { links[owner, default: []].append(member.objectID) }
+        func visit(_ member: ManagedObject) {
+            guard !member.isFaultStorage && !member.isDeleted && member.entity.isKind(of: memberEntity),
+                  let owner = member.toOne[slot].map(resolvedLink), wanted.contains(owner) else { return }
+            links[owner, default: []].append(member.objectID)
+        }
+        if isTransient {
+            for member in registered.objects { visit(member) }
+        } else {
+            for member in updated.objects where !member.changesOnlyLists { visit(member) }
         }
         guard !receivedLayers.isEmpty else { return links }
         for kind in model.entities where kind.isKind(of: memberEntity) {
             for (member, row) in layerLinks(ofEntity: kind.name, at: slot) {
                 var destination = row
                 if let object = registered[member], !object.isFaultStorage {
-                    // Counted above when changed here; otherwise loaded from the layer's row, or read since.
-                    if object.isMarkedUpdated || object.isDeleted { continue }
+                    // Counted above when changed here (or, for a transient relationship, loaded); otherwise loaded from
+                    // the layer's row, or read since.
+                    if object.isMarkedUpdated || object.isDeleted || isTransient { continue }
                     destination = object.toOne[slot]
                 }
                 guard let owner = destination.map(resolvedLink), wanted.contains(owner) else { continue }

@@ -48,9 +48,12 @@ extension MigrationPlan {
                 }
             }
             for relationship in step.relationships {
-                guard let storage = entity.relationship(named: relationship.name)?.storage else { return nil }
+                guard let resolved = entity.relationship(named: relationship.name) else { return nil }
+                let storage = resolved.storage
                 if let sourceName = relationship.source {
-                    guard sourceName == relationship.name, was.relationship(named: sourceName)?.storage == storage else { return nil }
+                    // A join table that gains or loses its second order column is rebuilt.
+                    guard sourceName == relationship.name, let kept = was.relationship(named: sourceName), kept.storage == storage,
+                          kept.isOrderedBothWays == resolved.isOrderedBothWays else { return nil }
                 } else if case .foreignKey(let column) = storage, entity.description.relationships.contains(where: { $0.name == relationship.name }) {
                     let destinationTable = entity.relationship(named: relationship.name).flatMap { destination.entityIfPresent($0.destinationEntityName) }?.tableName
                     columns.append(Additions.Column(

@@ -65,13 +65,13 @@ public enum Derivation: Sendable, Hashable {
             }
             guard attribute.type == .string else { throw fail("a string function derives a String, but the attribute is \(attribute.type.name)") }
         case .count(let name):
-            guard let relationship = relationships.first(where: { $0.name == name }), relationship.isToMany else {
-                throw fail("its derivation counts '\(name)', which is not a to-many relationship of \(entity)")
+            guard let relationship = relationships.first(where: { $0.name == name }), relationship.isToMany, !relationship.isTransient else {
+                throw fail("its derivation counts '\(name)', which is not a stored to-many relationship of \(entity)")
             }
             guard [.int16, .int32, .int64].contains(attribute.type) else { throw fail("@count derives an integer, but the attribute is \(attribute.type.name)") }
         case .toOne(let name, let key):
-            guard let relationship = relationships.first(where: { $0.name == name }), !relationship.isToMany else {
-                throw fail("its derivation reads through '\(name)', which is not a to-one relationship of \(entity)")
+            guard let relationship = relationships.first(where: { $0.name == name }), !relationship.isToMany, !relationship.isTransient else {
+                throw fail("its derivation reads through '\(name)', which is not a stored to-one relationship of \(entity)")
             }
             var destination = byName[relationship.destinationEntityName]
             var found: AttributeDescription?

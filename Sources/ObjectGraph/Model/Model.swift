@@ -27,8 +27,8 @@ public final class Model: Sendable {
     public let userInfo: [String: String]
     /// Whether any entity has a relationship (when none has, a save has no references to rewrite).
     let hasRelationships: Bool
-    /// Whether any entity has a transient attribute (when none has, a fetch need not look for one).
-    let hasTransientAttributes: Bool
+    /// Whether any entity has a transient attribute or relationship (when none has, a fetch need not look for one).
+    let hasTransientProperties: Bool
     /// Whether any entity has a derived attribute (when none has, a save reads nothing back).
     let hasDerivedAttributes: Bool
     /// Whether any relationship has no inverse (when none has, a deletion has no one-sided references to clear).
@@ -76,7 +76,7 @@ public final class Model: Sendable {
         }
         self.entities = built
         self.hasRelationships = built.contains { !$0.relationships.isEmpty }
-        self.hasTransientAttributes = built.contains { !$0.transientAttributes.isEmpty }
+        self.hasTransientProperties = built.contains { !$0.transientAttributes.isEmpty || $0.relationships.contains(where: \.isTransient) }
         self.hasDerivedAttributes = built.contains { !$0.derivedAttributes.isEmpty }
         self.hasOneSidedRelationships = built.contains { $0.relationships.contains { !$0.hasInverse } }
         self.entitiesByName = NameTable(built.map { ($0.name, $0) })
@@ -190,11 +190,11 @@ public final class Model: Sendable {
         }
         // An index key may start with '-': that element descends. An index may name a to-one relationship too (its
         // column), as Xcode's fetch indexes do.
-        let toOneNames = Set(description.relationships.filter { !$0.isToMany }.map(\.name))
+        let toOneNames = Set(description.relationships.filter { !$0.isToMany && !$0.isTransient }.map(\.name))
         for index in description.indexes {
             for key in index.map({ $0.hasPrefix("-") ? String($0.dropFirst()) : $0 }) where !attributeNames.contains(key) && !toOneNames.contains(key) {
                 throw ObjectGraphError.invalidModel(
-                    entity: name, property: key, reason: "an index names neither an attribute nor a to-one relationship the entity declares")
+                    entity: name, property: key, reason: "an index names neither an attribute nor a stored to-one relationship the entity declares")
             }
         }
         for relationship in description.relationships {
@@ -266,6 +266,7 @@ public final class Model: Sendable {
         }
         let destinationChain = try ancestry(of: destination, in: byName)
         guard relationship.hasInverse else {
+            if relationship.isTransient { return ModelRelationship(description: relationship, storage: .transient) }
             if relationship.isToMany {
                 let mine = "\(declaring.name).\(relationship.name)"
                 return ModelRelationship(description: relationship, storage: .joinTable(table: names.joinTables[mine] ?? mine, isSourceSide: true))
@@ -280,6 +281,12 @@ public final class Model: Sendable {
             throw fail("its inverse \(destination.name).\(inverse.name) names \(inverse.destinationEntityName).\(inverse.inverseName) as its own inverse, not this relationship")
         }
         let inverseOwner = destinationChain.last { $0.relationships.contains { $0.name == inverse.name } } ?? destination
+        // One side in a store and the other in memory would be two answers to one question (which objects are linked).
+        guard relationship.isTransient == inverse.isTransient else {
+            let (transient, stored) = relationship.isTransient ? ("it", "its inverse \(destination.name).\(inverse.name)") : ("its inverse \(destination.name).\(inverse.name)", "it")
+            throw fail("\(transient) is transient and \(stored) is not: make both transient or neither")
+        }
+        if relationship.isTransient { return ModelRelationship(description: relationship, storage: .transient) }
         let storage: RelationshipStorage
         switch (relationship.isToMany, inverse.isToMany) {
         case (false, _):
@@ -289,15 +296,15 @@ public final class Model: Sendable {
                 column: names.column(inverse.name, declaredBy: inverseOwner.name),
                 orderColumn: relationship.isOrdered ? names.orderColumns["\(inverseOwner.name).\(inverse.name)"] : nil)
         case (true, true):
-            if relationship.isOrdered && inverse.isOrdered {
-                throw fail("a many-to-many relationship can be ordered on one side only")
-            }
             let mine = "\(declaring.name).\(relationship.name)"
             let theirs = "\(inverseOwner.name).\(inverse.name)"
             let isSource = StorageNames.namesJoinTable(mine: mine, mineOrdered: relationship.isOrdered, theirs: theirs, theirsOrdered: inverse.isOrdered)
             storage = .joinTable(table: names.joinTables[isSource ? mine : theirs] ?? (isSource ? mine : theirs), isSourceSide: isSource)
         }
-        return ModelRelationship(description: relationship, storage: storage)
+        var resolved = ModelRelationship(description: relationship, storage: storage)
+        // Core Data keeps an order for each side that asks for one.
+        resolved.isOrderedBothWays = relationship.isToMany && inverse.isToMany && relationship.isOrdered && inverse.isOrdered
+        return resolved
     }
 
     /// FNV-1a over the canonical JSON, twice with different seeds, for a 128-bit hex digest that needs no crypto library.
@@ -341,14 +348,17 @@ public final class Model: Sendable {
 }
 
 extension Model {
-    /// The transient attribute a key path reaches from `entity` (through any relationships), as "Entity.attribute".
-    func transientAttribute(at keyPath: [String], from entity: ModelEntity) -> String? {
+    /// The transient property a key path reaches from `entity` (an attribute at its end, or a relationship it goes
+    /// through), as "Entity.property".
+    func transientProperty(at keyPath: [String], from entity: ModelEntity) -> String? {
         var current = entity
         for (index, key) in keyPath.enumerated() {
             if let position = current.attributeIndex[key] {
                 return index == keyPath.count - 1 && current.attributes[position].isTransient ? "\(current.name).\(key)" : nil
             }
-            guard let relationship = current.relationship(named: key), let next = entityIfPresent(relationship.destinationEntityName) else { return nil }
+            guard let relationship = current.relationship(named: key) else { return nil }
+            if relationship.isTransient { return "\(current.name).\(key)" }
+            guard let next = entityIfPresent(relationship.destinationEntityName) else { return nil }
             current = next
         }
         return nil

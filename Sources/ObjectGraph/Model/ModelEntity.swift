@@ -38,6 +38,8 @@ public final class ModelEntity: Sendable {
     package let toOneSlot: [Int?]
     /// The number of to-one slots.
     let toOneCount: Int
+    /// The number of to-one slots a store keeps: the first ones (the rest are transient relationships').
+    package let storedToOneCount: Int
     /// The class whose instances represent this entity's objects.
     let objectType: ManagedObject.Type
     /// The values a new object starts with, already in their stored form.
@@ -90,17 +92,17 @@ public final class ModelEntity: Sendable {
         self.relationshipNames = relationships.map(\.name)
         self.attributeTypes = attributes.map(\.type)
         var relationshipIndex: [String: Int] = [:]
-        var toOneSlot: [Int?] = []
+        // Stored to-ones take the first slots, transient ones the last: a store's rows hold the stored ones, in
+        // slot order, and a row read from a store leaves the transient slots nil.
+        var toOneSlot: [Int?] = Array(repeating: nil, count: relationships.count)
         var slots = 0
-        for (index, relationship) in relationships.enumerated() {
-            relationshipIndex[relationship.name] = index
-            if relationship.isToMany {
-                toOneSlot.append(nil)
-            } else {
-                toOneSlot.append(slots)
-                slots += 1
-            }
+        let toOnes = relationships.indices.filter { !relationships[$0].isToMany }
+        for index in toOnes.filter({ !relationships[$0].isTransient }) + toOnes.filter({ relationships[$0].isTransient }) {
+            toOneSlot[index] = slots
+            slots += 1
         }
+        self.storedToOneCount = toOnes.count { !relationships[$0].isTransient }
+        for (index, relationship) in relationships.enumerated() { relationshipIndex[relationship.name] = index }
         self.relationshipIndex = relationshipIndex
         self.toOneSlot = toOneSlot
         self.toOneCount = slots
@@ -172,6 +174,8 @@ public enum RelationshipStorage: Sendable, Hashable {
     case inverseForeignKey(column: String, orderColumn: String?)
     /// A join table; `isSourceSide` says whether this relationship's objects are the table's `source` column.
     case joinTable(table: String, isSourceSide: Bool)
+    /// Nowhere: a transient relationship lives in memory only (``RelationshipDescription/isTransient``).
+    case transient
 }
 
 /// A relationship of a built ``Model``: its declaration with its inverse and storage resolved.
@@ -180,6 +184,9 @@ public struct ModelRelationship: Sendable, Hashable {
     public let description: RelationshipDescription
     /// How a store keeps it.
     public let storage: RelationshipStorage
+    /// Whether it is a many-to-many relationship ordered on both sides: its join table keeps the target side's
+    /// positions too, in `inverse_position`.
+    package var isOrderedBothWays = false
     /// The relationship's name.
     public var name: String { description.name }
     /// The destination entity's name.
@@ -194,6 +201,8 @@ public struct ModelRelationship: Sendable, Hashable {
     public var isOrdered: Bool { description.isOrdered }
     /// Its delete rule.
     public var deleteRule: DeleteRule { description.deleteRule }
+    /// Whether it is kept in memory only (``RelationshipDescription/isTransient``).
+    public var isTransient: Bool { description.isTransient }
 }
 
 extension ModelEntity {

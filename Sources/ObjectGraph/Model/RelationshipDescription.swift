@@ -42,6 +42,14 @@ public struct RelationshipDescription: Sendable, Hashable, Codable {
     public var minCount: Int?
     /// The most objects a to-many relationship may hold at save time.
     public var maxCount: Int?
+    /// Whether the relationship is kept in memory only, as Core Data's transient relationships are: the graph tracks
+    /// it (inverse, delete rule, undo of a rollback, a child's save to its parent), no store keeps it, and an object
+    /// read again from its store (a refault, another context) holds nothing there. Its inverse must be transient too.
+    ///
+    /// ```swift
+    /// RelationshipDescription("selection", destination: "Book", inverse: "selectedBy", isTransient: true)
+    /// ```
+    @OmittedWhenEmpty public var isTransient: Bool = false
 
     /// The name the relationship had in the model a migration comes from (Xcode's renaming ID, `elementID`).
     public var renamingIdentifier: String?
@@ -54,7 +62,7 @@ public struct RelationshipDescription: Sendable, Hashable, Codable {
     public init(
         _ name: String, destination: String, inverse: String?, isToMany: Bool = false, isOrdered: Bool = false,
         isOptional: Bool = true, deleteRule: DeleteRule = .nullify, minCount: Int? = nil, maxCount: Int? = nil,
-        originalName: String? = nil
+        originalName: String? = nil, isTransient: Bool = false
     ) {
         self.name = name
         self.destinationEntityName = destination
@@ -66,5 +74,6 @@ public struct RelationshipDescription: Sendable, Hashable, Codable {
         self.minCount = minCount
         self.maxCount = maxCount
         self.renamingIdentifier = originalName
+        self.isTransient = isTransient
     }
 }

@@ -7,7 +7,8 @@
 ///   `row.id`, after the relationship.
 /// - An ordered to-many relationship keeps its positions beside its inverse's column, in `<that column>.order`.
 /// - A many-to-many relationship is kept in the join table `<Entity>.<relationship>` (`source`, `target`,
-///   `position`), named after the side that holds the positions when ordered, else the one that sorts first.
+///   `position`), named after the side that holds the positions when ordered, else the one that sorts first. Ordered
+///   on both sides, it has a fourth column, `inverse_position`: the source's position in the target's list.
 /// - The store's own tables are `objectgraph.metadata`, `objectgraph.sequence` and `objectgraph.schema`; the last
 ///   lists every table and column with the entity and property it keeps.
 ///
@@ -55,13 +56,13 @@ package struct StorageNames: Sendable {
             for attribute in description.attributes where !attribute.isTransient {
                 columns["\(description.name).\(attribute.name)"] = space.claim(attribute.name)
             }
-            for relationship in description.relationships where !relationship.isToMany {
+            for relationship in description.relationships where !relationship.isToMany && !relationship.isTransient {
                 columns["\(description.name).\(relationship.name)"] = space.claim(relationship.name)
             }
             usedColumns[tree] = space
         }
         for description in descriptions {
-            for relationship in description.relationships where relationship.isToMany {
+            for relationship in description.relationships where relationship.isToMany && !relationship.isTransient {
                 let mine = "\(description.name).\(relationship.name)"
                 // Without an inverse, a to-many relationship keeps its members in a join table of its own.
                 guard relationship.hasInverse else {
@@ -102,9 +103,10 @@ package struct StorageNames: Sendable {
     }
 
     /// Whether the side `mine` of a many-to-many relationship names its join table: the ordered side (it holds the
-    /// positions), else the side whose "Entity.relationship" sorts first.
+    /// positions in `position`), else the side whose "Entity.relationship" sorts first (when both are ordered, the
+    /// other side's positions are in `inverse_position`).
     static func namesJoinTable(mine: String, mineOrdered: Bool, theirs: String, theirsOrdered: Bool) -> Bool {
-        mineOrdered || (!theirsOrdered && mine <= theirs)
+        mineOrdered != theirsOrdered ? mineOrdered : mine <= theirs
     }
 
     func table(ofRoot root: String) -> String { tables[root] ?? root }

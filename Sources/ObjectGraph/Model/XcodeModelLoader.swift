@@ -212,12 +212,12 @@ final class ModelXMLReader: NSObject, XMLParserDelegate {
             guard let rule = rules[attributes["deletionRule"] ?? "Nullify"] else {
                 return fail(element, "unknown deletionRule '\(attributes["deletionRule"] ?? "")'", parser)
             }
-            if attributes["transient"] == "YES" { return fail(element, "transient relationships are not supported yet", parser) }
             let toMany = attributes["toMany"] == "YES"
             var relationship = RelationshipDescription(
                 relationshipName, destination: destination, inverse: inverse, isToMany: toMany, isOrdered: attributes["ordered"] == "YES",
                 isOptional: attributes["optional"] == "YES", deleteRule: rule,
-                minCount: toMany ? attributes["minCount"].flatMap(Int.init) : nil, maxCount: toMany ? attributes["maxCount"].flatMap(Int.init) : nil)
+                minCount: toMany ? attributes["minCount"].flatMap(Int.init) : nil, maxCount: toMany ? attributes["maxCount"].flatMap(Int.init) : nil,
+                isTransient: attributes["transient"] == "YES")
             relationship.renamingIdentifier = attributes["elementID"] ?? attributes["renamingIdentifier"]
             relationship.versionHashModifier = attributes["versionHashModifier"]
             current?.relationships.append(relationship)

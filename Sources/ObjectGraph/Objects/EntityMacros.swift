@@ -48,11 +48,17 @@ public macro Attribute(
 /// inverse is required: the name of the destination's property, or an explicit `nil` for a relationship without
 /// one (see ``RelationshipDescription``). (A name rather than a key path: two entities whose relationships name each
 /// other's key paths make a cycle the compiler cannot resolve while expanding macros; the model checks the name when
-/// it is built.) `originalName:` names the relationship in the version a migration comes from.
+/// it is built.) `originalName:` names the relationship in the version a migration comes from. A transient
+/// relationship (`isTransient: true`, on both sides) is kept in memory only (see ``RelationshipDescription/isTransient``).
+///
+/// ```swift
+/// @Relationship(inverse: "books", deleteRule: .nullify, isOptional: false) var author: Author?
+/// @Relationship(inverse: "openedBy", isTransient: true) var openDrafts: Set<Draft>
+/// ```
 @attached(peer)
 public macro Relationship(
     inverse: String?, deleteRule: DeleteRule = .nullify, minCount: Int? = nil, maxCount: Int? = nil,
-    isOptional: Bool = true, originalName: String? = nil
+    isOptional: Bool = true, originalName: String? = nil, isTransient: Bool = false
 ) = #externalMacro(module: "ObjectGraphMacros", type: "MarkerMacro")
 
 /// Keeps a stored property of an ``Entity(isAbstract:uniquenessConstraints:indexes:)`` class out of the store.

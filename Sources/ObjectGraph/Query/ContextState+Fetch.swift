@@ -81,11 +81,12 @@ extension ContextState {
             || request.sortKeys.contains { $0.keyPath.count > 1 || entity.relationshipIndex[$0.keyPath[0]] != nil }
     }
 
-    /// Checks a request before it runs: its own limits, then that it tests no transient attribute, which no store
-    /// keeps (the pending objects here hold values the store's rows do not, and the two must not disagree).
+    /// Checks a request before it runs: its own limits, then that it tests no transient attribute and goes through no
+    /// transient relationship, which no store keeps (the pending objects here hold values the store's rows do not, and
+    /// the two must not disagree).
     func validate(_ request: FetchRequest) throws {
         try request.validate()
-        guard model.hasTransientAttributes else { return }
+        guard model.hasTransientProperties else { return }
         let entity = try entity(named: request.entityName)
         var paths = request.sortKeys.map(\.keyPath) + request.propertiesToFetch.map(\.keyPath)
         _ = request.predicate?.mappingKeyPaths { path in
@@ -93,7 +94,7 @@ extension ContextState {
             return path
         }
         for path in paths {
-            if let transient = model.transientAttribute(at: path, from: entity) {
+            if let transient = model.transientProperty(at: path, from: entity) {
                 throw ObjectGraphError.invalidFetch(
                     entity: request.entityName,
                     reason: "\(transient) is transient: no store keeps it, so a fetch cannot test or sort by it (filter the fetched objects instead)")

@@ -12,7 +12,9 @@ public final class InMemoryStore: PersistentStore {
 
     struct Contents {
         var rows: [String: [Int64: StoredRow]] = [:]
-        var joins: [String: [(source: Int64, target: Int64, position: Int?)]] = [:]
+        /// Each join table's links: `position` orders the source's list, `inversePosition` the target's (when the
+        /// relationship is ordered on both sides).
+        var joins: [String: [(source: Int64, target: Int64, position: Int?, inversePosition: Int?)]] = [:]
         var positions: [String: [Int64: Int]] = [:]
         var sequence: [String: Int64] = [:]
         /// Persistent history, oldest first, when the store records it.
@@ -122,8 +124,13 @@ public final class InMemoryStore: PersistentStore {
             return members.compactMap { object($0.0) }
         case .joinTable(let table, let isSourceSide):
             let links = (contents.joins[table] ?? []).filter { (isSourceSide ? $0.source : $0.target) == id.rawKey }
-            return links.sorted { ($0.position ?? 0, isSourceSide ? $0.target : $0.source) < ($1.position ?? 0, isSourceSide ? $1.target : $1.source) }
+            func order(_ link: (source: Int64, target: Int64, position: Int?, inversePosition: Int?)) -> (Int, Int64) {
+                isSourceSide ? (link.position ?? 0, link.target) : (link.inversePosition ?? 0, link.source)
+            }
+            return links.sorted { order($0) < order($1) }
                 .compactMap { object(isSourceSide ? $0.target : $0.source) }
+        case .transient:
+            return []
         }
     }
 
@@ -185,8 +192,9 @@ public final class InMemoryStore: PersistentStore {
             // Transient attributes are in memory only: the store keeps their defaults, as a store file keeps nothing.
             var values = row.values
             for index in entity.transientAttributes { values[index] = entity.defaultValues[index] }
-            state.rows[entity.rootName, default: [:]][id.rawKey] = StoredRow(
-                entityName: entity.name, version: 1, values: values, toOne: row.toOne.map(permanent))
+            // And so are transient to-ones, the last slots: nil here.
+            let toOne = row.toOne.indices.map { $0 < entity.storedToOneCount ? permanent(row.toOne[$0]) : nil }
+            state.rows[entity.rootName, default: [:]][id.rawKey] = StoredRow(entityName: entity.name, version: 1, values: values, toOne: toOne)
             touched.insert(entity.rootName)
         }
         for row in changes.updated {
@@ -197,9 +205,10 @@ public final class InMemoryStore: PersistentStore {
                 continue
             }
             let changed = row.changedAttributes.filter { !entity.attributes[$0].isTransient }
-            guard !changed.isEmpty || !row.changedToOne.isEmpty else { continue }
+            let changedToOne = row.changedToOne.filter { $0 < entity.storedToOneCount }
+            guard !changed.isEmpty || !changedToOne.isEmpty else { continue }
             for index in changed { stored.values[index] = row.values[index] }
-            for slot in row.changedToOne { stored.toOne[slot] = permanent(row.toOne[slot]) }
+            for slot in changedToOne { stored.toOne[slot] = permanent(row.toOne[slot]) }
             stored.version += 1
             state.rows[entity.rootName]![row.objectID.rawKey] = stored
             result.updatedRows.append((row.objectID, stored.version))
@@ -231,9 +240,18 @@ public final class InMemoryStore: PersistentStore {
             guard let relationship = entity.relationship(named: contents.relationship) else { continue }
             switch relationship.storage {
             case .joinTable(let table, true):
+                // The positions the targets' lists give their members stay with the links that stay; a new link goes
+                // at the end of its target's list (its target's list, when this save changed it, sets them below).
+                var kept: [Int64: Int] = [:]
+                for link in state.joins[table, default: []] where link.source == owner.rawKey { kept[link.target] = link.inversePosition }
                 state.joins[table, default: []].removeAll { $0.source == owner.rawKey }
                 for (position, destination) in contents.destinations.enumerated() {
-                    state.joins[table]!.append((owner.rawKey, permanent(destination)!.rawKey, relationship.isOrdered ? position : nil))
+                    let target = permanent(destination)!.rawKey
+                    var inversePosition: Int?
+                    if relationship.isOrderedBothWays {
+                        inversePosition = kept[target] ?? state.joins[table]!.lazy.filter { $0.target == target }.compactMap(\.inversePosition).max().map { $0 + 1 } ?? 0
+                    }
+                    state.joins[table]!.append((owner.rawKey, target, relationship.isOrdered ? position : nil, inversePosition))
                 }
             case .inverseForeignKey(_, let orderColumn?):
                 for (position, member) in contents.destinations.enumerated() {
@@ -241,6 +259,15 @@ public final class InMemoryStore: PersistentStore {
                 }
             default:
                 break
+            }
+        }
+        for contents in changes.toMany {
+            let owner = permanent(contents.objectID)!
+            guard let relationship = try model.entity(named: owner.entityName).relationship(named: contents.relationship),
+                  relationship.isOrderedBothWays, case .joinTable(let table, false) = relationship.storage else { continue }
+            let positions = Dictionary(contents.destinations.enumerated().map { (permanent($0.element)!.rawKey, $0.offset) }) { first, _ in first }
+            for index in state.joins[table, default: []].indices where state.joins[table]![index].target == owner.rawKey {
+                if let position = positions[state.joins[table]![index].source] { state.joins[table]![index].inversePosition = position }
             }
         }
         try checkDestinationsExist(changes, in: state, permanent: permanent)
@@ -256,7 +283,8 @@ public final class InMemoryStore: PersistentStore {
     /// key does at commit: a link to an object deleted since (by this save or an earlier one), or never saved.
     private func checkDestinationsExist(_ changes: ChangeSet, in state: Contents, permanent: (ObjectID?) -> ObjectID?) throws {
         for (row, slots) in changes.inserted.map({ ($0, Array($0.toOne.indices)) }) + changes.updated.map({ ($0, $0.changedToOne) }) {
-            for slot in slots {
+            let storedToOnes = try model.entity(named: row.objectID.entityName).storedToOneCount
+            for slot in slots where slot < storedToOnes {
                 guard let destination = permanent(row.toOne[slot]) else { continue }
                 let root = model.entityIfPresent(destination.entityName)?.rootName ?? destination.entityName
                 guard state.rows[root]?[destination.rawKey] == nil else { continue }

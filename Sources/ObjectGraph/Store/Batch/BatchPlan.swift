@@ -256,7 +256,8 @@ package struct BatchPlan: Sendable {
         }
         for name in names {
             let entity = try model.entity(named: name)
-            for (index, relationship) in entity.relationships.enumerated() where selected(relationship) {
+            // A transient relationship links nothing in the store: its rule applies in the contexts that hold it.
+            for (index, relationship) in entity.relationships.enumerated() where !relationship.isTransient && selected(relationship) {
                 try body(byEntity[name]!, index, try reading.related(byEntity[name]!, relationship))
             }
         }

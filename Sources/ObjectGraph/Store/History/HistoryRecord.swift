@@ -68,12 +68,14 @@ package struct HistoryRecord: Sendable {
             for row in changes.inserted { record.add(result.permanentIDs[row.objectID] ?? row.objectID, .insert) }
         }
         var toManyKeys: [ObjectID: Set<String>] = [:]
-        for contents in changes.toMany { toManyKeys[result.permanentIDs[contents.objectID] ?? contents.objectID, default: []].insert(contents.relationship) }
+        for contents in changes.toMany where model.entityIfPresent(contents.objectID.entityName)?.relationship(named: contents.relationship)?.isTransient != true {
+            toManyKeys[result.permanentIDs[contents.objectID] ?? contents.objectID, default: []].insert(contents.relationship)
+        }
         let insertedIDs = toManyKeys.isEmpty ? [] : Set(changes.inserted.map { result.permanentIDs[$0.objectID] ?? $0.objectID })
         for row in changes.updated {
             guard let entity = model.entityIfPresent(row.objectID.entityName) else { continue }
             var keys = Set(row.changedAttributes.filter { !entity.attributes[$0].isTransient }.map { entity.attributes[$0].name })
-            for slot in row.changedToOne {
+            for slot in row.changedToOne where slot < entity.storedToOneCount {
                 if let index = entity.toOneSlot.firstIndex(of: slot) { keys.insert(entity.relationships[index].name) }
             }
             keys.formUnion(toManyKeys.removeValue(forKey: row.objectID) ?? [])

@@ -85,7 +85,7 @@ enum DerivationTriggers {
             switch relationship.storage {
             case .inverseForeignKey(let column, _): (linkTable, owner) = (sqlQuoted(destination.tableName), sqlQuoted(column))
             case .joinTable(let joinTable, let isSourceSide): (linkTable, owner) = (sqlQuoted(joinTable), isSourceSide ? "source" : "target")
-            case .foreignKey: return []
+            case .foreignKey, .transient: return []
             }
             let count = "(SELECT COUNT(*) FROM \(linkTable) AS l WHERE l.\(owner) = \(table).\(id))"
             func recount(_ row: String) -> String { "UPDATE \(table) SET \(target) = \(count) WHERE \(id) = \(row).\(owner) AND \(kinds(table))" }

@@ -64,7 +64,7 @@ struct RowReader {
         }
         var toOne: [ObjectID?] = []
         // Reserving on an empty array would give every row a buffer of its own, even with no to-one to hold.
-        if !columns.toOne.isEmpty { toOne.reserveCapacity(columns.toOne.count) }
+        if !columns.toOne.isEmpty || columns.transientToOneCount > 0 { toOne.reserveCapacity(columns.toOne.count + columns.transientToOneCount) }
         for slot in columns.toOne.indices {
             let position = Int32(columns.toOne[slot])
             if sqlite3_column_type(statement, position) != SQLITE_NULL {
@@ -75,6 +75,7 @@ struct RowReader {
                 toOne.append(nil)
             }
         }
+        for _ in 0..<columns.transientToOneCount { toOne.append(nil) }
         return Snapshot(
             objectID: ObjectID(entityName: entityName, rawKey: sqlite3_column_int64(statement, 0)),
             version: sqlite3_column_int64(statement, 2), values: values, toOne: toOne)

@@ -97,6 +97,8 @@ struct SQLiteBatchDelete {
         case .joinTable(let table, let isSourceSide):
             let (mine, other) = isSourceSide ? ("source", "target") : ("target", "source")
             return "SELECT j.\(mine) AS source, j.\(other) AS target FROM \(sqlQuoted(table)) AS j WHERE j.\(mine) IN \(keys)"
+        case .transient:
+            return "SELECT NULL AS source, NULL AS target WHERE 0"
         }
     }
 
@@ -104,7 +106,8 @@ struct SQLiteBatchDelete {
     private func relationships(_ rules: Set<DeleteRule>) -> [(root: String, entity: ModelEntity, relationship: ModelRelationship)] {
         doomed.keys.sorted().flatMap { root in
             model.entities.filter { $0.rootName == root }.flatMap { entity in
-                entity.relationships.filter { rules.contains($0.deleteRule) }.map { (root, entity, $0) }
+                // A transient relationship links nothing in the store: its rule applies in the contexts that hold it.
+                entity.relationships.filter { rules.contains($0.deleteRule) && !$0.isTransient }.map { (root, entity, $0) }
             }
         }
     }

@@ -191,7 +191,7 @@ enum SQLiteMigration {
                       let oldRelationship = old.relationship(named: oldName),
                       let oldDestination = plan.source.entityIfPresent(oldRelationship.destinationEntityName) else { continue }
                 switch relationship.storage {
-                case .foreignKey:
+                case .foreignKey, .transient:
                     break
                 case .inverseForeignKey(_, let orderColumn?):
                     guard case .inverseForeignKey(_, let oldOrder?) = oldRelationship.storage, filled.insert(orderColumn).inserted,
@@ -205,19 +205,11 @@ enum SQLiteMigration {
                     break
                 case .joinTable(let table, let isSourceSide):
                     guard filled.insert(table).inserted else { continue }
-                    // (owner, member, position) of this side, as the old store kept them.
-                    let rows: String
-                    switch oldRelationship.storage {
-                    case .joinTable(let oldTable, let oldIsSource):
-                        let (owner, member) = oldIsSource ? ("source", "target") : ("target", "source")
-                        rows = "SELECT \(owner), \(member), position FROM \(sqlQuoted(aside + oldTable))"
-                    case .foreignKey(let column):
-                        rows = "SELECT o.\(RowColumn.id), o.\(sqlQuoted(column)), NULL FROM \(sqlQuoted(aside + old.tableName)) AS o WHERE o.\(sqlQuoted(column)) IS NOT NULL"
-                    case .inverseForeignKey(let column, let order):
-                        rows = "SELECT d.\(sqlQuoted(column)), d.\(RowColumn.id), \(order.map { "d.\(sqlQuoted($0))" } ?? "NULL") FROM \(sqlQuoted(aside + oldDestination.tableName)) AS d WHERE d.\(sqlQuoted(column)) IS NOT NULL"
+                    let copy = JoinTableCopy(oldTable: { sqlQuoted(aside + $0) }, quoted: sqlQuoted, nullInteger: "NULL")
+                    if let statement = copy.statement(
+                        for: relationship, isSourceSide: isSourceSide, table: table, from: oldRelationship, of: old, to: oldDestination) {
+                        try db.execute(sql: statement)
                     }
-                    let columns = isSourceSide ? "source, target, position" : "target, source, position"
-                    try db.execute(sql: "INSERT OR IGNORE INTO \(sqlQuoted(table)) (\(columns)) \(rows)")
                 }
             }
         }

@@ -41,7 +41,9 @@ struct SQLiteSaveTransaction {
             try delete(changes.deleted[position].objectID, version: changes.deleted[position].version)
         }
         guard conflicts.isEmpty else { throw ObjectGraphError.conflict(conflicts) }
+        // The owners' links first, then the positions of a relationship ordered on both sides kept by its target side.
         for contents in changes.toMany { try rewrite(contents) }
+        for contents in changes.toMany { try reorderTargetSide(contents) }
         if store.model.hasDerivedAttributes { try readDerivedValues(changes) }
         if store.recordsHistory {
             let record = HistoryRecord.of(changes, result: result, model: store.model, source: changes.source, tombstones: tombstones, insertedKeys: keys)
@@ -164,17 +166,20 @@ struct SQLiteSaveTransaction {
         var start = 0
         while start < rows.count {
             let statements = try insertStatements(rows[start].objectID.entityName)
+            let storedToOnes = try store.layout(for: statements.entityName).0.storedToOneCount
             var end = start + 1
             while end < rows.count && rows[end].objectID.entityName == statements.entityName { end += 1 }
             try statements.forEachStatement(over: start..<end) { statement, positions in
-                try run(statement, rows: positions, of: rows, keys: keys, stored: statements.storedAttributes)
+                try run(statement, rows: positions, of: rows, keys: keys, stored: statements.storedAttributes, storedToOnes: storedToOnes)
             }
             start = end
         }
     }
 
     /// Binds `positions` of `rows` (all of one entity) one after another to `statement`'s parameters and runs it.
-    private func run(_ statement: Statement, rows positions: Range<Int>, of rows: [ChangeSet.Row], keys: [Int64], stored: [Int]?) throws {
+    private func run(
+        _ statement: Statement, rows positions: Range<Int>, of rows: [ChangeSet.Row], keys: [Int64], stored: [Int]?, storedToOnes: Int
+    ) throws {
         do {
             // Bound one by one: an array of database values per row cost more than SQLite's insert.
             sqlite3_reset(statement.sqliteStatement)
@@ -194,7 +199,8 @@ struct SQLiteSaveTransaction {
                         index += 1
                     }
                 }
-                for destination in rows[position].toOne {
+                // The stored to-ones, the first slots; the transient ones stay in memory.
+                for destination in rows[position].toOne.prefix(storedToOnes) {
                     try statement.bind(self.key(destination), at: index)
                     index += 1
                 }
@@ -241,9 +247,10 @@ struct SQLiteSaveTransaction {
         }
         let (entity, table) = try store.layout(for: row.pointee.objectID.entityName)
         let attributes = row.pointee.changedAttributes.filter { !entity.attributes[$0].isTransient }
-        // Only transient attributes changed: nothing of the row is stored differently.
-        guard !attributes.isEmpty || !row.pointee.changedToOne.isEmpty else { return nil }
-        let shape = UpdateShape(entityName: entity.name, attributes: attributes, toOneSlots: row.pointee.changedToOne)
+        let toOneSlots = row.pointee.changedToOne.filter { $0 < entity.storedToOneCount }
+        // Only transient properties changed: nothing of the row is stored differently.
+        guard !attributes.isEmpty || !toOneSlots.isEmpty else { return nil }
+        let shape = UpdateShape(entityName: entity.name, attributes: attributes, toOneSlots: toOneSlots)
         let statement: Statement
         if let prepared = updateStatements[shape] {
             statement = prepared
@@ -318,13 +325,32 @@ struct SQLiteSaveTransaction {
         let relationship = try contents.modelRelationship(of: owner, in: store.model)
         switch relationship.storage {
         case .joinTable(let table, true):
+            // The positions the targets' lists give their members stay with the links that stay; a new link goes at
+            // the end of its target's list (its target's list, when this save changed it, sets them next).
+            var kept: [Int64: Int64] = [:]
+            if relationship.isOrderedBothWays && result.permanentIDs[contents.objectID] == nil {
+                for row in try Row.fetchAll(db, sql: "SELECT target, inverse_position FROM \(sqlQuoted(table)) WHERE source = ?", arguments: [owner.rawKey]) {
+                    if let position: Int64 = row[1] { kept[row[0]] = position }
+                }
+            }
             // A row this save inserted has no links to remove.
             if result.permanentIDs[contents.objectID] == nil {
                 try db.cachedStatement(sql: "DELETE FROM \(sqlQuoted(table)) WHERE source = ?").run(binding: [owner.rawKey.databaseValue])
             }
-            let statement = try db.cachedStatement(sql: "INSERT INTO \(sqlQuoted(table)) (source, target, position) VALUES (?, ?, ?)")
-            for (position, destination) in contents.destinations.enumerated() {
-                try statement.execute(arguments: [owner.rawKey, permanent(destination).rawKey, relationship.isOrdered ? position : nil])
+            if relationship.isOrderedBothWays {
+                let statement = try db.cachedStatement(sql: """
+                    INSERT INTO \(sqlQuoted(table)) (source, target, position, inverse_position)
+                    VALUES (?1, ?2, ?3, coalesce(?4, (SELECT max(inverse_position) + 1 FROM \(sqlQuoted(table)) WHERE target = ?2), 0))
+                    """)
+                for (position, destination) in contents.destinations.enumerated() {
+                    let target = permanent(destination).rawKey
+                    try statement.execute(arguments: [owner.rawKey, target, position, kept[target]])
+                }
+            } else {
+                let statement = try db.cachedStatement(sql: "INSERT INTO \(sqlQuoted(table)) (source, target, position) VALUES (?, ?, ?)")
+                for (position, destination) in contents.destinations.enumerated() {
+                    try statement.execute(arguments: [owner.rawKey, permanent(destination).rawKey, relationship.isOrdered ? position : nil])
+                }
             }
         case .inverseForeignKey(_, let orderColumn?):
             let destination = try store.model.entity(named: relationship.destinationEntityName)
@@ -334,6 +360,18 @@ struct SQLiteSaveTransaction {
             }
         default:
             break
+        }
+    }
+
+    /// Writes the order of a target side's list of a relationship ordered on both sides: its members' links are in
+    /// the join table (the source side's rewrite, or stored before), each given its position in the list.
+    private func reorderTargetSide(_ contents: ChangeSet.ToManyContents) throws {
+        let owner = permanent(contents.objectID)
+        let relationship = try contents.modelRelationship(of: owner, in: store.model)
+        guard relationship.isOrderedBothWays, case .joinTable(let table, false) = relationship.storage else { return }
+        let statement = try db.cachedStatement(sql: "UPDATE \(sqlQuoted(table)) SET inverse_position = ? WHERE target = ? AND source = ?")
+        for (position, member) in contents.destinations.enumerated() {
+            try statement.execute(arguments: [position, owner.rawKey, permanent(member).rawKey])
         }
     }
 

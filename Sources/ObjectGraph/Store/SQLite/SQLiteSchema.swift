@@ -34,6 +34,8 @@ package final class TableLayout: Sendable {
         /// For to-one relationships into trees with sub-entities: the position of the destination's `_entity`.
         package let toOneEntity: [Int?]
         package let toOneDestination: [String]
+        /// How many transient to-one slots follow the stored ones (``toOne``): nil in every row read.
+        package let transientToOneCount: Int
         /// The writable columns for an insert, in order: attributes, then to-one keys.
         package let insertColumns: [String]
         /// How many attributes' values never fit a word (strings, data…): rows with none share blocks of storage
@@ -68,6 +70,7 @@ package final class TableLayout: Sendable {
             self.toOne = toOne
             self.toOneEntity = toOneEntity
             self.toOneDestination = toOneDestination
+            self.transientToOneCount = entity.toOneCount - entity.storedToOneCount
             self.insertColumns = insertColumns
             self.reads = zip(attributes, attributeTypes).map { position, type in
                 guard position >= 0 else { return ColumnRead(position: -1, kind: .transient) }

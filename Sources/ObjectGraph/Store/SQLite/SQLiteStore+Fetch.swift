@@ -332,8 +332,8 @@ extension SQLiteStore {
     }
 
     public func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [[ObjectID]] {
-        // A temporary ID has no rows: its list stays empty.
-        let stored = ids.indices.filter { !ids[$0].isTemporaryID }
+        // A temporary ID has no rows, and a transient relationship no links here: the list stays empty.
+        let stored = relationship.isTransient ? [] : ids.indices.filter { !ids[$0].isTemporaryID }
         guard let firstStored = stored.first else { return Array(repeating: [], count: ids.count) }
         let (destination, table) = try layout(for: relationship.destinationEntityName)
         let root = sqlQuoted(destination.tableName)
@@ -360,8 +360,10 @@ extension SQLiteStore {
                     // In owner order alone, as the join table's indexes hold it: sorting by destination too cost
                     // SQLite a sort per statement (two fifths of reading 400,000 links); an unordered owner's run
                     // of rows is sorted below instead.
-                    let order = relationship.isOrdered ? ", j.position, d.\(RowColumn.id)" : ""
+                    let order = relationship.isOrdered ? ", j.\(isSourceSide ? "position" : "inverse_position"), d.\(RowColumn.id)" : ""
                     sql = "SELECT j.\(mine), d.\(RowColumn.id), d.\(RowColumn.entity) FROM \(sqlQuoted(table)) AS j JOIN \(root) AS d ON d.\(RowColumn.id) = j.\(theirs) WHERE \(owned("j.\(mine)")) ORDER BY j.\(mine)\(order)"
+                case .transient:
+                    return result
                 }
                 let sortsRuns = !relationship.isOrdered
                 // Each owner's run of rows is gathered, then stored once, and its destinations' IDs are read as

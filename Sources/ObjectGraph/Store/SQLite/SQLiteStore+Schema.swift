@@ -40,6 +40,8 @@ package struct ModelSQLSchema: SQLSchema {
             throw .unknownKey(entity: entityName, key: key)
         }
         switch relationship.storage {
+        case .transient:
+            throw .unsupported("\(entityName).\(key) is transient: no store keeps it, so a fetch cannot test or sort by it")
         case .foreignKey(let column):
             return .toOne(column: column, destination: relationship.destinationEntityName)
         case .inverseForeignKey(let column, let orderColumn):
@@ -47,7 +49,7 @@ package struct ModelSQLSchema: SQLSchema {
         case .joinTable(let table, let isSourceSide):
             return .toMany(destination: relationship.destinationEntityName, link: .joinTable(
                 table: table, ownerColumn: isSourceSide ? "source" : "target", destinationColumn: isSourceSide ? "target" : "source",
-                orderColumn: relationship.isOrdered && isSourceSide ? "position" : nil))
+                orderColumn: relationship.isOrdered ? (isSourceSide ? "position" : "inverse_position") : nil))
         }
     }
 

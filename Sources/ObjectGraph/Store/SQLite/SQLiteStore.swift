@@ -306,12 +306,12 @@ public final class SQLiteStore: PersistentStore {
         try fillSchemaTable(db, model: model)
     }
 
-    static func createJoinTable(_ db: Database, _ table: (name: String, sourceTable: String, targetTable: String)) throws {
+    static func createJoinTable(_ db: Database, _ table: JoinTable) throws {
         try db.execute(sql: """
             CREATE TABLE \(sqlQuoted(table.name)) (
               source INTEGER NOT NULL REFERENCES \(sqlQuoted(table.sourceTable))(\(RowColumn.id)) ON DELETE CASCADE,
               target INTEGER NOT NULL REFERENCES \(sqlQuoted(table.targetTable))(\(RowColumn.id)) ON DELETE CASCADE,
-              position INTEGER,
+              position INTEGER,\(table.isOrderedBothWays ? "\n  inverse_position INTEGER," : "")
               PRIMARY KEY (source, target))
             """)
         try db.execute(sql: "CREATE INDEX \(sqlQuoted(table.name + "(target)")) ON \(sqlQuoted(table.name))(target)")
@@ -336,16 +336,26 @@ public final class SQLiteStore: PersistentStore {
     }
 
     /// The join tables of `model`, each once, with the tables its columns refer to.
-    package static func joinTables(_ model: Model) -> [(name: String, sourceTable: String, targetTable: String)] {
-        var result: [(String, String, String)] = []
+    package static func joinTables(_ model: Model) -> [JoinTable] {
+        var result: [JoinTable] = []
         for entity in model.entities {
-            for relationship in entity.description.relationships {
-                guard case .joinTable(let name, true) = entity.relationship(named: relationship.name)?.storage,
+            for declared in entity.description.relationships {
+                guard let relationship = entity.relationship(named: declared.name), case .joinTable(let name, true) = relationship.storage,
                       let destination = model.entityIfPresent(relationship.destinationEntityName) else { continue }
-                result.append((name, entity.tableName, destination.tableName))
+                result.append(JoinTable(
+                    name: name, sourceTable: entity.tableName, targetTable: destination.tableName, isOrderedBothWays: relationship.isOrderedBothWays))
             }
         }
         return result
+    }
+
+    /// A join table of a model: its name, the tables its `source` and `target` refer to, and whether it keeps the
+    /// target side's positions too (`inverse_position`, for a relationship ordered on both sides).
+    package struct JoinTable: Sendable {
+        package let name: String
+        package let sourceTable: String
+        package let targetTable: String
+        package let isOrderedBothWays: Bool
     }
 
     /// Where each entity and each property it declares is kept: what `objectgraph.schema` lists for a reader
@@ -373,6 +383,8 @@ public final class SQLiteStore: PersistentStore {
                     if let orderColumn { rows.append((entity.name, declared.name, "to-many positions", destination.tableName, orderColumn)) }
                 case .joinTable(let table, let isSourceSide):
                     rows.append((entity.name, declared.name, "many-to-many", table, isSourceSide ? "source" : "target"))
+                case .transient:
+                    rows.append((entity.name, declared.name, "transient relationship", entity.tableName, nil))
                 }
             }
         }
