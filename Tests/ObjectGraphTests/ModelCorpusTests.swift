@@ -138,6 +138,7 @@ import Testing
                 #expect(attribute.type.name.hasPrefix(types[typeName] ?? typeName), "\(at): \(attribute.type.name)")
                 #expect(attribute.isOptional == (xml.string("optional") == "YES"), "\(at)")
                 #expect(attribute.isTransient == (xml.string("transient") == "YES"), "\(at)")
+                #expect(attribute.allowsExternalBinaryDataStorage == (xml.string("allowsExternalBinaryDataStorage") == "YES"), "\(at)")
                 #expect(attribute.isIndexed == (xml.string("indexed") == "YES"), "\(at)")
                 #expect(attribute.pattern == xml.string("regularExpressionString"), "\(at)")
                 #expect(attribute.valueTransformerName == xml.string("valueTransformerName"), "\(at)")
@@ -304,7 +305,8 @@ import Testing
         case .double, .float: return attribute.maxValue.map { $0 / 2 } ?? 2.5
         case .decimal: return AttributeValue.decimal(Decimal(string: "12.75")!)
         case .date: return Date(timeIntervalSinceReferenceDate: attribute.maxValue.map { $0 / 2 } ?? 700_000_000.5)
-        case .binary: return Data([1, 2, 3])
+        // A value an SQLite store keeps in a file, where the attribute allows it.
+        case .binary: return attribute.allowsExternalBinaryDataStorage && attribute.maxLength == nil ? Data(repeating: 5, count: ExternalBinaryData.threshold) : Data([1, 2, 3])
         case .uuid: return UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!
         case .uri: return URL(string: "https://example.com/\(attribute.name)")!
         case .codable: return Data(#"{"x":1}"#.utf8)

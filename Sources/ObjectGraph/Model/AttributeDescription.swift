@@ -52,6 +52,19 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
     @OmittedWhenEmpty public var preservesValueInHistoryOnDeletion: Bool = false
     /// Free-form information for the app (Xcode's user info). It does not change the model's version hash.
     @OmittedWhenEmpty public var userInfo: [String: String] = [:]
+    /// Whether an SQLite store may keep a Binary or Transformable value of this attribute in a file beside the store
+    /// rather than in its row, as Core Data's external storage does: values of ``ExternalBinaryData/threshold`` bytes
+    /// or more are then files in the folder `<store file>-external`, which belongs to the store (copy it with the
+    /// store file). Reading, saving, migration and history are the same either way; a fetch cannot compare such a
+    /// value's bytes. The PostgreSQL store keeps every value in its row (the server moves large values out of line
+    /// itself), the in-memory store in memory. It does not change the model's version hash: a row may hold its value
+    /// either way, so turning it on or off needs no migration.
+    ///
+    /// ```swift
+    /// var cover = AttributeDescription("cover", .binary)
+    /// cover.allowsExternalBinaryDataStorage = true
+    /// ```
+    @OmittedWhenEmpty public var allowsExternalBinaryDataStorage: Bool = false
 
     /// Creates an attribute description.
     public init(

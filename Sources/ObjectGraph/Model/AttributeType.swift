@@ -46,6 +46,14 @@ public enum AttributeType: Sendable, Hashable, Codable {
 
     /// Whether the type's values fit one word of ``AttributeValues`` (numbers, Booleans, dates); the others (strings,
     /// data, decimals, UUIDs, URLs, Codable values) are kept aside.
+    /// Whether values are data (Binary, Transformable): what a store may keep beside a row.
+    var isData: Bool {
+        switch self {
+        case .binary, .codable: true
+        default: false
+        }
+    }
+
     var fitsWord: Bool {
         switch self {
         case .bool, .int16, .int32, .int64, .double, .float, .date: true

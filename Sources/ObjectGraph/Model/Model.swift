@@ -325,6 +325,8 @@ public final class Model: Sendable {
                 description.attributes[index].valueTransformerName = nil
                 // What history keeps of a deleted row is not part of the row.
                 description.attributes[index].preservesValueInHistoryOnDeletion = false
+                // A row holds its value or names its file: either reads the same.
+                description.attributes[index].allowsExternalBinaryDataStorage = false
             }
             for index in description.relationships.indices {
                 description.relationships[index].userInfo = [:]

@@ -58,6 +58,9 @@ public final class ModelEntity: Sendable {
     package let storedAttributes: [Int]
     /// The transient attributes, by position: kept in memory only.
     let transientAttributes: [Int]
+    /// The stored Binary and Transformable attributes whose large values an SQLite store keeps in files
+    /// (``AttributeDescription/allowsExternalBinaryDataStorage``), by position.
+    package let externalBinaryAttributes: [Int]
     /// The fetched properties of the entity and its ancestors.
     public var fetchedProperties: [FetchedPropertyDescription] { fetched }
     let fetched: [FetchedPropertyDescription]
@@ -132,6 +135,13 @@ public final class ModelEntity: Sendable {
         self.unstorableValueAttributes = attributes.indices.filter { [.string, .double, .float].contains(attributes[$0].type) }
         self.storedAttributes = attributes.indices.filter { !attributes[$0].isTransient }
         self.transientAttributes = attributes.indices.filter { attributes[$0].isTransient }
+        self.externalBinaryAttributes = attributes.indices.filter { index in
+            let attribute = attributes[index]
+            guard attribute.allowsExternalBinaryDataStorage, !attribute.isTransient, attribute.derivation == nil else { return false }
+            if case .binary = attribute.type { return true }
+            if case .codable = attribute.type { return true }
+            return false
+        }
         self.nameSet = [description.name]
         self.selfAndDescendantNameSet = Set(selfAndDescendantNames)
         self.hasRelationshipRules = relationships.contains { r in

@@ -138,9 +138,8 @@ enum XcodeModelLoader {
 /// Collects entities from the XML of a `.xcdatamodel/contents` file.
 ///
 /// Every element Xcode writes is read or refused by name; none is skipped without a word. Refused for now: spatial
-/// (R-tree) indexes and transient relationships. Attributes of elements that only steer Xcode's code generation or
-/// a storage choice with one answer here (`usesScalarValueType`, `codeGenerationType`, `syncable`,
-/// `allowsExternalBinaryDataStorage`: binary data is kept in the row) change nothing.
+/// (R-tree) indexes. Attributes of elements that only steer Xcode's code generation (`usesScalarValueType`,
+/// `codeGenerationType`, `syncable`) change nothing.
 final class ModelXMLReader: NSObject, XMLParserDelegate {
     let path: String
     var entities: [EntityDescription] = []
@@ -349,6 +348,7 @@ final class ModelXMLReader: NSObject, XMLParserDelegate {
         attribute.renamingIdentifier = xml["elementID"] ?? xml["renamingIdentifier"]
         attribute.versionHashModifier = xml["versionHashModifier"]
         attribute.preservesValueInHistoryOnDeletion = xml["preserveAfterDeletion"] == "YES"
+        attribute.allowsExternalBinaryDataStorage = xml["allowsExternalBinaryDataStorage"] == "YES"
         if xml["derived"] == "YES" {
             guard let expression = xml["derivationExpression"], !expression.isEmpty else { throw fail("it is derived but has no derivationExpression") }
             attribute.derivation = expression

@@ -11,19 +11,33 @@ struct RowReader {
     private let singleName: String
     private let table: TableLayout
     private var blocks = RowBlocks()
+    /// Where values kept beside the store are read from (see ``ExternalBinaryData``).
+    private let external: ExternalBinaryData
+    /// A value of the row just read that could not be read from its file.
+    private var failure: ObjectGraphError?
 
-    init(table: TableLayout) {
+    init(table: TableLayout, external: ExternalBinaryData) {
         self.table = table
         self.single = table.single?.columns
         self.singleName = table.single?.name ?? ""
+        self.external = external
     }
 
     /// The row the statement is positioned on (columns in ``TableLayout/selectList`` order) as a snapshot.
     mutating func snapshot(_ statement: OpaquePointer) throws -> Snapshot {
-        if let single { return read(statement, entityName: singleName, columns: single) }
-        let entityName = sqlite3_column_text(statement, 1).map { String(cString: $0) } ?? ""
-        guard let found = table.entities[entityName] else { throw ObjectGraphError.unknownEntity(entityName) }
-        return read(statement, entityName: entityName, columns: found)
+        let snapshot: Snapshot
+        if let single {
+            snapshot = read(statement, entityName: singleName, columns: single)
+        } else {
+            let entityName = sqlite3_column_text(statement, 1).map { String(cString: $0) } ?? ""
+            guard let found = table.entities[entityName] else { throw ObjectGraphError.unknownEntity(entityName) }
+            snapshot = read(statement, entityName: entityName, columns: found)
+        }
+        if let failure {
+            self.failure = nil
+            throw failure
+        }
+        return snapshot
     }
 
     @inline(__always)
@@ -32,6 +46,8 @@ struct RowReader {
         // functions into the values' words, and text into strings; everything else goes through GRDB's value and
         // ``SQLiteValueCoding``, which holds the rules for every other pairing. The reads are walked by index through
         // a buffer, taken once per row, rather than by an enumerated iterator over the array.
+        let external = self.external
+        var failed: ObjectGraphError?
         let values = blocks.row(for: columns) { row in
             columns.reads.withUnsafeBufferPointer { reads in
                 for index in reads.indices {
@@ -55,6 +71,15 @@ struct RowReader {
                         let text = sqlite3_value_text(cell)
                         let length = Int(sqlite3_value_bytes(cell))
                         row.set(.string(text.map { String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self) } ?? ""), at: index)
+                    case (SQLITE_TEXT, .other) where columns.attributeTypes[index].isData:
+                        // Text where a value is a blob: the name of the file keeping it (see ``ExternalBinaryData``).
+                        let name = String(cString: sqlite3_value_text(cell))
+                        do {
+                            row.set(.data(try external.read(name)), at: index)
+                        } catch {
+                            failed = error as? ObjectGraphError ?? .storeReadFailed(path: external.storePath, reason: "\(error)")
+                            row.setNull(at: index)
+                        }
                     default:
                         let value = DatabaseValue(sqliteStatement: statement, index: read.position)
                         row.set(SQLiteValueCoding.decode(value, as: columns.attributeTypes[index]), at: index)
@@ -62,6 +87,7 @@ struct RowReader {
                 }
             }
         }
+        if let failed { failure = failed }
         var toOne: [ObjectID?] = []
         // Reserving on an empty array would give every row a buffer of its own, even with no to-one to hold.
         if !columns.toOne.isEmpty || columns.transientToOneCount > 0 { toOne.reserveCapacity(columns.toOne.count + columns.transientToOneCount) }

@@ -18,9 +18,13 @@ struct SQLiteSaveTransaction {
     /// The DELETE the previous row used, with its table.
     private var lastDelete: (table: TableLayout, statement: Statement)?
 
-    init(store: SQLiteStore, db: Database) {
+    /// The files of large values this save wrote and let go of (see ``ExternalBinaryData``).
+    let externalFiles: ExternalFileChanges
+
+    init(store: SQLiteStore, db: Database, externalFiles: ExternalFileChanges = ExternalFileChanges()) {
         self.store = store
         self.db = db
+        self.externalFiles = externalFiles
     }
 
     /// Every conflicting row, so a failed save reports them all at once.
@@ -62,7 +66,7 @@ struct SQLiteSaveTransaction {
         }
         for (root, ids) in byRoot {
             guard let table = store.tables[root] else { continue }
-            var reader = RowReader(table: table)
+            var reader = RowReader(table: table, external: store.externalData)
             for id in ids {
                 try store.step(db, table.selectByKey, [id.rawKey.databaseValue], cached: true) { result.refreshed[id] = try reader.snapshot($0) }
             }
@@ -166,11 +170,11 @@ struct SQLiteSaveTransaction {
         var start = 0
         while start < rows.count {
             let statements = try insertStatements(rows[start].objectID.entityName)
-            let storedToOnes = try store.layout(for: statements.entityName).0.storedToOneCount
+            let entity = try store.layout(for: statements.entityName).0
             var end = start + 1
             while end < rows.count && rows[end].objectID.entityName == statements.entityName { end += 1 }
             try statements.forEachStatement(over: start..<end) { statement, positions in
-                try run(statement, rows: positions, of: rows, keys: keys, stored: statements.storedAttributes, storedToOnes: storedToOnes)
+                try run(statement, rows: positions, of: rows, keys: keys, stored: statements.storedAttributes, entity: entity)
             }
             start = end
         }
@@ -178,8 +182,9 @@ struct SQLiteSaveTransaction {
 
     /// Binds `positions` of `rows` (all of one entity) one after another to `statement`'s parameters and runs it.
     private func run(
-        _ statement: Statement, rows positions: Range<Int>, of rows: [ChangeSet.Row], keys: [Int64], stored: [Int]?, storedToOnes: Int
+        _ statement: Statement, rows positions: Range<Int>, of rows: [ChangeSet.Row], keys: [Int64], stored: [Int]?, entity: ModelEntity
     ) throws {
+        let external = entity.externalBinaryAttributes
         do {
             // Bound one by one: an array of database values per row cost more than SQLite's insert.
             sqlite3_reset(statement.sqliteStatement)
@@ -188,7 +193,12 @@ struct SQLiteSaveTransaction {
                 try statement.bind(keys[position], at: index)
                 index += 1
                 let values = rows[position].values
-                if let stored {
+                if !external.isEmpty {
+                    for attribute in stored ?? Array(0..<values.count) {
+                        try statement.bind(try rowForm(values[attribute], external: external.contains(attribute)), at: index)
+                        index += 1
+                    }
+                } else if let stored {
                     for attribute in stored {
                         try statement.bind(values[attribute], at: index)
                         index += 1
@@ -200,7 +210,7 @@ struct SQLiteSaveTransaction {
                     }
                 }
                 // The stored to-ones, the first slots; the transient ones stay in memory.
-                for destination in rows[position].toOne.prefix(storedToOnes) {
+                for destination in rows[position].toOne.prefix(entity.storedToOneCount) {
                     try statement.bind(self.key(destination), at: index)
                     index += 1
                 }
@@ -275,8 +285,12 @@ struct SQLiteSaveTransaction {
         do {
             // Bound one by one, as inserts are: an array of database values per row cost more than the UPDATE.
             var index: Int32 = 1
+            let external = prepared.entity.externalBinaryAttributes
+            if !external.isEmpty, prepared.shape.attributes.contains(where: external.contains) {
+                try releaseExternalValues(of: rows[position].objectID, entity: prepared.entity, table: prepared.table)
+            }
             for attribute in prepared.shape.attributes {
-                try statement.bind(rows[position].values[attribute], at: index)
+                try statement.bind(external.isEmpty ? rows[position].values[attribute] : try rowForm(rows[position].values[attribute], external: external.contains(attribute)), at: index)
                 index += 1
             }
             for slot in prepared.shape.toOneSlots {
@@ -303,6 +317,7 @@ struct SQLiteSaveTransaction {
         if store.recordsHistory, case let preserved = entity.preservedAttributes, !preserved.isEmpty {
             tombstones[id] = try store.tombstone(of: id, entity: entity, attributes: preserved, in: db)
         }
+        if !entity.externalBinaryAttributes.isEmpty { try releaseExternalValues(of: id, entity: entity, table: table) }
         let statement: Statement
         if let last = lastDelete, last.table === table {
             statement = last.statement
@@ -317,6 +332,26 @@ struct SQLiteSaveTransaction {
         guard sqlite3_changes(db.sqliteConnection) == 1 else {
             conflicts.append(try conflict(id, table: table, expected: version, row: nil, entity: entity))
             return
+        }
+    }
+
+    /// `value` as the row keeps it: a large value of an attribute that allows external storage (`external`) goes to
+    /// a file, and the row keeps the file's name.
+    private func rowForm(_ value: AttributeValue, external: Bool) throws -> AttributeValue {
+        guard external, case .data(let data) = value, data.count >= ExternalBinaryData.threshold else { return value }
+        let name = try store.externalData.write(data)
+        externalFiles.written.append(name)
+        return .string(name)
+    }
+
+    /// Notes the files the row of `id` names for its external values, which the update or deletion about to run
+    /// lets go of (removed once the save commits and readers of the old row are done).
+    private func releaseExternalValues(of id: ObjectID, entity: ModelEntity, table: TableLayout) throws {
+        let columns = entity.externalBinaryAttributes.map { "\(sqlQuoted(entity.attributeColumns[$0]))" }
+        guard let row = try Row.fetchOne(db, sql: "SELECT \(columns.joined(separator: ", ")) FROM \(sqlQuoted(table.name)) WHERE \(RowColumn.id) = ?", arguments: [id.rawKey])
+        else { return }
+        for index in columns.indices {
+            if case .string(let name) = (row[index] as DatabaseValue).storage { externalFiles.released.append(name) }
         }
     }
 
@@ -377,7 +412,7 @@ struct SQLiteSaveTransaction {
 
     private func conflict(_ id: ObjectID, table: TableLayout, expected: Int64, row: ChangeSet.Row?, entity: ModelEntity) throws -> SaveConflict {
         var stored: Snapshot?
-        var reader = RowReader(table: table)
+        var reader = RowReader(table: table, external: store.externalData)
         try store.step(db, table.selectByKey, [id.rawKey.databaseValue], cached: true) { stored = try reader.snapshot($0) }
         return SaveConflict.make(row, id: id, expected: expected, stored: stored, entity: entity)
     }

@@ -89,7 +89,7 @@ extension SQLiteStore {
             for (root, group) in groups {
                 guard let table = tables[root] else { throw ObjectGraphError.unknownEntity(root) }
                 let requested = table.single != nil ? [:] : Dictionary(group.map { ($0.rawKey, $0.entityName) }) { first, _ in first }
-                var reader = RowReader(table: table)
+                var reader = RowReader(table: table, external: externalData)
                 for start in stride(from: 0, to: group.count, by: 500) {
                     let chunk = group[start..<min(start + 500, group.count)]
                     let keys = KeyChunk(chunk.map(\.rawKey))
@@ -113,7 +113,7 @@ extension SQLiteStore {
         return try readStore(singleStatement: true) { db in
             let statement = try db.cachedStatement(sql: table.selectByKey)
             sqlite3_bind_int64(statement.sqliteStatement, 1, id.rawKey)
-            var reader = RowReader(table: table)
+            var reader = RowReader(table: table, external: externalData)
             var found: Snapshot?
             try step(bound: statement) { row in
                 let snapshot = try reader.snapshot(row)
@@ -268,7 +268,7 @@ extension SQLiteStore {
     /// The rows just before the hand-over are timed, and so are the rows after it, for the store's
     /// ``ReadAheadPolicy``, which stops reading ahead for a while when it did not pay.
     private func stepRows(_ statement: Statement, table: TableLayout, _ body: (Snapshot) throws -> Void) throws {
-        var reader = RowReader(table: table)
+        var reader = RowReader(table: table, external: externalData)
         let threshold = pipelineThreshold.load(ordering: .relaxed)
         var remaining = threshold
         // The rows timed on one thread: the second half of those before the hand-over (the first ones pay for
@@ -416,8 +416,13 @@ extension SQLiteStore {
             request, entity: entity, model: model, terms: terms, expressions: expressionTerms,
             sum: { term, _ in "SUM(\(term))" }, average: { "AVG(\($0))" })
         let (items, groupTerms, resultTypes, references) = (columns.items, columns.groupTerms, columns.resultTypes, columns.references)
-        let kinds: [(name: String, decode: (DatabaseValue) -> AttributeValue)] = zip(request.properties, columns.types).map { property, type in
-            (property.name, { value in type.map { SQLiteValueCoding.decode(value, as: $0) } ?? SQLiteValueCoding.decodeUntyped(value) })
+        let external = externalData
+        let kinds: [(name: String, decode: (DatabaseValue) throws -> AttributeValue)] = zip(request.properties, columns.types).map { property, type in
+            (property.name, { value in
+                // Text where a value is data: the name of the file keeping it (see ``ExternalBinaryData``).
+                if let type, type.isData, case .string(let name) = value.storage { return .data(try external.read(name)) }
+                return type.map { SQLiteValueCoding.decode(value, as: $0) } ?? SQLiteValueCoding.decodeUntyped(value)
+            })
         }
         var sql = baseSQL.replacingOccurrences(of: "__COLUMNS__", with: (request.distinct ? "DISTINCT " : "") + items.joined(separator: ", "))
         if !groupTerms.isEmpty { sql += " GROUP BY " + groupTerms.joined(separator: ", ") }
@@ -454,7 +459,7 @@ extension SQLiteStore {
             let cursor = try rows(db, sql, arguments)
             while let row = try cursor.next() {
                 var dictionary: [String: AttributeValue] = [:]
-                for (index, kind) in kinds.enumerated() { dictionary[kind.name] = kind.decode(row[index]) }
+                for (index, kind) in kinds.enumerated() { dictionary[kind.name] = try kind.decode(row[index]) }
                 for reference in references {
                     let name = kinds[reference.property].name
                     guard case .int(let key) = dictionary[name] else { continue }

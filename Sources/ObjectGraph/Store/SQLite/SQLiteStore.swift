@@ -62,6 +62,8 @@ public final class SQLiteStore: PersistentStore {
     private let lease: StoreFileRegistry.Lease
     /// Whether the store was opened read-only (see ``StoreOptions/isReadOnly``).
     public let isReadOnly: Bool
+    /// The files keeping large values beside the store (see ``ExternalBinaryData``).
+    let externalData: ExternalBinaryData
     /// Whether its connections read the file as immutable (see ``StoreOptions/isReadOnly``): their closing is then
     /// left to the registry.
     private let readsImmutableFile: Bool
@@ -145,6 +147,7 @@ public final class SQLiteStore: PersistentStore {
         }
         // One name for the file, whichever link the app gave: SQLite keeps the `-wal` beside the file itself.
         let file = StoreFileRegistry.canonicalPath(path)
+        externalData = ExternalBinaryData(storeURL: URL(fileURLWithPath: file))
         var lease: StoreFileRegistry.Lease?
         isReadOnly = options.isReadOnly
         configuration.readonly = options.isReadOnly
@@ -182,6 +185,7 @@ public final class SQLiteStore: PersistentStore {
             historyTablesExist = AtomicFlag(keepsHistory || (options.keepsHistory && !options.isReadOnly))
             statementReaders = try StatementReaders(path: connectionPath, busyTimeout: busyTimeout, immutableFile: immutable ? file : nil)
             files = StoreFiles(path: file)
+            if !options.isReadOnly { try removeStrayExternalFiles() }
         } catch let error as ObjectGraphError {
             lease?.release()
             throw error
@@ -409,6 +413,7 @@ public final class SQLiteStore: PersistentStore {
                 sqlite3_busy_timeout(db.sqliteConnection, 0)
                 _ = try db.checkpoint(.truncate)
             }
+            externalData.releaseAll()
         }
         // The readers first: the last connection to close removes the `-wal` and `-shm`, and only a writing one can.
         statementReaders.close()
@@ -494,10 +499,18 @@ public final class SQLiteStore: PersistentStore {
     public func save(_ changes: ChangeSet) throws -> SaveResult {
         let start = ContinuousClock.now
         do {
-            let result = try writeStore { db in
-                var transaction = SQLiteSaveTransaction(store: self, db: db)
-                return try transaction.run(changes)
+            let files = ExternalFileChanges()
+            let result: SaveResult
+            do {
+                result = try writeStore { db in
+                    var transaction = SQLiteSaveTransaction(store: self, db: db, externalFiles: files)
+                    return try transaction.run(changes)
+                }
+            } catch {
+                externalData.discard(files.written)
+                throw error
             }
+            externalData.release(files.released)
             ObjectGraphLogging.logger.debug("saved \(changes.inserted.count) inserted, \(changes.updated.count) updated, \(changes.deleted.count) deleted objects to \(location) in \(Self.milliseconds(since: start)) ms")
             return result
         } catch let error as ObjectGraphError {
