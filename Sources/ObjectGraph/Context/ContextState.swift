@@ -41,6 +41,9 @@ final class ContextState {
     var cachedLayerLinks: [String: [ObjectID: ObjectID?]] = [:]
     /// How a root save resolves rows changed in the store since they were read.
     var mergePolicy: MergePolicy = .error
+    /// Whether typed properties read a fault whose row is gone as nil and zero values (see
+    /// ``ObjectContext/shouldDeleteInaccessibleFaults``).
+    var shouldDeleteInaccessibleFaults = true
     /// The author persistent history records for this context's saves.
     var transactionAuthor: String?
     /// Row versions this root context's own saves produced (a child's older reading of them is no conflict),
@@ -172,7 +175,8 @@ final class ContextState {
     /// The object for `id`, loaded; throws when no row exists.
     func existingObject(with id: ObjectID) throws -> ManagedObject {
         let object = try object(with: id)
-        if object.isDeleted && object.state == nil { throw ObjectGraphError.objectNotFound(id) }
+        // A deletion saved here, or an inaccessible fault read as nil and zero values: no row stands behind it.
+        if (object.isDeleted && object.state == nil) || object.isInaccessible { throw ObjectGraphError.objectNotFound(id) }
         if object.isFaultStorage {
             do {
                 try fulfill(object)

@@ -6,6 +6,9 @@ extension ManagedObject {
     func orTrap<T>(_ body: () throws -> T) -> T {
         do {
             return try body()
+        } catch ObjectGraphError.objectNotFound(let id) where id == objectID && state?.fillInaccessible(self) == true {
+            // An inaccessible fault, now nil and zero values (``ObjectContext/shouldDeleteInaccessibleFaults``).
+            return orTrap(body)
         } catch {
             fatalError("ObjectGraph: \(error)")
         }
@@ -76,13 +79,11 @@ extension ManagedObject {
             observedAccess(position)
             return values[position]
         }
-        do {
+        return orTrap {
             let index = try attributeIndex(key, at: position)
             _ = try fulfilledState()
             observedAccess(index)
             return values[index]
-        } catch {
-            fatalError("ObjectGraph: \(error)")
         }
     }
 

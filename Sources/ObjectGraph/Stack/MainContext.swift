@@ -67,6 +67,13 @@ public struct MainContext {
     /// Whether the main context has unsaved changes.
     public var hasChanges: Bool { state.hasChanges }
 
+    /// Whether typed properties read a fault whose row is gone as nil and zero values (see
+    /// ``ObjectContext/shouldDeleteInaccessibleFaults``).
+    public var shouldDeleteInaccessibleFaults: Bool {
+        get { state.shouldDeleteInaccessibleFaults }
+        set { state.shouldDeleteInaccessibleFaults = newValue }
+    }
+
     /// Whether `object` belongs to this context.
     public func owns(_ object: ManagedObject) -> Bool { object.state === state }
 }
