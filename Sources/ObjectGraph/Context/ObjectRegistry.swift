@@ -1,7 +1,7 @@
-/// A context's map from IDs to live objects. It does not keep objects alive, as Core Data's does not: an unchanged
-/// object lives as long as the app holds it (changed ones are held by the context's change sets), so reading a
-/// million objects in batches never keeps a million objects alive. Uniquing holds: while an object lives, its ID
-/// leads to it.
+/// A context's map from IDs to live objects. It does not keep objects alive (unless asked, ``retainsObjects``), as
+/// Core Data's does not: an unchanged object lives as long as the app holds it (changed ones are held by the
+/// context's change sets), so reading a million objects in batches never keeps a million objects alive. Uniquing
+/// holds: while an object lives, its ID leads to it.
 ///
 /// Entries are unretained references rather than `weak` ones: a weak reference gives every object a side table,
 /// which makes each retain and release of it take the slow path, and a registry of weak entries keeps an entry for
@@ -45,6 +45,18 @@ struct ObjectRegistry {
     private var slots: [Slot] = []
     /// The number of live entries.
     private(set) var count = 0
+    /// With Core Data's `retainsRegisteredObjects`, every registered object, held; nil (the default) holds none.
+    private var held: [ObjectIdentifier: ManagedObject]?
+
+    /// Whether the registry keeps its objects alive (``ObjectContext/retainsRegisteredObjects``): turned on, it
+    /// holds every object registered now and later; turned off, it lets go of them.
+    var retainsObjects: Bool {
+        get { held != nil }
+        set {
+            guard newValue != (held != nil) else { return }
+            held = newValue ? Dictionary(objects.map { (ObjectIdentifier($0), $0) }, uniquingKeysWith: { first, _ in first }) : nil
+        }
+    }
     /// Live entries plus tombstones: what decides a resize.
     private var used = 0
     /// 64 minus the number of bits that pick a group of ``groupSize`` slots.
@@ -125,8 +137,10 @@ struct ObjectRegistry {
         get { find(id).flatMap { slots[$0].object } }
         set {
             if let index = find(id) {
+                if held != nil, let old = slots[index].object { held![ObjectIdentifier(old)] = nil }
                 if let newValue {
                     slots[index] = Slot(tag: slots[index].tag, object: newValue)
+                    if held != nil { held![ObjectIdentifier(newValue)] = newValue }
                 } else {
                     clear(index)
                 }
@@ -159,6 +173,7 @@ struct ObjectRegistry {
         if slots[index].isEmpty { used += 1 }
         slots[index] = Slot(tag: tag, object: object)
         count += 1
+        if held != nil { held![ObjectIdentifier(object)] = object }
         return (object, true)
     }
 
@@ -166,6 +181,7 @@ struct ObjectRegistry {
     /// object was unregistered, or another took its ID since). Reads no other object, so it is safe to call from
     /// `object`'s `deinit`.
     mutating func remove(_ object: ManagedObject) {
+        if held != nil { held![ObjectIdentifier(object)] = nil }
         guard !slots.isEmpty else { return }
         let address = UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque())
         let mask = slots.count - 1
@@ -190,6 +206,7 @@ struct ObjectRegistry {
             count += 1
         }
         slots[index] = Slot(tag: tag, object: object)
+        if held != nil { held![ObjectIdentifier(object)] = object }
     }
 
     /// Every registered object.
@@ -219,6 +236,7 @@ struct ObjectRegistry {
     mutating func removeAll(keepingCapacity: Bool = false) {
         count = 0
         used = 0
+        if held != nil { held = [:] }
         guard keepingCapacity, slots.count > Self.groupSize else {
             slots = []
             shift = 64
@@ -277,6 +295,7 @@ struct ObjectRegistry {
         if slots[index].isEmpty { used += 1 }
         slots[index] = Slot(tag: tag, object: object)
         count += 1
+        if held != nil { held![ObjectIdentifier(object)] = object }
     }
 
     /// Rebuilds the table at `capacity` slots (dropping tombstones), from the slots alone. At the same size the

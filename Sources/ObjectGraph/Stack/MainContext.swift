@@ -67,6 +67,15 @@ public struct MainContext {
     /// Whether the main context has unsaved changes.
     public var hasChanges: Bool { state.hasChanges }
 
+    /// Refreshes every object the context holds (see ``ObjectContext/refreshAllObjects()``).
+    public func refreshAllObjects() throws { try state.refreshAllObjects() }
+
+    /// Whether the context keeps every object it registers alive (see ``ObjectContext/retainsRegisteredObjects``).
+    public var retainsRegisteredObjects: Bool {
+        get { state.registered.retainsObjects }
+        set { state.registered.retainsObjects = newValue }
+    }
+
     /// Whether typed properties read a fault whose row is gone as nil and zero values (see
     /// ``ObjectContext/shouldDeleteInaccessibleFaults``).
     public var shouldDeleteInaccessibleFaults: Bool {
