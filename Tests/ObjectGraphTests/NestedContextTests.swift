@@ -254,13 +254,15 @@ import Testing
         let fromContext = await contextSaves.next()
         #expect(fromCoordinator?.changes.insertedObjectIDs == [id])
         #expect(fromContext?.contextName == "poster" && fromContext?.isRootSave == true)
-        #expect(seen.values == ["willSave", "didSave"])
+        // A save processes the pending edits first: their objects-did-change comes before it, as in Core Data.
+        let heard = ["objectsDidChange", "willSave", "didSave"]
+        #expect(seen.values == heard)
         token.remove()
         try await context.perform { ctx in
             try ctx.existingObject(with: id).setValue("y", forKey: "label")
             try ctx.save()
         }
-        #expect(seen.values == ["willSave", "didSave"])
+        #expect(seen.values == heard)
         #expect(await contextSaves.next()?.changes.updatedObjectIDs == [id])
     }
 

@@ -1,6 +1,7 @@
 /// The kinds of context notifications, as Core Data's.
 public enum ContextNotificationKind: Sendable, Hashable {
-    /// Objects changed in the context (a child's save arrived, a merge, a rollback, a reset).
+    /// Objects changed in the context: its own edits, once processed (at the end of the work that made them, or at
+    /// ``ObjectContext/processPendingChanges()``), a refresh, a rollback, a reset, a child's save arriving, a merge.
     case objectsDidChange
     /// The context is about to save.
     case willSave
@@ -14,19 +15,37 @@ public struct ContextChanges: Sendable {
     let layers: [ChangeSet]
     /// The permanent IDs the save produced (root saves).
     public let permanentIDs: PermanentIDMap
-    init(layers: [ChangeSet] = [], permanentIDs: PermanentIDMap = [:]) {
+    /// The objects of a context's own edits, listed (its objects-did-change): inserted, updated, deleted.
+    let edits: (inserted: [ObjectID], updated: [ObjectID], deleted: [ObjectID])
+    /// Objects refreshed (``ObjectContext/refresh(_:mergeChanges:)``, a rollback's updated and deleted objects): they
+    /// read their values again. Core Data's `NSRefreshedObjectsKey`.
+    public let refreshedObjectIDs: [ObjectID]
+    /// Objects that left the context (a rollback's inserts, everything at a reset). Core Data's
+    /// `NSInvalidatedObjectsKey`.
+    public let invalidatedObjectIDs: [ObjectID]
+    /// Whether the context let go of every object (a reset): Core Data's `NSInvalidatedAllObjectsKey`.
+    public let invalidatesAllObjects: Bool
+
+    init(
+        layers: [ChangeSet] = [], permanentIDs: PermanentIDMap = [:], edits: (inserted: [ObjectID], updated: [ObjectID], deleted: [ObjectID]) = ([], [], []),
+        refreshed: [ObjectID] = [], invalidated: [ObjectID] = [], invalidatesAll: Bool = false
+    ) {
         self.layers = layers
         self.permanentIDs = permanentIDs
+        self.edits = edits
+        self.refreshedObjectIDs = refreshed
+        self.invalidatedObjectIDs = invalidated
+        self.invalidatesAllObjects = invalidatesAll
     }
 
     private func resolve(_ id: ObjectID) -> ObjectID { permanentIDs[id] ?? id }
 
     /// Objects inserted (permanent IDs once a root save assigned them).
-    public var insertedObjectIDs: [ObjectID] { layers.flatMap(\.insertedIDs).map(resolve) }
+    public var insertedObjectIDs: [ObjectID] { layers.flatMap(\.insertedIDs).map(resolve) + edits.inserted }
     /// Objects whose values changed.
-    public var updatedObjectIDs: [ObjectID] { layers.flatMap(\.updatedIDs).map(resolve) }
+    public var updatedObjectIDs: [ObjectID] { layers.flatMap(\.updatedIDs).map(resolve) + edits.updated }
     /// Objects deleted.
-    public var deletedObjectIDs: [ObjectID] { layers.flatMap(\.deletedIDs) }
+    public var deletedObjectIDs: [ObjectID] { layers.flatMap(\.deletedIDs) + edits.deleted }
 
     /// Whether anything was inserted (without listing the IDs, which for a large import costs milliseconds).
     var hasInsertions: Bool { layers.contains { !$0.inserted.isEmpty } }
@@ -55,7 +74,10 @@ public struct ContextChanges: Sendable {
     }
 
     /// The number of objects the notification covers.
-    public var count: Int { layers.reduce(0) { $0 + $1.inserted.count + $1.updated.count + $1.deleted.count } }
+    public var count: Int {
+        layers.reduce(0) { $0 + $1.inserted.count + $1.updated.count + $1.deleted.count }
+            + edits.inserted.count + edits.updated.count + edits.deleted.count + refreshedObjectIDs.count + invalidatedObjectIDs.count
+    }
 }
 
 /// A notification from a context: its kind, the context's name, and the changes.

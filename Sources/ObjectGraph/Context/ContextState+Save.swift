@@ -841,6 +841,11 @@ extension ContextState {
     // MARK: Undoing
 
     func rollback() {
+        // Observers hear the edits being rolled back first, then the rollback (Core Data's objects-did-change).
+        observation?.process()
+        let notice = notifications.hasSubscribers(for: .objectsDidChange)
+            ? ContextChanges(refreshed: updated.objects.map(\.objectID) + deleted.keys, invalidated: pendingInserts.map(\.objectID)) : nil
+        defer { if let notice, notice.count > 0 { notifications.post(.objectsDidChange, notice, from: self) } }
         inFlight.viewChanges.record(updated.objects.map(\.objectID) + deleted.keys)
         // Children's pushed changes go too.
         dropReceivedLayers()
@@ -919,6 +924,10 @@ extension ContextState {
     }
 
     func reset() {
+        observation?.process()
+        let notice = notifications.hasSubscribers(for: .objectsDidChange)
+            ? ContextChanges(invalidated: registered.objects.map(\.objectID), invalidatesAll: true) : nil
+        defer { if let notice { notifications.post(.objectsDidChange, notice, from: self) } }
         for object in registered.objects { detach(object, reason: .contextReset) }
         deletedForGood = []
         registered.removeAll(keepingCapacity: true)
@@ -938,7 +947,7 @@ extension ContextState {
         guard !object.isInserted, !object.isFaultStorage else { return }
         let changed = mergeChanges ? object.changedKeys() : []
         // The refreshed values are what an observer judges the object by next.
-        observation?.noteChanged(object)
+        observation?.noteRefreshed(object)
         object.observedReplacement(attributesBefore: nil)
         if changed.isEmpty {
             turnIntoFault(object)
@@ -962,6 +971,7 @@ extension ContextState {
     func turnIntoFault(_ object: ManagedObject) {
         materializedCount.add(-1)
         object.isFaultStorage = true
+        object.isInaccessible = false
         // The committed row first: while it is the current row, emptying the current one would keep it apart
         // (a copy) only for it to be dropped the line after.
         object.committed = nil

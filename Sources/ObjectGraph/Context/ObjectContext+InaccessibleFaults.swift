@@ -38,14 +38,9 @@ extension ContextState {
         for (index, relationship) in entity.relationships.enumerated() where relationship.isToMany {
             install([], asToMany: index, of: object, inverseSlot: nil)
         }
+        object.isInaccessible = true
         return true
     }
-}
-
-extension ManagedObject {
-    /// Whether the object is an inaccessible fault filled with nil and zero values: the version 0 it was given is
-    /// one no stored row has.
-    var isInaccessible: Bool { !isFaultStorage && !isInserted && committedVersionIfAny == 0 }
 }
 
 extension AttributeType {

@@ -8,14 +8,23 @@ extension ObjectContext {
     /// for await saved in context.notifications(.didSave) { print(saved.changes.insertedObjectIDs.count) }
     /// ```
     public nonisolated func notifications(_ kind: ContextNotificationKind? = nil) -> AsyncStream<ContextNotification> {
-        hub.stream(kind)
+        defer { gatherEditsIfHeard(kind) }
+        return hub.stream(kind)
     }
 
     /// Calls `callback` for each notification of `kind` (all kinds when nil), on this context's queue, in order.
     public nonisolated func addObserver(
         for kind: ContextNotificationKind? = nil, _ callback: @escaping @Sendable (ContextNotification) -> Void
     ) -> NotificationToken {
-        NotificationToken(hub: hub, token: hub.add(kind, callback))
+        defer { gatherEditsIfHeard(kind) }
+        return NotificationToken(hub: hub, token: hub.add(kind, callback))
+    }
+
+    /// Someone hears objects-did-change: the context's own edits are gathered from the next work on its queue (until
+    /// then each edit pays a nil check, see ``ObservationCenter``).
+    private nonisolated func gatherEditsIfHeard(_ kind: ContextNotificationKind?) {
+        guard kind == nil || kind == .objectsDidChange else { return }
+        enqueue { ctx in _ = ctx.state.observationCenter }
     }
 
     /// How a root save resolves conflicts with the store (``MergePolicy/error`` by default).

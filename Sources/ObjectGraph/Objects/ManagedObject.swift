@@ -49,8 +49,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var isFaultStorage: Bool
     /// Whether the object sits in its context's updated set.
     @exclusivity(unchecked) var isMarkedUpdated = false
-    /// ``isListedUpdated``, ``hasCommitted``, ``currentIsCommitted``, ``isGatheredForPrefetch`` and
-    /// ``isMarkedForListsOnly``, a bit each: with
+    /// ``isListedUpdated``, ``hasCommitted``, ``currentIsCommitted``, ``isGatheredForPrefetch``,
+    /// ``isMarkedForListsOnly`` and ``isInaccessible``, a bit each: with
     /// ``heldSingleIndex`` beside them, the flags still share one word.
     @exclusivity(unchecked) private var bookkeepingFlags: UInt8 = 0
     /// Why ``state`` is nil, for the error message.
@@ -88,6 +88,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     final var isMarkedForListsOnly: Bool {
         get { bookkeepingFlags & 16 != 0 }
         set { bookkeepingFlags = newValue ? bookkeepingFlags | 16 : bookkeepingFlags & ~16 }
+    }
+    /// Whether the object is an inaccessible fault filled with nil and zero values (see
+    /// ``ObjectContext/shouldDeleteInaccessibleFaults``): no row stands behind it.
+    final var isInaccessible: Bool {
+        get { bookkeepingFlags & 32 != 0 }
+        set { bookkeepingFlags = newValue ? bookkeepingFlags | 32 : bookkeepingFlags & ~32 }
     }
     /// Whether ``committed`` holds a row.
     final var hasCommitted: Bool {

@@ -11,6 +11,8 @@ final class ObservationCenter {
     var objectObservers: [ObjectIdentifier: ObjectObserverEntry] = [:]
     /// The objects changed here since the last processing, by identity.
     private var changed: [ObjectIdentifier: ManagedObject] = [:]
+    /// Those of them refreshed (read again from below) rather than edited.
+    private var refreshed: Set<ObjectIdentifier> = []
     private var needsRebuild = false
     private var needsRenameCheck = false
     private var isScheduled = false
@@ -49,6 +51,12 @@ final class ObservationCenter {
         schedule()
     }
 
+    /// An object of this context was refreshed: it read its values again.
+    func noteRefreshed(_ object: ManagedObject) {
+        refreshed.insert(ObjectIdentifier(object))
+        noteChanged(object)
+    }
+
     /// Everything may have changed (a reset or a rollback): controllers fetch again.
     func noteRebuild() {
         needsRebuild = true
@@ -75,6 +83,8 @@ final class ObservationCenter {
         isScheduled = false
         let objects = changed
         changed = [:]
+        let refreshedHere = refreshed
+        refreshed = []
         let rebuild = needsRebuild
         needsRebuild = false
         let renameCheck = needsRenameCheck
@@ -93,5 +103,27 @@ final class ObservationCenter {
         }
         // An observed object is held, so an external change names it by the ID it has here.
         if !objectObservers.isEmpty { notifyObjectObservers(objects, externalIDs: Set(externalIDs), rebuild: rebuild) }
+        if !objects.isEmpty { postOwnChanges(objects, refreshed: refreshedHere, excluding: Set(externalIDs)) }
+    }
+
+    /// Posts the context's objects-did-change for its own processed changes, as Core Data does at the end of an
+    /// event: objects inserted, updated, deleted or refreshed here (a merge's objects are in its own notification).
+    private func postOwnChanges(_ objects: [ObjectIdentifier: ManagedObject], refreshed: Set<ObjectIdentifier>, excluding external: Set<ObjectID>) {
+        guard state.notifications.hasSubscribers(for: .objectsDidChange) else { return }
+        var edits: (inserted: [ObjectID], updated: [ObjectID], deleted: [ObjectID]) = ([], [], [])
+        var refreshedIDs: [ObjectID] = []
+        for (key, object) in objects where object.state === state && !external.contains(object.objectID) {
+            if object.isDeleted {
+                edits.deleted.append(object.objectID)
+            } else if object.isInserted {
+                edits.inserted.append(object.objectID)
+            } else if refreshed.contains(key) {
+                refreshedIDs.append(object.objectID)
+            } else {
+                edits.updated.append(object.objectID)
+            }
+        }
+        guard !edits.inserted.isEmpty || !edits.updated.isEmpty || !edits.deleted.isEmpty || !refreshedIDs.isEmpty else { return }
+        state.notifications.post(.objectsDidChange, ContextChanges(edits: edits, refreshed: refreshedIDs), from: state)
     }
 }
