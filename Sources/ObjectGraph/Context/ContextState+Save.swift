@@ -26,6 +26,9 @@ extension ContextState {
         }
         notifications.post(.willSave, ContextChanges(), from: self)
         try applyDeleteRules()
+        // Core Data's willSave, then didSave once the save succeeded, on every object the save writes.
+        let saving = Array(pendingInserts) + updated.objects.filter { !$0.isDeleted } + Array(deleted.values)
+        ManagedObject.callHooks(saving, in: self) { $0.willSave() }
         let failures = validate()
         guard failures.isEmpty else { throw ObjectGraphError.validation(failures) }
         var own = try makeChangeSet()
@@ -50,6 +53,7 @@ extension ContextState {
             result = try below.push(saved, from: ObjectIdentifier(self))
         }
         apply(result)
+        for object in saving { object.didSave() }
         for set in saved { for (id, _) in set.deleted { deletedForGood.insert(coordinator.resolve(id)) } }
         if isRoot, saved.contains(where: { !$0.deleted.isEmpty }) {
             let gone = Set(saved.lazy.flatMap(\.deleted).map { self.coordinator.resolve($0.objectID) })
@@ -287,6 +291,7 @@ extension ContextState {
         defer { isApplyingDeleteRules = false }
         if model.hasOneSidedRelationships { clearOneSidedReferences(to: doomed) }
         for object in doomed.values where object.isInserted {
+            if !object.isDeleted { object.prepareForDeletion() }
             try delete(object)
             doomed[object.objectID] = nil
         }
@@ -294,6 +299,8 @@ extension ContextState {
         var losses: [RuledKey: [ObjectID]] = [:]
         deleted.reserveCapacity(doomed.count)
         for object in doomed.values {
+            // A cascade's objects hear of their deletion here; those deleted by the app heard at `delete(_:)`.
+            if !object.isDeleted { object.prepareForDeletion() }
             object.isDeleted = true
             deleted[object.objectID] = object
             for (index, inverseIndex) in try plans.plan(for: object.entity, in: self).inverses
@@ -430,7 +437,25 @@ extension ContextState {
         var failures: [ValidationFailure] = []
         for object in pendingInserts where !object.isDeleted { failures += validate(object) }
         for object in updated.objects where !object.isDeleted { failures += validate(object) }
+        for object in deleted.values {
+            failures += Self.failures(of: object) { try object.validateForDelete() }
+        }
         return failures.sorted { ($0.objectID, $0.key ?? "") < ($1.objectID, $1.key ?? "") }
+    }
+
+    /// The failures `check`, a model class's validation hook for `object`, reports: a ``ValidationFailure``, a list
+    /// of them, or any other error as one failure of the object.
+    private static func failures(of object: ManagedObject, key: String? = nil, _ check: () throws -> Void) -> [ValidationFailure] {
+        do {
+            try check()
+            return []
+        } catch let failure as ValidationFailure {
+            return [failure]
+        } catch ObjectGraphError.validation(let list) {
+            return list
+        } catch {
+            return [ValidationFailure(entity: object.entity.name, objectID: object.objectID, key: key, reason: "\(error)")]
+        }
     }
 
     /// Why a store would not keep `value` as it is, if it would not: SQLite ends text at a NUL character, stores NaN
@@ -518,15 +543,21 @@ extension ContextState {
             }
             if let max = relationship.description.maxCount, count > max { fail(relationship.name, "holds \(count) objects, more than \(max)") }
         }
-        do {
-            try object.validateForSave()
-        } catch let failure as ValidationFailure {
-            failures.append(failure)
-        } catch ObjectGraphError.validation(let list) {
-            failures += list
-        } catch {
-            fail(nil, "\(error)")
+        // The model class's own rules: per value (every attribute of an insert, the changed ones of an update), per
+        // insert or update, and for any save.
+        if object.isInserted {
+            for (index, name) in entity.attributeNames.enumerated() {
+                failures += Self.failures(of: object, key: name) { try object.validateValue(object.values[index], forKey: name) }
+            }
+            failures += Self.failures(of: object) { try object.validateForInsert() }
+        } else {
+            for name in object.changedKeys() {
+                guard let index = entity.attributeIndex[name] else { continue }
+                failures += Self.failures(of: object, key: name) { try object.validateValue(object.values[index], forKey: name) }
+            }
+            failures += Self.failures(of: object) { try object.validateForUpdate() }
         }
+        failures += Self.failures(of: object) { try object.validateForSave() }
         return failures
     }
 
@@ -783,7 +814,7 @@ extension ContextState {
         // Objects the merge policy settled in the store's favour, registered here but not written.
         let versions = result.refreshed.isEmpty ? [:] : result.versions
         for (id, snapshot) in result.refreshed {
-            if let object = registered[id], object.committedVersionIfAny != versions[id] { fill(object, from: snapshot) }
+            if let object = registered[id], object.committedVersionIfAny != versions[id] { fill(object, from: snapshot, awakens: false) }
         }
     }
 
@@ -969,6 +1000,8 @@ extension ContextState {
 
     /// Drops a loaded object's values and changes: it reads them again, from below, on next use.
     func turnIntoFault(_ object: ManagedObject) {
+        object.willTurnIntoFault()
+        defer { object.didTurnIntoFault() }
         materializedCount.add(-1)
         object.isFaultStorage = true
         object.isInaccessible = false

@@ -224,7 +224,9 @@ final class ContextState {
         return entity
     }
 
-    func fill(_ object: ManagedObject, from snapshot: Snapshot) {
+    /// Gives `object` the values of `snapshot`, a row read from below; `awakens` calls its
+    /// ``ManagedObject/awakeFromFetch()`` (not for rows a save of its own just wrote).
+    func fill(_ object: ManagedObject, from snapshot: Snapshot, awakens: Bool = true) {
         if object.isFaultStorage { materializedCount.add(1) }
         // The row is both the current and the committed one, held once: through ``ManagedObject/committed`` the
         // whole snapshot would be copied into an optional first, and each part would be held twice.
@@ -232,6 +234,7 @@ final class ContextState {
         object.currentValues = snapshot.values
         object.currentDestinations = snapshot.toOne
         object.isFaultStorage = false
+        if awakens { object.awakeFromFetch() }
     }
 
     func fulfill(_ object: ManagedObject) throws {
@@ -291,6 +294,8 @@ final class ContextState {
     func delete(_ object: ManagedObject) throws {
         try checkOwnership(object)
         guard !object.isDeleted else { return }
+        // Before its rules run (they run when the deletions are processed), as Core Data calls it.
+        if !isApplyingDeleteRules { object.prepareForDeletion() }
         if object.isInserted {
             // The save's delete rules follow the deletions they find; an unsaved insert leaves at once, so its own
             // rules run now. While the save applies them, they have already reached what this one cascades to.

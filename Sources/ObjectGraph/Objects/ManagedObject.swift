@@ -327,6 +327,49 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Called once after the object is inserted, with its default values set; override to fill in more.
     open func awakeFromInsert() {}
 
+    /// Called when the object's values are read from below (a fetch, a fault firing, a refresh): Core Data's
+    /// `awakeFromFetch()`. Set transient values derived from stored ones here; a change made here is no change of
+    /// the context's.
+    open func awakeFromFetch() {}
+
+    /// Called on each inserted, updated and deleted object when its context saves, after the deletions' rules ran
+    /// and before validation: Core Data's `willSave()`. A change made here is saved with the rest; change only this
+    /// object (test ``hasPersistentChangedValues`` before stamping a date, or each save stamps again).
+    open func willSave() {}
+
+    /// Called on each object a save wrote (inserted, updated, deleted) once the save succeeded: Core Data's
+    /// `didSave()`. A deleted object has left its context by then (``isDeleted`` is true).
+    open func didSave() {}
+
+    /// Called when the object is deleted, before its relationships' delete rules run (a cascade's objects too): Core
+    /// Data's `prepareForDeletion()`. Undo here what the deletion's rules would not (a count kept elsewhere).
+    open func prepareForDeletion() {}
+
+    /// Called before the object turns into a fault (a refresh without keeping changes): Core Data's
+    /// `willTurnIntoFault()`. Its values are still there.
+    open func willTurnIntoFault() {}
+
+    /// Called after the object turned into a fault: Core Data's `didTurnIntoFault()`. Let go of what was derived from
+    /// its values.
+    open func didTurnIntoFault() {}
+
+    /// Checks one attribute's value at save: an inserted object's every attribute, an updated object's changed ones
+    /// (Core Data's `validateValue(_:forKey:)`, which it calls for each property). Throw ``ValidationFailure`` values
+    /// (or any error) to refuse the save; the model's own rules are checked as well.
+    open func validateValue(_ value: AttributeValue, forKey key: String) throws {}
+
+    /// Checks an inserted object at save, beside the model's rules and ``validateForSave()``: Core Data's
+    /// `validateForInsert()`.
+    open func validateForInsert() throws {}
+
+    /// Checks an updated object at save, beside the model's rules and ``validateForSave()``: Core Data's
+    /// `validateForUpdate()`.
+    open func validateForUpdate() throws {}
+
+    /// Checks a deleted object at save (its delete rules have run): Core Data's `validateForDelete()`. Throw to
+    /// refuse the save, as a deny rule does.
+    open func validateForDelete() throws {}
+
     // MARK: Access checks
 
     /// The context's bookkeeping, after checking the caller runs on its executor; traps with a message naming the
