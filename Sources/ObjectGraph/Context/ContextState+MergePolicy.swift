@@ -56,10 +56,28 @@ extension ContextState {
                         changes.updated.remove(at: position)
                         continue
                     }
+                    if case .custom(let policy) = mergePolicy,
+                       try policy.resolver.resolve(question(.updateOfDeletedRow, row, stored: nil)) == .store {
+                        changes.updated.remove(at: position)
+                        continue
+                    }
                     throw ObjectGraphError.conflict(conflicts)
                 }
                 row.version = stored.version
                 switch mergePolicy {
+                case .custom(let policy):
+                    switch try policy.resolver.resolve(question(.update, row, stored: stored)) {
+                    case .object:
+                        row.changedAttributes = Array(row.values.indices)
+                        row.changedToOne = Array(row.toOne.indices)
+                    case .store:
+                        refreshed[id] = stored
+                        changes.updated.remove(at: position)
+                        continue
+                    case .values(let chosen):
+                        row = try rowSetting(chosen, on: stored, from: row)
+                        refreshed[id] = merged(row, stored, keepingObject: Set(row.values.indices), toOne: Set(row.changedToOne))
+                    }
                 case .error:
                     throw ObjectGraphError.conflict(conflicts)
                 case .mergeByPropertyObjectTrump:
@@ -84,18 +102,59 @@ extension ContextState {
                     changes.deleted.remove(at: position)
                     continue
                 }
+                var keepsDeletion = mergePolicy == .mergeByPropertyObjectTrump || mergePolicy == .overwrite
                 switch mergePolicy {
                 case .error:
                     throw ObjectGraphError.conflict(conflicts)
-                case .mergeByPropertyObjectTrump, .overwrite:
+                case .custom(let policy):
+                    let entity = try model.entity(named: id.entityName)
+                    let question = MergeConflict(
+                        kind: .deletion, objectID: id, entityName: entity.name, objectValues: [:], storedValues: Self.named(stored.values, entity), changedKeys: [])
+                    keepsDeletion = try policy.resolver.resolve(question) == .object
+                default:
+                    break
+                }
+                if keepsDeletion {
                     changes.deleted[position].version = stored.version
-                case .mergeByPropertyStoreTrump, .rollback:
+                } else {
                     refreshed[id] = stored
                     changes.deleted.remove(at: position)
                 }
             }
         }
         return changes
+    }
+
+    /// A conflict of `row` (an update) with `stored`, for a ``ConflictResolver``.
+    private func question(_ kind: MergeConflict.Kind, _ row: ChangeSet.Row, stored: Snapshot?) throws -> MergeConflict {
+        let entity = try model.entity(named: row.objectID.entityName)
+        return MergeConflict(
+            kind: kind, objectID: row.objectID, entityName: entity.name, objectValues: Self.named(row.values, entity),
+            storedValues: stored.map { Self.named($0.values, entity) } ?? [:], changedKeys: row.changedAttributes.map { entity.attributes[$0].name })
+    }
+
+    /// `values` by attribute name.
+    private static func named(_ values: AttributeValues, _ entity: ModelEntity) -> [String: AttributeValue] {
+        Dictionary(uniqueKeysWithValues: entity.attributes.indices.map { (entity.attributes[$0].name, values[$0]) })
+    }
+
+    /// `row` made the stored row with `chosen` (attributes by name) set, every attribute written: what a
+    /// ``MergeResolution/values(_:)`` resolution stores. An unknown key fails the save, naming it.
+    private func rowSetting(_ chosen: [String: AttributeValue], on stored: Snapshot, from row: ChangeSet.Row) throws -> ChangeSet.Row {
+        let entity = try model.entity(named: row.objectID.entityName)
+        var values = stored.values
+        for (key, value) in chosen {
+            guard let index = entity.attributeIndex[key] else { throw ObjectGraphError.unknownKey(entity: entity.name, key: key) }
+            let coerced = entity.attributes[index].type.coerce(value)
+            guard entity.attributes[index].type.accepts(coerced) else {
+                throw ObjectGraphError.typeMismatch(entity: entity.name, key: key, expected: entity.attributes[index].type.name, got: "\(value)")
+            }
+            values[index] = coerced
+        }
+        var row = row
+        row.values = values
+        row.changedAttributes = Array(values.indices)
+        return row
     }
 
     /// The row as it will be stored: the object's values for `keepingObject`, the stored ones elsewhere.
@@ -129,12 +188,24 @@ extension ContextState {
                 continue
             }
             changes.presetIDs[row.objectID] = existing.objectID
-            switch mergePolicy {
-            case .mergeByPropertyObjectTrump, .overwrite:
+            var resolution: MergeResolution = mergePolicy == .mergeByPropertyObjectTrump || mergePolicy == .overwrite ? .object : .store
+            if case .custom(let policy) = mergePolicy {
+                resolution = try policy.resolver.resolve(MergeConflict(
+                    kind: .uniqueness, objectID: existing.objectID, entityName: rowEntity.name, objectValues: Self.named(row.values, rowEntity),
+                    storedValues: Self.named(existing.values, rowEntity), changedKeys: rowEntity.attributeNames))
+            }
+            switch resolution {
+            case .object:
                 changes.updated.append(ChangeSet.Row(
                     objectID: existing.objectID, version: existing.version, values: row.values, toOne: row.toOne,
                     changedAttributes: Array(row.values.indices), changedToOne: Array(row.toOne.indices), committedValues: existing.values))
-            default:
+            case .values(let chosen):
+                var update = ChangeSet.Row(
+                    objectID: existing.objectID, version: existing.version, values: existing.values, toOne: existing.toOne,
+                    changedAttributes: [], changedToOne: [], committedValues: existing.values)
+                update = try rowSetting(chosen, on: existing, from: update)
+                changes.updated.append(update)
+            case .store:
                 refreshed[row.objectID] = existing
             }
         }

@@ -544,14 +544,17 @@ extension ContextState {
             if let max = relationship.description.maxCount, count > max { fail(relationship.name, "holds \(count) objects, more than \(max)") }
         }
         // The model class's own rules: per value (every attribute of an insert, the changed ones of an update), per
-        // insert or update, and for any save.
+        // insert or update, and for any save. A plain ManagedObject (a model without classes) overrides none.
+        let hasClass = type(of: object) != ManagedObject.self
         if object.isInserted {
-            for (index, name) in entity.attributeNames.enumerated() {
-                failures += Self.failures(of: object, key: name) { try object.validateValue(object.values[index], forKey: name) }
+            if hasClass {
+                for (index, name) in entity.attributeNames.enumerated() {
+                    failures += Self.failures(of: object, key: name) { try object.validateValue(object.values[index], forKey: name) }
+                }
             }
             failures += Self.failures(of: object) { try object.validateForInsert() }
         } else {
-            for name in object.changedKeys() {
+            for name in hasClass ? object.changedKeys() : [] {
                 guard let index = entity.attributeIndex[name] else { continue }
                 failures += Self.failures(of: object, key: name) { try object.validateValue(object.values[index], forKey: name) }
             }
@@ -942,7 +945,8 @@ extension ContextState {
 
     /// The end of the context: every object detached (see ``ObjectContext``'s deinit), nothing pending.
     func tearDown() {
-        for object in registered.objects + insertionOrder + Array(updated.objects) + Array(deleted.values) where object.state === self {
+        for object in registered.objects + registered.heldObjects + insertionOrder + Array(updated.objects) + Array(deleted.values)
+        where object.state === self {
             detach(object, reason: .contextDeallocated)
         }
         registered.removeAll()
@@ -959,7 +963,7 @@ extension ContextState {
         let notice = notifications.hasSubscribers(for: .objectsDidChange)
             ? ContextChanges(invalidated: registered.objects.map(\.objectID), invalidatesAll: true) : nil
         defer { if let notice { notifications.post(.objectsDidChange, notice, from: self) } }
-        for object in registered.objects { detach(object, reason: .contextReset) }
+        for object in registered.objects + registered.heldObjects where object.state === self { detach(object, reason: .contextReset) }
         deletedForGood = []
         registered.removeAll(keepingCapacity: true)
         insertionOrder = []

@@ -204,10 +204,17 @@ struct ObjectRegistry {
         if !found {
             if slots[index].isEmpty { used += 1 }
             count += 1
+        } else if held != nil, let replaced = slots[index].object, replaced !== object {
+            // Another object held the ID (an insert a merge policy made an existing row): it is no longer registered.
+            held![ObjectIdentifier(replaced)] = nil
         }
         slots[index] = Slot(tag: tag, object: object)
         if held != nil { held![ObjectIdentifier(object)] = object }
     }
+
+    /// Every object the registry holds alive (see ``retainsObjects``): the registered ones, which a context detaches
+    /// before it lets go of them (released elsewhere, still attached, one would trap off its queue).
+    var heldObjects: [ManagedObject] { held.map { Array($0.values) } ?? [] }
 
     /// Every registered object.
     var objects: [ManagedObject] {

@@ -100,4 +100,13 @@ public enum MergePolicy: Sendable, Hashable {
     case overwrite
     /// The object's conflicting changes are dropped: it takes the stored values.
     case rollback
+    /// The app's own rules, as a subclass of Core Data's `NSMergePolicy` (see ``ConflictResolver``).
+    case custom(CustomMergePolicy)
+
+    /// The app's own rules: `resolver` settles each conflict.
+    ///
+    /// ```swift
+    /// context.mergePolicy = .custom(KeepTheLargerCount())
+    /// ```
+    public static func custom(_ resolver: some ConflictResolver) -> MergePolicy { .custom(CustomMergePolicy(resolver)) }
 }
