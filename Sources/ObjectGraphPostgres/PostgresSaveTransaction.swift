@@ -29,6 +29,7 @@ struct PostgresSaveTransaction {
         // and `Model.deletionOrder(of:)`).
         try update(changes.updateOrder.map { changes.updated[$0] })
         try delete(store.model.deletionOrder(of: changes.deleted.map(\.objectID)).map { changes.deleted[$0] })
+        try check(changes.checked)
         guard conflicts.isEmpty else { throw ObjectGraphError.conflict(conflicts) }
         try rewrite(changes.toMany)
         try readDerivedValues(changes)
@@ -212,6 +213,35 @@ struct PostgresSaveTransaction {
                 conflicts.append(SaveConflict.make(nil, id: id, expected: rows[position].version, stored: stored[id.rawKey], entity: entities[position].0))
             }
             start = end
+        }
+    }
+
+    /// Checks that the rows this save writes nothing for are still at the versions the context read (see
+    /// ``ChangeSet/checked``): one read per row's table, the rows held (`FOR SHARE`) so that none moves before the
+    /// commit.
+    private mutating func check(_ checks: [(objectID: ObjectID, version: Int64)]) throws {
+        guard !checks.isEmpty else { return }
+        var byTable: [ObjectIdentifier: (table: TableLayout, entity: ModelEntity, checks: [(objectID: ObjectID, version: Int64)])] = [:]
+        for check in checks {
+            let (entity, table) = try store.layout(for: check.objectID.entityName)
+            byTable[ObjectIdentifier(table), default: (table, entity, [])].checks.append(check)
+        }
+        for (_, group) in byTable {
+            var binds = StatementBindings()
+            binds.append(group.checks.map(\.objectID.rawKey))
+            var versions: [Int64: Int64] = [:]
+            for row in try session.query(
+                "SELECT \(Self.id), \(Self.version) FROM \(pgQuoted(group.table.name)) WHERE \(Self.id) = ANY($1::BIGINT[]) FOR SHARE", binds) {
+                let (key, version) = try row.decode((Int64, Int64).self)
+                versions[key] = version
+            }
+            let moved = group.checks.filter { versions[$0.objectID.rawKey] != $0.version }
+            guard !moved.isEmpty else { continue }
+            let stored = try store.snapshots(ofKeys: moved.map(\.objectID.rawKey), table: group.table, in: session)
+            for check in moved {
+                let entity = try store.model.entity(named: check.objectID.entityName)
+                conflicts.append(SaveConflict.make(nil, id: check.objectID, expected: check.version, stored: stored[check.objectID.rawKey], entity: entity))
+            }
         }
     }
 

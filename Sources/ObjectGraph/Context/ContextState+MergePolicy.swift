@@ -49,6 +49,13 @@ extension ContextState {
         var changes = changes
         for conflict in conflicts {
             let id = conflict.objectID
+            if let position = changes.checked.firstIndex(where: { $0.objectID == id }) {
+                // An object marked for conflict detection has nothing to write: under a merging policy it takes the
+                // stored values (and leaves the context, with the other merged deletions, when its row is gone).
+                changes.checked.remove(at: position)
+                if let stored = conflict.stored { refreshed[id] = stored }
+                continue
+            }
             if let position = changes.updated.firstIndex(where: { $0.objectID == id }) {
                 var row = changes.updated[position]
                 guard let stored = conflict.stored else {

@@ -53,6 +53,7 @@ extension ContextState {
             result = try below.push(saved, from: ObjectIdentifier(self))
         }
         apply(result)
+        conflictChecks = [:]
         for object in saving { object.didSave() }
         for set in saved { for (id, _) in set.deleted { deletedForGood.insert(coordinator.resolve(id)) } }
         if isRoot, saved.contains(where: { !$0.deleted.isEmpty }) {
@@ -184,8 +185,25 @@ extension ContextState {
                 return contents
             }
         }
+        flat.checked = Self.checks(renamed.flatMap(\.checked), besides: flat, current: current)
         flat.mergePolicy = mergePolicy
         return flat
+    }
+
+    /// The version checks of `checks` for objects `flat` writes nothing for (a write checks its own version), each
+    /// once, at the version this tree knows to be current.
+    private static func checks(
+        _ checks: [(objectID: ObjectID, version: Int64)], besides flat: ChangeSet, current: (ObjectID, Int64) -> Int64
+    ) -> [(objectID: ObjectID, version: Int64)] {
+        guard !checks.isEmpty else { return [] }
+        var written = Set(flat.updated.map(\.objectID))
+        written.formUnion(flat.deleted.map(\.objectID))
+        written.formUnion(flat.inserted.map(\.objectID))
+        var seen: Set<ObjectID> = []
+        return checks.compactMap { check in
+            guard !written.contains(check.objectID), seen.insert(check.objectID).inserted else { return nil }
+            return (check.objectID, current(check.objectID, check.version))
+        }
     }
 
     /// ``flatten(_:)`` for one set (a root saving only its own changes): the same rules without re-indexing every
@@ -211,6 +229,7 @@ extension ContextState {
             if version != flat.updated[index].version { flat.updated[index].version = version }
         }
         flat.deleted = flat.deleted.map { ($0.objectID, current($0.objectID, $0.version)) }.sorted { $0.0 < $1.0 }
+        flat.checked = Self.checks(flat.checked, besides: flat, current: current)
         flat.mergePolicy = mergePolicy
         return flat
     }
@@ -572,6 +591,9 @@ extension ContextState {
         adoptPermanentIDsIfNeeded()
         var changes = ChangeSet()
         changes.namesCurrentAt = adoptedSaveCount
+        for object in conflictChecks.values where !object.isInserted && object.state === self {
+            if let version = object.committedVersionIfAny { changes.checked.append((object.storedObjectID, version)) }
+        }
         changes.inserted.reserveCapacity(insertionOrder.count)
         // In insertion order, so new rows' keys follow the order objects were inserted in (fetch ties rely on it).
         for object in pendingInserts {
@@ -910,6 +932,7 @@ extension ContextState {
         updated.removeAll()
         deleted = [:]
         propagatedDeletions = []
+        conflictChecks = [:]
         republishView()
         observation?.noteRebuild()
     }
@@ -946,9 +969,10 @@ extension ContextState {
     /// The end of the context: every object detached (see ``ObjectContext``'s deinit), nothing pending.
     func tearDown() {
         for object in registered.objects + registered.heldObjects + insertionOrder + Array(updated.objects) + Array(deleted.values)
-        where object.state === self {
+            + Array(conflictChecks.values) where object.state === self {
             detach(object, reason: .contextDeallocated)
         }
+        conflictChecks = [:]
         registered.removeAll()
         insertionOrder = []
         updated.removeAll()
@@ -972,6 +996,7 @@ extension ContextState {
         updated.removeAll()
         deleted = [:]
         propagatedDeletions = []
+        conflictChecks = [:]
         inFlight.viewChanges.recordEverything()
         republishView()
         observation?.noteRebuild()

@@ -44,6 +44,8 @@ final class ContextState {
     /// Whether typed properties read a fault whose row is gone as nil and zero values (see
     /// ``ObjectContext/shouldDeleteInaccessibleFaults``).
     var shouldDeleteInaccessibleFaults = true
+    /// Objects marked for conflict detection at the next save (``ObjectContext/detectConflicts(for:)``), held until it.
+    var conflictChecks: [ObjectIdentifier: ManagedObject] = [:]
     /// The author persistent history records for this context's saves.
     var transactionAuthor: String?
     /// Row versions this root context's own saves produced (a child's older reading of them is no conflict),

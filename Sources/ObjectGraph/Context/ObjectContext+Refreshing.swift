@@ -1,5 +1,21 @@
-/// Core Data's refreshing of a whole context and its holding of registered objects.
+/// Core Data's refreshing of a whole context, its conflict detection for unchanged objects, and its holding of
+/// registered objects.
 extension ObjectContext {
+    /// Marks `object` so that the context's next save fails (or follows ``mergePolicy``) if the object's row changed
+    /// or went in the store since the context read it, even though the save writes nothing for it: Core Data's
+    /// `detectConflicts(for:)`, for a save whose changes rest on what an unchanged object says. The mark lasts until
+    /// a save succeeds, a rollback or a reset; a save with no changes reaches no store and checks nothing. An
+    /// insert has no row to check. A child context's marks are checked when its changes reach the store. Under a
+    /// merge policy other than ``MergePolicy/error``, a marked object whose row moved on takes the stored values.
+    ///
+    /// ```swift
+    /// try ctx.detectConflicts(for: account)   // the transfer below assumes the account's balance as read
+    /// ```
+    public func detectConflicts(for object: ManagedObject) throws {
+        state.checkExecutor()
+        try state.detectConflicts(for: object)
+    }
+
     /// Refreshes every object the context holds, as Core Data's `refreshAllObjects()`: an object without changes
     /// turns into a fault (read again on next use, its relationships' destinations let go of), one with changes
     /// reads the stored values and keeps its own changes on top (``refresh(_:mergeChanges:)`` with `true`). Inserts
@@ -24,6 +40,14 @@ extension ObjectContext {
 }
 
 extension ContextState {
+    /// See ``ObjectContext/detectConflicts(for:)``.
+    func detectConflicts(for object: ManagedObject) throws {
+        try checkOwnership(object)
+        guard !object.isInserted else { return }
+        if object.isFaultStorage { try fulfill(object) }
+        conflictChecks[ObjectIdentifier(object)] = object
+    }
+
     /// See ``ObjectContext/refreshAllObjects()``.
     func refreshAllObjects() throws {
         for object in registered.objects where !object.isFaultStorage && !object.isInserted && !object.isDeleted && object.state === self {

@@ -67,6 +67,9 @@ public struct MainContext {
     /// Whether the main context has unsaved changes.
     public var hasChanges: Bool { state.hasChanges }
 
+    /// Marks `object` for conflict detection at the next save (see ``ObjectContext/detectConflicts(for:)``).
+    public func detectConflicts(for object: ManagedObject) throws { try state.detectConflicts(for: object) }
+
     /// Refreshes every object the context holds (see ``ObjectContext/refreshAllObjects()``).
     public func refreshAllObjects() throws { try state.refreshAllObjects() }
 

@@ -47,6 +47,9 @@ public struct ChangeSet: Sendable {
     /// To-many relationships whose contents changed (the store rewrites those it keeps in join tables or order
     /// columns; a parent context reads all of them).
     public var toMany: [ToManyContents] = []
+    /// Objects the save writes nothing for whose rows must still be at the version the context read (Core Data's
+    /// `detectConflicts(for:)`): a row moved on or gone is a conflict.
+    public var checked: [(objectID: ObjectID, version: Int64)] = []
     /// Lookups for contexts that keep the change set as a pending layer.
     public internal(set) var index = ChangeSetIndex()
     /// What happens when stored rows changed since they were read.

@@ -232,6 +232,12 @@ public final class InMemoryStore: PersistentStore {
                 }
             }
         }
+        for (id, version) in changes.checked {
+            let entity = try model.entity(named: id.entityName)
+            let stored = state.rows[entity.rootName]?[id.rawKey]
+            guard stored?.version != version else { continue }
+            conflicts.append(SaveConflict.make(nil, id: id, expected: version, stored: stored.map { snapshot(id.rawKey, $0) }, entity: entity))
+        }
         guard conflicts.isEmpty else { throw ObjectGraphError.conflict(conflicts) }
         if !deletedKeys.isEmpty && model.hasRelationships { clearReferences(to: deletedKeys, in: &state) }
         for contents in changes.toMany {

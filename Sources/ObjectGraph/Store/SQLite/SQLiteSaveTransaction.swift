@@ -44,6 +44,7 @@ struct SQLiteSaveTransaction {
         for position in store.model.deletionOrder(of: changes.deleted.map(\.objectID)) {
             try delete(changes.deleted[position].objectID, version: changes.deleted[position].version)
         }
+        for (id, version) in changes.checked { try check(id, version: version) }
         guard conflicts.isEmpty else { throw ObjectGraphError.conflict(conflicts) }
         // The owners' links first, then the positions of a relationship ordered on both sides kept by its target side.
         for contents in changes.toMany { try rewrite(contents) }
@@ -408,6 +409,15 @@ struct SQLiteSaveTransaction {
         for (position, member) in contents.destinations.enumerated() {
             try statement.execute(arguments: [position, owner.rawKey, permanent(member).rawKey])
         }
+    }
+
+    /// Checks that the row of `id`, which this save writes nothing for, is still at `version` (see
+    /// ``ChangeSet/checked``).
+    private mutating func check(_ id: ObjectID, version: Int64) throws {
+        let (entity, table) = try store.layout(for: id.entityName)
+        let stored = try Int64.fetchOne(
+            db, sql: "SELECT \(RowColumn.version) FROM \(sqlQuoted(table.name)) WHERE \(RowColumn.id) = ?", arguments: [id.rawKey])
+        if stored != version { conflicts.append(try conflict(id, table: table, expected: version, row: nil, entity: entity)) }
     }
 
     private func conflict(_ id: ObjectID, table: TableLayout, expected: Int64, row: ChangeSet.Row?, entity: ModelEntity) throws -> SaveConflict {
