@@ -27,7 +27,8 @@ public struct ContextChanges: Sendable {
     public let invalidatesAllObjects: Bool
 
     init(
-        layers: [ChangeSet] = [], permanentIDs: PermanentIDMap = [:], edits: (inserted: [ObjectID], updated: [ObjectID], deleted: [ObjectID]) = ([], [], []),
+        layers: [ChangeSet] = [], permanentIDs: PermanentIDMap = [:],
+        edits: (inserted: [ObjectID], updated: [ObjectID], deleted: [ObjectID]) = ([], [], []),
         refreshed: [ObjectID] = [], invalidated: [ObjectID] = [], invalidatesAll: Bool = false
     ) {
         self.layers = layers

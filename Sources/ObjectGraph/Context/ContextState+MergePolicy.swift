@@ -71,20 +71,20 @@ extension ContextState {
                     throw ObjectGraphError.conflict(conflicts)
                 }
                 row.version = stored.version
-                switch mergePolicy {
-                case .custom(let policy):
-                    switch try policy.resolver.resolve(question(.update, row, stored: stored)) {
-                    case .object:
-                        row.changedAttributes = Array(row.values.indices)
-                        row.changedToOne = Array(row.toOne.indices)
-                    case .store:
-                        refreshed[id] = stored
-                        changes.updated.remove(at: position)
-                        continue
+                // The app's rule: the object wins as under overwrite, the store as under rollback, or chosen values.
+                var policy = mergePolicy
+                if case .custom(let custom) = mergePolicy {
+                    switch try custom.resolver.resolve(question(.update, row, stored: stored)) {
+                    case .object: policy = .overwrite
+                    case .store: policy = .rollback
                     case .values(let chosen):
                         row = try rowSetting(chosen, on: stored, from: row)
                         refreshed[id] = merged(row, stored, keepingObject: Set(row.values.indices), toOne: Set(row.changedToOne))
                     }
+                }
+                switch policy {
+                case .custom:
+                    break
                 case .error:
                     throw ObjectGraphError.conflict(conflicts)
                 case .mergeByPropertyObjectTrump:

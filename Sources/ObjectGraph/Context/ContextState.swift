@@ -443,7 +443,8 @@ final class ContextState {
     /// below may have moved or deleted since. Below's list misses them, and a list here lists every object the
     /// context shows pointing there. One walk of the changed objects per load, none when nothing changed.
     func ownLinks(to owners: [ManagedObject], through index: Int) -> [ObjectID: [ObjectID]] {
-        guard let first = owners.first, updated.count > 0 || !receivedLayers.isEmpty || first.entity.relationships[index].isTransient else { return [:] }
+        guard let first = owners.first,
+              updated.count > 0 || !receivedLayers.isEmpty || first.entity.relationships[index].isTransient else { return [:] }
         return ownLinks(to: owners.map(\.objectID), of: first.entity, through: index)
     }
 
@@ -454,8 +455,8 @@ final class ContextState {
     /// registered here is looked at, since below holds none of them.
     func ownLinks(to owners: [ObjectID], of entity: ModelEntity, through index: Int) -> [ObjectID: [ObjectID]] {
         let isTransient = entity.relationships[index].isTransient
-        guard updated.count > 0 || !receivedLayers.isEmpty || isTransient, !owners.isEmpty, let slot = movingInverse(of: entity, index),
-              let (memberEntity, _) = try? inverse(of: entity.relationships[index]) else { return [:] }
+        guard updated.count > 0 || !receivedLayers.isEmpty || isTransient, !owners.isEmpty,
+              let slot = movingInverse(of: entity, index), let (memberEntity, _) = try? inverse(of: entity.relationships[index]) else { return [:] }
         let wanted = Set(owners)
         var links: [ObjectID: [ObjectID]] = [:]
         func visit(_ member: ManagedObject) {

@@ -34,7 +34,8 @@ extension ContextState {
             }
         }
         // Version 0: no row has it, so a save of a change to the object is a conflict.
-        fill(object, from: Snapshot(objectID: object.objectID, version: 0, values: values, toOne: Array(repeating: nil, count: entity.toOneCount)), awakens: false)
+        let row = Snapshot(objectID: object.objectID, version: 0, values: values, toOne: Array(repeating: nil, count: entity.toOneCount))
+        fill(object, from: row, awakens: false)
         for (index, relationship) in entity.relationships.enumerated() where relationship.isToMany {
             install([], asToMany: index, of: object, inverseSlot: nil)
         }
