@@ -28,8 +28,7 @@ struct PostgresUpdateShape {
         guard let columns = table.entities[entity.name] else { throw ObjectGraphError.unknownEntity(entity.name) }
         self.entity = entity
         self.table = table
-        attributes = row.changedAttributes.filter { !entity.attributes[$0].isTransient }
-        toOneSlots = row.changedToOne.filter { $0 < entity.storedToOneCount }
+        (attributes, toOneSlots) = row.storedChanges(of: entity)
         assignments = attributes.map { index in
             let column = entity.attributeColumns[index]
             return Assignment(column: column, source: .attribute(index), sqlType: PostgresValueCoding.sqlType(ofColumn: column, in: table))

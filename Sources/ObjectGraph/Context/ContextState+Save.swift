@@ -28,7 +28,8 @@ extension ContextState {
         try applyDeleteRules()
         // Core Data's willSave, then didSave once the save succeeded, on every object the save writes.
         let saving = Array(pendingInserts) + updated.objects.filter { !$0.isDeleted } + Array(deleted.values)
-        ManagedObject.callHooks(saving, in: self) { $0.willSave() }
+        // An object a hook of another deleted before its turn has left the context: it hears nothing.
+        for object in saving where object.state === self { object.willSave() }
         let failures = validate()
         guard failures.isEmpty else { throw ObjectGraphError.validation(failures) }
         var own = try makeChangeSet()

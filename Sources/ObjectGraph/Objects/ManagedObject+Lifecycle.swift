@@ -20,10 +20,3 @@ extension ManagedObject {
         return changedKeys().contains { !transient.contains($0) }
     }
 }
-
-extension ManagedObject {
-    /// Calls `hook` on each of `objects` that is still in `state`'s context (a hook of one may have deleted another).
-    static func callHooks(_ objects: [ManagedObject], in state: ContextState, _ hook: (ManagedObject) -> Void) {
-        for object in objects where object.state === state { hook(object) }
-    }
-}

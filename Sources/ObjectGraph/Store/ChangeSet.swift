@@ -16,6 +16,12 @@ public struct ChangeSet: Sendable {
         public var changedToOne: [Int]
         /// For an update, the attribute values as read (what store-trump merging compares the stored row with).
         public var committedValues: AttributeValues = []
+
+        /// The changed attributes and to-one slots a store keeps, of an update of an `entity` object: transient
+        /// attributes and the transient to-ones (the last slots) are in memory only.
+        package func storedChanges(of entity: ModelEntity) -> (attributes: [Int], toOneSlots: [Int]) {
+            (changedAttributes.filter { !entity.attributes[$0].isTransient }, changedToOne.filter { $0 < entity.storedToOneCount })
+        }
     }
 
     /// The new contents of one to-many relationship whose storage is not the destination's to-one column alone: a

@@ -204,8 +204,7 @@ public final class InMemoryStore: PersistentStore {
                 conflicts.append(SaveConflict.make(row, id: row.objectID, expected: row.version, stored: current, entity: entity))
                 continue
             }
-            let changed = row.changedAttributes.filter { !entity.attributes[$0].isTransient }
-            let changedToOne = row.changedToOne.filter { $0 < entity.storedToOneCount }
+            let (changed, changedToOne) = row.storedChanges(of: entity)
             guard !changed.isEmpty || !changedToOne.isEmpty else { continue }
             for index in changed { stored.values[index] = row.values[index] }
             for slot in changedToOne { stored.toOne[slot] = permanent(row.toOne[slot]) }

@@ -74,8 +74,9 @@ package struct HistoryRecord: Sendable {
         let insertedIDs = toManyKeys.isEmpty ? [] : Set(changes.inserted.map { result.permanentIDs[$0.objectID] ?? $0.objectID })
         for row in changes.updated {
             guard let entity = model.entityIfPresent(row.objectID.entityName) else { continue }
-            var keys = Set(row.changedAttributes.filter { !entity.attributes[$0].isTransient }.map { entity.attributes[$0].name })
-            for slot in row.changedToOne where slot < entity.storedToOneCount {
+            let stored = row.storedChanges(of: entity)
+            var keys = Set(stored.attributes.map { entity.attributes[$0].name })
+            for slot in stored.toOneSlots {
                 if let index = entity.toOneSlot.firstIndex(of: slot) { keys.insert(entity.relationships[index].name) }
             }
             keys.formUnion(toManyKeys.removeValue(forKey: row.objectID) ?? [])

@@ -40,7 +40,7 @@ public final class ExternalBinaryData: Sendable {
 
     /// Whether `name` is a file name this store writes (a UUID), so that a damaged or hostile row cannot name a
     /// path elsewhere.
-    static func isFileName(_ name: String) -> Bool { UUID(uuidString: name) != nil && !name.contains("/") }
+    static func isFileName(_ name: String) -> Bool { UUID(uuidString: name) != nil }
 
     /// Writes `data` to a new file and returns its name, once the file and its folder entry are on disk.
     func write(_ data: Data) throws -> String {
@@ -120,7 +120,9 @@ public final class ExternalBinaryData: Sendable {
         }
     }
 
-    /// Flushes a file or folder to disk (`fsync`): a rename is durable once its folder is.
+    /// Flushes a file or folder to disk (`fsync`): a rename is durable once its folder is. Only the value files and
+    /// their folders, never the database or its `-wal`/`-shm`: closing a descriptor of those would drop the process's
+    /// SQLite locks on the store.
     private static func sync(_ url: URL) throws {
         let descriptor = open(url.path, O_RDONLY)
         guard descriptor >= 0 else { throw CocoaError(.fileReadUnknown, userInfo: [NSFilePathErrorKey: url.path]) }

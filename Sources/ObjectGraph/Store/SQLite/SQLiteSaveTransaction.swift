@@ -257,8 +257,7 @@ struct SQLiteSaveTransaction {
             return last
         }
         let (entity, table) = try store.layout(for: row.pointee.objectID.entityName)
-        let attributes = row.pointee.changedAttributes.filter { !entity.attributes[$0].isTransient }
-        let toOneSlots = row.pointee.changedToOne.filter { $0 < entity.storedToOneCount }
+        let (attributes, toOneSlots) = row.pointee.storedChanges(of: entity)
         // Only transient properties changed: nothing of the row is stored differently.
         guard !attributes.isEmpty || !toOneSlots.isEmpty else { return nil }
         let shape = UpdateShape(entityName: entity.name, attributes: attributes, toOneSlots: toOneSlots)
