@@ -298,13 +298,20 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
 
     // MARK: Saving
 
-    public func save(_ changes: ChangeSet) throws -> SaveResult {
-        guard !changes.isEmpty else { return SaveResult() }
+    public func save(_ changes: ChangeSet) throws -> SaveResult { try save(changes, beforeCommit: {}) }
+
+    public func save(_ changes: ChangeSet, beforeCommit: () throws -> Void) throws -> SaveResult {
+        guard !changes.isEmpty else {
+            try beforeCommit()
+            return SaveResult()
+        }
         return try PostgresErrors.writing(location) {
             try pool.withSession { session in
                 try session.transaction(learningOutcome: true) {
                     var transaction = PostgresSaveTransaction(store: self, session: session)
-                    return try transaction.run(changes)
+                    let result = try transaction.run(changes)
+                    try beforeCommit()
+                    return result
                 }
             }
         }

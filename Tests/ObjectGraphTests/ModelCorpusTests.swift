@@ -221,7 +221,47 @@ import Testing
     func oneObjectPerEntityRoundTripsThroughAReopenedStore(_ name: String, _ kind: StoreKind) async throws {
         let model = try Self.load(name)
         let folder = try TemporaryFolder()
-        let coordinator = try kind.coordinator(model, folder)
+        try await Self.roundTrip(model, coordinator: try kind.coordinator(model, folder)) {
+            kind == .sqlite ? try kind.coordinator(model, folder) : nil
+        }
+    }
+
+    /// The configurations of `model` that can each have a store (whole inheritance trees, no relationship leaving
+    /// them), taken in name order without sharing an entity: nil unless they hold every entity.
+    static func storeConfigurations(of model: Model) -> [String]? {
+        var taken: Set<String> = []
+        var chosen: [String] = []
+        for name in model.configurations.keys.sorted() {
+            guard let part = try? model.model(forConfiguration: name) else { continue }
+            let names = Set(part.entities.map(\.name))
+            guard names.isDisjoint(with: taken) else { continue }
+            taken.formUnion(names)
+            chosen.append(name)
+        }
+        return taken.count == model.entities.count ? chosen : nil
+    }
+
+    /// Core Data keeps each configuration's entities in the store added for it: every corpus model whose
+    /// configurations split it round-trips through one store per configuration, read back from reopened stores.
+    @Test(arguments: StoreKind.allCases)
+    func modelsSplitByConfigurationRoundTripThroughOneStoreEach(_ kind: StoreKind) async throws {
+        let split = Self.names.compactMap { name in (try? Self.load(name)).flatMap { model in Self.storeConfigurations(of: model).map { (model, $0) } } }
+        #expect(split.count >= 2, "the corpus has models split by configuration")
+        for (model, configurations) in split {
+            let folder = try TemporaryFolder()
+            func open() throws -> PersistentStoreCoordinator {
+                let stores = try configurations.map { ($0, try kind.store(model.model(forConfiguration: $0), folder, name: $0)) }
+                return try PersistentStoreCoordinator(model: model, stores: Dictionary(uniqueKeysWithValues: stores))
+            }
+            try await Self.roundTrip(model, coordinator: try open()) { kind == .sqlite ? try open() : nil }
+        }
+    }
+
+    /// Inserts one object per entity with every attribute and relationship set, saves, and compares what `reopen`'s
+    /// coordinator (or the same one, when it gives none) reads back.
+    static func roundTrip(
+        _ model: Model, coordinator: PersistentStoreCoordinator, reopen: () throws -> PersistentStoreCoordinator?
+    ) async throws {
         let written = try await ObjectContext(coordinator: coordinator).perform { ctx in
             var objects: [String: ManagedObject] = [:]
             for entity in model.entities where !entity.isAbstract { objects[entity.name] = try ctx.insert(entity.name) }
@@ -252,7 +292,7 @@ import Testing
             try ctx.save()
             return try objects.values.map { try Self.record($0) }
         }
-        let reading = kind == .sqlite ? try kind.coordinator(model, folder) : coordinator
+        let reading = try reopen() ?? coordinator
         let read = try await ObjectContext(coordinator: reading).perform { ctx in
             try written.map { record in try Self.record(try ctx.existingObject(with: record.id)) }
         }

@@ -59,6 +59,8 @@ final class TemporaryFolder {
     let url: URL
     /// The test's database on the test server, once a PostgreSQL store was made for it; dropped at the end.
     var postgresDatabase: String?
+    /// Databases of the test's further stores (``StoreKind/store(_:_:name:)``), by name; dropped at the end.
+    var namedPostgresDatabases: [String: String] = [:]
 
     init() throws {
         url = FileManager.default.temporaryDirectory.appendingPathComponent("objectgraph-tests-\(UUID().uuidString)")
@@ -70,7 +72,9 @@ final class TemporaryFolder {
     deinit {
         try? FileManager.default.removeItem(at: url)
         #if OBJECTGRAPH_POSTGRES
-        if let postgresDatabase { try? TestPostgres.administer("DROP DATABASE IF EXISTS \(postgresDatabase) WITH (FORCE)") }
+        for database in [postgresDatabase].compactMap({ $0 }) + namedPostgresDatabases.values {
+            try? TestPostgres.administer("DROP DATABASE IF EXISTS \(database) WITH (FORCE)")
+        }
         #endif
     }
 }
@@ -92,6 +96,25 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case .postgres:
             let configuration = try folder.postgresDatabase.map { try TestPostgres.configuration($0) } ?? TestPostgres.newDatabase(for: folder)
             return PersistentStoreCoordinator(model: model, store: try PostgresStore(configuration: configuration, model: model))
+        #endif
+        }
+    }
+
+    /// A store of this kind named `name` in `folder` (a file, or a database of its own), reopened by a later call
+    /// with the same name.
+    func store(_ model: Model, _ folder: TemporaryFolder, name: String) throws -> any PersistentStore {
+        switch self {
+        case .sqlite: return try SQLiteStore(url: folder.url.appendingPathComponent("\(name).sqlite"), model: model)
+        case .memory: return InMemoryStore(model: model)
+        #if OBJECTGRAPH_POSTGRES
+        case .postgres:
+            let database = try folder.namedPostgresDatabases[name] ?? {
+                let created = "og_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+                try TestPostgres.administer("CREATE DATABASE \(created)")
+                folder.namedPostgresDatabases[name] = created
+                return created
+            }()
+            return try PostgresStore(configuration: TestPostgres.configuration(database), model: model)
         #endif
         }
     }

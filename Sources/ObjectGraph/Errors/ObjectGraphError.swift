@@ -90,6 +90,12 @@ public enum ObjectGraphError: Error, Sendable, Hashable, CustomStringConvertible
     /// }
     /// ```
     case saveOutcomeUnknown(path: String, transaction: String, reason: String)
+    /// A save across several stores (one per configuration) wrote everything, and then a commit failed after other
+    /// stores had committed: the stores in `committed` hold their part of the save, those in `notCommitted` do not.
+    /// Every failure before the commits (a conflict, a constraint, a failed write) leaves all stores untouched; this
+    /// one is an I/O error or a lost server at the moment of COMMIT. The context keeps its changes as after any failed
+    /// save, so reset it and read the stores again rather than saving the same changes twice.
+    case partialSave(committed: [String], notCommitted: [String], reason: String)
     /// A store could not be migrated from one model version to the next (a change no rule infers, or data the new
     /// model refuses); the store was left as it was.
     case migrationRefused(path: String, entity: String, property: String?, reason: String)
@@ -159,6 +165,9 @@ public enum ObjectGraphError: Error, Sendable, Hashable, CustomStringConvertible
         case let .saveOutcomeUnknown(path, transaction, reason):
             return "the save to \(path) may or may not have been written: \(reason); ask the store for the outcome of "
                 + "transaction \(transaction) before saving again, or the save may be written twice"
+        case let .partialSave(committed, notCommitted, reason):
+            return "the save was committed to \(committed.joined(separator: ", ")) but not to \(notCommitted.joined(separator: ", ")): \(reason); "
+                + "reset the context and read the stores again before saving the same changes"
         case let .migrationRefused(path, entity, property, reason):
             let change = "\(entity)\(property.map { ".\($0)" } ?? ""): \(reason)"
             // A plan worked out apart from any store (`MigrationPlan`, `SchemaVersions.plans`) has no path to name.

@@ -159,7 +159,9 @@ public final class InMemoryStore: PersistentStore {
         return Array(first..<(first + Int64(count)))
     }
 
-    public func save(_ changes: ChangeSet) throws -> SaveResult {
+    public func save(_ changes: ChangeSet) throws -> SaveResult { try save(changes, beforeCommit: {}) }
+
+    public func save(_ changes: ChangeSet, beforeCommit: () throws -> Void) throws -> SaveResult {
         try contents.withLock { state in
             // Work on a copy, so a failure anywhere leaves the store as it was.
             var next = state
@@ -167,6 +169,7 @@ public final class InMemoryStore: PersistentStore {
             if recordsHistory {
                 record(HistoryRecord.of(changes, result: result, model: model, source: changes.source, tombstones: tombstones(of: changes.deleted.map(\.objectID), in: state)), in: &next)
             }
+            try beforeCommit()
             state = next
             return result
         }

@@ -103,6 +103,10 @@ public protocol PersistentStore: AnyObject, Sendable {
     func reservePrimaryKeys(rootEntity: String, count: Int) throws -> [Int64]
     /// Writes a change set in one transaction: all of it, or (on any error) none of it.
     func save(_ changes: ChangeSet) throws -> SaveResult
+    /// Writes a change set in one transaction, calling `beforeCommit` once all of it is written and checked, just
+    /// before committing: if `beforeCommit` throws, nothing is committed. A coordinator with several stores writes
+    /// the other stores' parts there, so that a conflict or a refusal in any store leaves every store untouched.
+    func save(_ changes: ChangeSet, beforeCommit: () throws -> Void) throws -> SaveResult
     /// Runs a batch request in one transaction, recording it in history as `source`.
     func execute(_ request: BatchRequest, source: TransactionSource) throws -> BatchResult
     /// The transactions recorded after `token` (all that are kept, for nil), oldest first.
@@ -129,6 +133,14 @@ extension PersistentStore {
 
     /// A store that keeps no history says so.
     public func deleteHistory(before token: PersistentHistoryToken) throws -> Int { throw ObjectGraphError.historyNotRecorded(path: location) }
+
+    /// A store that cannot hold its transaction open commits first: a later store's failure then leaves this one's
+    /// part written, which a coordinator with several stores reports as ``ObjectGraphError/partialSave(committed:notCommitted:reason:)``.
+    public func save(_ changes: ChangeSet, beforeCommit: () throws -> Void) throws -> SaveResult {
+        let result = try save(changes)
+        try beforeCommit()
+        return result
+    }
 
     /// A store without batch requests of its own refuses them.
     public func execute(_ request: BatchRequest, source: TransactionSource) throws -> BatchResult {

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 
-/// Connects contexts to a store: one model, one store, and the memory of which temporary IDs became which
+/// Connects contexts to a store: one model, one store (or one per configuration), and the memory of which temporary IDs became which
 /// permanent ones.
 ///
 /// ```swift
@@ -27,6 +27,58 @@ public final class PersistentStoreCoordinator: Sendable {
         self.model = model
         self.store = store
         monitor = nil
+    }
+
+    /// Joins one store per configuration of `model` (Xcode's configurations): each entity's rows live in the store
+    /// of the configuration that includes it, and contexts see one graph, as with Core Data's coordinator holding
+    /// several stores. Open each store with its configuration's part of the model, ``Model/model(forConfiguration:)``.
+    ///
+    /// ```swift
+    /// let coordinator = try PersistentStoreCoordinator(model: model, stores: [
+    ///     "Reference": try SQLiteStore(url: shipped, versions: SchemaVersions([model.model(forConfiguration: "Reference")]),
+    ///                                  options: StoreOptions(isReadOnly: true)),
+    ///     "User": try SQLiteStore(url: documents, versions: SchemaVersions([model.model(forConfiguration: "User")]),
+    ///                             options: StoreOptions()),
+    /// ])
+    /// ```
+    ///
+    /// Relationships stay within a store; a save writing to several stores commits all of them or none, except for
+    /// a commit failing after another store's (``ObjectGraphError/partialSave(committed:notCommitted:reason:)``).
+    /// Persistent history is read through the coordinator when one store records it, else from each store.
+    ///
+    /// - Throws: ``ObjectGraphError/invalidModel(entity:property:reason:)`` for an unknown configuration, one that
+    ///   splits an inheritance tree or a relationship, or an entity that two of the configurations include.
+    public convenience init(model: Model, stores: [String: any PersistentStore]) throws {
+        self.init(model: model, store: try ConfiguredStores(model: model, stores: stores))
+    }
+
+    /// Opens (or creates) one SQLite store file per configuration of `model`, each keeping the entities of its
+    /// configuration (see ``init(model:stores:)``), all with `options`.
+    ///
+    /// ```swift
+    /// let coordinator = try PersistentStoreCoordinator(
+    ///     model: model, storeURLs: ["Reference": referenceURL, "User": userURL], options: StoreOptions())
+    /// ```
+    public convenience init(model: Model, storeURLs: [String: URL], options: StoreOptions) throws {
+        var stores: [String: any PersistentStore] = [:]
+        for (configuration, url) in storeURLs {
+            let part = try model.model(forConfiguration: configuration)
+            stores[configuration] = try SQLiteStore(url: url, versions: SchemaVersions([part]), options: options)
+        }
+        try self.init(model: model, stores: stores)
+    }
+
+    /// The store keeping the entities of `configuration`, on a coordinator joining one store per configuration;
+    /// nil for another configuration. A coordinator of one store answers its store for any name.
+    public func persistentStore(forConfiguration configuration: String) -> (any PersistentStore)? {
+        guard let stores = store as? ConfiguredStores else { return store }
+        return stores.members.first { $0.configuration == configuration }?.store
+    }
+
+    /// The store that keeps `entityName`'s rows (Core Data's `persistentStore(for:)` by entity), or nil when none does.
+    public func persistentStore(forEntity entityName: String) -> (any PersistentStore)? {
+        guard let stores = store as? ConfiguredStores else { return model.entityIfPresent(entityName) == nil ? nil : store }
+        return stores.member(for: entityName)?.store
     }
 
     /// Uses an existing SQLite store, watching it every `remoteChangePollInterval` for other processes' transactions
@@ -166,7 +218,8 @@ public final class PersistentStoreCoordinator: Sendable {
         let resolved = resolve(id)
         let key = resolved.isTemporaryID ? "t\(-resolved.rawKey)" : "p\(resolved.rawKey)"
         let entity = resolved.entityName.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? resolved.entityName
-        return URL(string: "x-objectgraph://\(store.identifier)/\(entity)/\(key)")!
+        let host = persistentStore(forEntity: resolved.entityName)?.identifier ?? store.identifier
+        return URL(string: "x-objectgraph://\(host)/\(entity)/\(key)")!
     }
 
     /// The object ID a URI from ``uriRepresentation(for:)`` names.
@@ -176,9 +229,6 @@ public final class PersistentStoreCoordinator: Sendable {
     public func managedObjectID(forURIRepresentation uri: URL) throws -> ObjectID {
         let text = uri.absoluteString
         guard uri.scheme == "x-objectgraph" else { throw ObjectGraphError.invalidURI(text, reason: "the scheme is not x-objectgraph") }
-        guard uri.host == store.identifier else {
-            throw ObjectGraphError.invalidURI(text, reason: "it names store \(uri.host ?? "nil"), this store is \(store.identifier)")
-        }
         let parts = uri.path.split(separator: "/").map(String.init)
         guard parts.count == 2, let entity = parts[0].removingPercentEncoding,
               let kind = parts[1].first, let number = Int64(parts[1].dropFirst()), number > 0 else {
@@ -186,6 +236,10 @@ public final class PersistentStoreCoordinator: Sendable {
         }
         guard model.entityIfPresent(entity) != nil else {
             throw ObjectGraphError.invalidURI(text, reason: "entity \(entity) is not in the model")
+        }
+        let keeper = persistentStore(forEntity: entity)?.identifier ?? store.identifier
+        guard uri.host == keeper else {
+            throw ObjectGraphError.invalidURI(text, reason: "it names store \(uri.host ?? "nil"), and \(entity)'s store is \(keeper)")
         }
         switch kind {
         case "p": return ObjectID(entityName: entity, rawKey: number)

@@ -44,3 +44,16 @@ enum Substitution {
         return converted
     }
 }
+
+extension FormatPredicate {
+    /// Replaces each `$name.key.path` by what `value` answers for its key path (nil leaves it): a fetched property's
+    /// `code == $FETCH_SOURCE.countryCode` reads the source object's own values before the fetch compiles.
+    package func substitutingMembers(
+        of name: String, _ value: ([String]) throws -> FormatExpression?
+    ) rethrows -> FormatPredicate {
+        try rewritten { expression, bound in
+            guard case .member(.variable(name), let path) = expression, !bound.contains(name) else { return nil }
+            return try value(path)
+        }
+    }
+}

@@ -460,7 +460,7 @@ public final class SQLiteStore: PersistentStore {
         return Array(first..<first + Int64(count))
     }
 
-    func writeStore<T>(_ body: (Database) throws -> T) throws -> T {
+    func writeStore<T>(_ body: (Database) throws -> T, beforeCommit: () throws -> Void = {}) throws -> T {
         guard !isReadOnly else {
             throw Self.readOnlyRefusal(location)
         }
@@ -472,6 +472,7 @@ public final class SQLiteStore: PersistentStore {
                 let result = try body(db)
                 // Last, so that nothing commits where no later process reads it (see `StoreFiles`).
                 if let problem = files.problem() { throw ObjectGraphError.storeWriteFailed(path: location, reason: problem) }
+                try beforeCommit()
                 return result
             }
         } catch let error as ObjectGraphError {
@@ -496,16 +497,18 @@ public final class SQLiteStore: PersistentStore {
         return (ms * 100).rounded() / 100
     }
 
-    public func save(_ changes: ChangeSet) throws -> SaveResult {
+    public func save(_ changes: ChangeSet) throws -> SaveResult { try save(changes, beforeCommit: {}) }
+
+    public func save(_ changes: ChangeSet, beforeCommit: () throws -> Void) throws -> SaveResult {
         let start = ContinuousClock.now
         do {
             let files = ExternalFileChanges()
             let result: SaveResult
             do {
-                result = try writeStore { db in
+                result = try writeStore({ db in
                     var transaction = SQLiteSaveTransaction(store: self, db: db, externalFiles: files)
                     return try transaction.run(changes)
-                }
+                }, beforeCommit: beforeCommit)
             } catch {
                 externalData.discard(files.written)
                 throw error
