@@ -66,6 +66,8 @@ extension ContextState {
         if !result.permanentIDs.isEmpty { observation?.noteRenamed() }
         layers = []
         hasOwnEdits = false
+        // Every saved object starts its next event from the row just saved.
+        observation?.eventStates.removeAll()
         if isRoot { republishView() }
         // Listeners hear the rows as the store holds them, settled conflicts included.
         if isRoot, !result.refreshed.isEmpty { saved = saved.map { $0.settled(by: result.refreshed, model: model) } }
@@ -900,6 +902,9 @@ extension ContextState {
     func rollback() {
         // Observers hear the edits being rolled back first, then the rollback (Core Data's objects-did-change).
         observation?.process()
+        // Core Data's rollback empties the undo stack: nothing it holds applies to the committed state.
+        observation?.eventStates.removeAll()
+        undoManager?.removeAllActions()
         let notice = notifications.hasSubscribers(for: .objectsDidChange)
             ? ContextChanges(refreshed: updated.objects.map(\.objectID) + deleted.keys, invalidated: pendingInserts.map(\.objectID)) : nil
         defer { if let notice, notice.count > 0 { notifications.post(.objectsDidChange, notice, from: self) } }
@@ -985,6 +990,8 @@ extension ContextState {
 
     func reset() {
         observation?.process()
+        observation?.eventStates.removeAll()
+        undoManager?.removeAllActions()
         let notice = notifications.hasSubscribers(for: .objectsDidChange)
             ? ContextChanges(invalidated: registered.objects.map(\.objectID), invalidatesAll: true) : nil
         defer { if let notice { notifications.post(.objectsDidChange, notice, from: self) } }

@@ -121,6 +121,18 @@ final class ContextState {
     /// `@exclusivity(unchecked)` for the reason ``registered`` is: every change reads it, on this executor only, and
     /// nothing that reads it sets it.
     @exclusivity(unchecked) var observation: ObservationCenter?
+    /// The context's undo manager, which keeps the observation center in being (it sees every event's end).
+    var undoManager: ContextUndoManager? {
+        didSet {
+            guard undoManager !== oldValue else { return }
+            oldValue?.state = nil
+            guard let undoManager else { return }
+            // Changes made before are not undoable: they end their event now, before the manager listens.
+            processPendingChanges()
+            trackEvents().process()
+            undoManager.state = self
+        }
+    }
 
     /// Whether calls must run on ``executor``: ``ConcurrencyChecks/isEnabled`` as it was when the context was made
     /// (set once at start-up, as documented), read here so that every object access does not load a global.

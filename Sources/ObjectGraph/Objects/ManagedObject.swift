@@ -518,6 +518,30 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         return Set(changedKeys().filter { !attributeNames.contains($0) })
     }
 
+    /// The attributes changed in the current event (since the context last processed its changes: the end of the
+    /// last `perform` block, ``ObjectContext/processPendingChanges()``, a save), with the values they had then
+    /// (Core Data's `changedValuesForCurrentEvent()`). An object first changed in this event compares with its
+    /// committed values; an object inserted in this event has none.
+    ///
+    /// ```swift
+    /// override func willSave() {
+    ///     if let old = try? changedValuesForCurrentEvent()["title"] { print("title was \(old)") }
+    /// }
+    /// ```
+    ///
+    /// A context keeps each event's values once it sees events end: once anything observes it (an observer, a
+    /// results controller, an undo manager) or this method was first called on one of its objects.
+    public func changedValuesForCurrentEvent() throws -> [String: AttributeValue] {
+        let state = try checkedState()
+        guard !isFaultStorage else { return [:] }
+        guard let start = state.trackEvents().eventStates.start(of: self)?.values else { return [:] }
+        var result: [String: AttributeValue] = [:]
+        for (index, attribute) in entity.attributes.enumerated() where start[index] != values[index] {
+            result[attribute.name] = start[index]
+        }
+        return result
+    }
+
     /// The values last saved or fetched for `keys` (every attribute when nil); empty for an unsaved insert.
     public func committedValues(forKeys keys: [String]? = nil) throws -> [String: AttributeValue] {
         let state = try checkedState()

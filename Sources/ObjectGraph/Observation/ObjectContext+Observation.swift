@@ -30,8 +30,7 @@ extension ObjectContext {
     /// processPendingChanges); otherwise both happen after the work running now.
     public func processPendingChanges() {
         state.checkExecutor()
-        state.propagatePendingDeletions()
-        state.observation?.process()
+        state.processPendingChanges()
     }
 }
 

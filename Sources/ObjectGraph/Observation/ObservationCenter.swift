@@ -13,6 +13,8 @@ final class ObservationCenter {
     private var changed: [ObjectIdentifier: ManagedObject] = [:]
     /// Those of them refreshed (read again from below) rather than edited.
     private var refreshed: Set<ObjectIdentifier> = []
+    /// Each object changed in an earlier event and not saved, as that event left it.
+    var eventStates = EventStates()
     private var needsRebuild = false
     private var needsRenameCheck = false
     private var isScheduled = false
@@ -81,6 +83,8 @@ final class ObservationCenter {
     /// Delivers what changed since the last processing, with `external` (a merge's or a child's save's objects).
     func process(external: ContextChanges? = nil) {
         isScheduled = false
+        // An undo group holds a deletion's rules with it, as Core Data's processPendingChanges runs them first.
+        if state.undoManager != nil, state.isDeletePropagationScheduled { state.propagatePendingDeletions() }
         let objects = changed
         changed = [:]
         let refreshedHere = refreshed
@@ -93,6 +97,7 @@ final class ObservationCenter {
         if let external {
             externalIDs = external.insertedObjectIDs + external.updatedObjectIDs + external.deletedObjectIDs
         }
+        if !objects.isEmpty { endEvent(objects, refreshed: refreshedHere, external: Set(externalIDs)) }
         guard rebuild || renameCheck || !objects.isEmpty || !externalIDs.isEmpty else { return }
         for key in Array(controllers.keys) {
             guard let controller = controllers[key]?.controller else {
@@ -104,6 +109,32 @@ final class ObservationCenter {
         // An observed object is held, so an external change names it by the ID it has here.
         if !objectObservers.isEmpty { notifyObjectObservers(objects, externalIDs: Set(externalIDs), rebuild: rebuild) }
         if !objects.isEmpty { postOwnChanges(objects, refreshed: refreshedHere, excluding: Set(externalIDs)) }
+    }
+
+    /// Ends the event for the objects it changed: each one's start moves to where it is now, and the undo manager
+    /// records the difference of those the context changed itself (merges and children's saves are not undoable).
+    private func endEvent(_ objects: [ObjectIdentifier: ManagedObject], refreshed: Set<ObjectIdentifier>, external: Set<ObjectID>) {
+        var steps: [ContextUndoManager.Step] = []
+        let recordsUndo = state.undoManager != nil
+        var objects = objects
+        if recordsUndo {
+            // A cascade marks the objects it reaches deleted without noting each: they are in this event too.
+            for object in state.deleted.values where objects[ObjectIdentifier(object)] == nil && !eventStates.isGone(object) {
+                objects[ObjectIdentifier(object)] = object
+            }
+        }
+        for (key, object) in objects {
+            // A merge's objects, as a rule: nothing to keep, no snapshot to take.
+            guard recordsUndo || EventStates.isPending(object) else {
+                eventStates.forget(object)
+                continue
+            }
+            let now = ObjectEventState(of: object, in: state)
+            let start = eventStates.end(for: object, at: now)
+            guard recordsUndo, !refreshed.contains(key), !external.contains(object.objectID), start != now else { continue }
+            steps.append(ContextUndoManager.Step(object: object, before: start, after: now))
+        }
+        state.undoManager?.record(steps.sorted { $0.object.objectID < $1.object.objectID })
     }
 
     /// Posts the context's objects-did-change for its own processed changes, as Core Data does at the end of an

@@ -57,6 +57,15 @@ extension ObjectContext {
         return try state.fetch(request, as: type)
     }
 
+    /// The objects a request selects as a macro entity class (``fetch(_:as:)`` with the class first).
+    ///
+    /// ```swift
+    /// let recent = try ctx.fetch(Book.self, FetchRequest(entityName: "Book", format: "year > 2000"))
+    /// ```
+    public func fetch<T: ManagedEntity>(_ type: T.Type, _ request: FetchRequest) throws -> [T] {
+        try fetch(request, as: type)
+    }
+
     /// The objects a request selects as a macro entity class, loaded a batch at a time.
     public func fetchResults<T: ManagedEntity>(_ request: FetchRequest, as type: T.Type) throws -> FetchedResults<T> {
         let results = try fetchResults(request)

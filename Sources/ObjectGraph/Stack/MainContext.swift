@@ -47,6 +47,11 @@ public struct MainContext {
         try state.fetch(request, as: type)
     }
 
+    /// The objects a request selects, as a macro entity class (see ``ObjectContext/fetch(_:_:)``).
+    public func fetch<T: ManagedEntity>(_ type: T.Type, _ request: FetchRequest) throws -> [T] {
+        try state.fetch(request, as: type)
+    }
+
     /// Every object of a macro entity class matching a format, in the order of `sortedBy`.
     public func fetch<T: ManagedEntity>(_ type: T.Type, sortedBy sortKeys: [String] = [], where format: String? = nil, _ arguments: Any?...) throws -> [T] {
         try fetch(try T.request(format: format, arguments: arguments, orderBy: sortKeys, offset: 0, limit: nil), as: T.self)

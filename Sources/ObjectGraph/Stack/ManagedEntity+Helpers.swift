@@ -72,6 +72,14 @@ extension ManagedEntity {
     /// A request for this entity; ties in any order fall back to primary-key order (unsaved objects last, as
     /// inserted), the defined order the seeds lacked.
     static func request(format: String?, arguments: [Any?], orderBy: [String], offset: Int, limit: Int?) throws -> FetchRequest {
+        guard format != nil || arguments.isEmpty else {
+            // A request handed to the variadic arguments (`fetch(Book.self, request)` before the overload taking one)
+            // would otherwise select every object.
+            throw ObjectGraphError.invalidFetch(
+                entity: entityName,
+                reason: "\(arguments.count) format argument(s) were given without a format (\(arguments.map { String(describing: $0.map { type(of: $0) }) }.joined(separator: ", "))): "
+                    + "give the format (where: \"title == %@\"), or pass a FetchRequest as fetch(request, as: \(entityName).self)")
+        }
         var request = fetchRequest()
         if let format { request.predicate = try FormatPredicate(format: format, argumentArray: arguments) }
         if !orderBy.isEmpty { request.sortKeys = orderBy.map { SortKey($0) } }
