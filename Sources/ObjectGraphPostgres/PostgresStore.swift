@@ -17,7 +17,7 @@ import PredicateFormat
 ///
 /// Calls are synchronous, like the SQLite store's: each waits for the server on the caller's thread, never longer
 /// than ``PostgresStoreConfiguration/queryTimeout``.
-public final class PostgresStore: PersistentStore, RemoteChangeSource {
+public final class PostgresStore: PersistentStore, RemoteChangeSource, QueryGenerationStore {
     public let identifier: String
     public let location: String
     let model: Model
@@ -100,7 +100,16 @@ public final class PostgresStore: PersistentStore, RemoteChangeSource {
     }
 
     func read<T>(_ body: (PostgresSession) throws -> T) throws -> T {
-        try PostgresErrors.reading(location) { try pool.withSession(body) }
+        if let pinned = StoreGeneration.snapshot(of: self, as: PostgresSnapshot.self) {
+            return try PostgresErrors.reading(location) { try pinned.reading(body) }
+        }
+        return try PostgresErrors.reading(location) { try pool.withSession(body) }
+    }
+
+    /// Holds the database as it is now for contexts pinned to a query generation: a connection of its own in a
+    /// repeatable-read, read-only transaction (one connection per generation, beside the pool's).
+    package func openSnapshot() throws -> any StoreSnapshot {
+        try PostgresErrors.reading(location) { try PostgresSnapshot(pool: pool) }
     }
 
     // MARK: Reading

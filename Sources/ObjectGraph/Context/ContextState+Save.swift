@@ -68,6 +68,7 @@ extension ContextState {
         hasOwnEdits = false
         // Every saved object starts its next event from the row just saved.
         observation?.eventStates.removeAll()
+        if isRoot { advanceQueryGeneration() }
         if isRoot { republishView() }
         // Listeners hear the rows as the store holds them, settled conflicts included.
         if isRoot, !result.refreshed.isEmpty { saved = saved.map { $0.settled(by: result.refreshed, model: model) } }
@@ -989,6 +990,7 @@ extension ContextState {
     }
 
     func reset() {
+        advanceQueryGeneration()
         observation?.process()
         observation?.eventStates.removeAll()
         undoManager?.removeAllActions()

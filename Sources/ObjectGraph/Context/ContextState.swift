@@ -121,6 +121,8 @@ final class ContextState {
     /// `@exclusivity(unchecked)` for the reason ``registered`` is: every change reads it, on this executor only, and
     /// nothing that reads it sets it.
     @exclusivity(unchecked) var observation: ObservationCenter?
+    /// The query generation this context's tree reads (its root's); set once, when the context is made.
+    var generationPin = GenerationPin()
     /// The context's undo manager, which keeps the observation center in being (it sees every event's end).
     var undoManager: ContextUndoManager? {
         didSet {

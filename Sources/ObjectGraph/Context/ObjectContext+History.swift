@@ -60,6 +60,7 @@ extension ContextState {
     /// Merges `changes` as a notification whose rows are the store's current ones: the rows of objects registered
     /// here, and with results controllers or observers, of every object inserted or updated (they may enter a result).
     func mergeStoreChanges(_ changes: StoreChanges) throws {
+        if isRoot { advanceQueryGeneration() }
         guard !changes.isEmpty else { return }
         // Children may hold objects this context does not: they read every changed one again.
         inFlight.viewChanges.record(changes.updatedObjectIDs + changes.deletedObjectIDs)

@@ -146,6 +146,8 @@ extension ContextState {
     }
 
     func merge(_ notification: ContextNotification) {
+        // A pinned context merging moves to the store's newest state, which holds what it merges.
+        if isRoot { advanceQueryGeneration() }
         let changes = notification.changes
         var touched: [ObjectID] = []
         var deletedHere: [ObjectID] = []

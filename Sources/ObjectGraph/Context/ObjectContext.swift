@@ -45,6 +45,8 @@ public actor ObjectContext {
     nonisolated(unsafe) let mainActorState: ContextState
     /// The save this (root) context is writing, readable by its children from any thread.
     nonisolated let inFlight: InFlightBoard
+    /// The query generation the context's tree reads the store at: its root's, shared by every child.
+    nonisolated let generationPin: GenerationPin
     var mergeToken: NotificationToken?
     var remoteMergeToken: RemoteChangeToken?
 
@@ -76,8 +78,11 @@ public actor ObjectContext {
         self.executor = executor
         let hub = NotificationHub(forward: parent == nil ? coordinator.hub : nil)
         self.hub = hub
-        let below: any RowSource = parent.map { ParentSource(parent: $0) } ?? StoreSource(coordinator: coordinator)
+        let pin = parent?.generationPin ?? GenerationPin()
+        generationPin = pin
+        let below: any RowSource = parent.map { ParentSource(parent: $0) } ?? StoreSource(coordinator: coordinator, pin: pin)
         let state = ContextState(name: name, executor: executor, coordinator: coordinator, below: below, notifications: hub)
+        state.generationPin = pin
         self.state = state
         self.mainActorState = state
         self.inFlight = state.inFlight

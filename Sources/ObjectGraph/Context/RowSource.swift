@@ -18,16 +18,18 @@ protocol RowSource: Sendable {
 /// The store beneath a root context.
 struct StoreSource: RowSource {
     let coordinator: PersistentStoreCoordinator
+    /// The state of the store the root context reads, when it is pinned to one (a query generation).
+    let pin: GenerationPin
     var generation: Int { 0 }
 
-    func snapshots(for ids: [ObjectID]) throws -> [Snapshot] { try coordinator.store.snapshots(for: ids) }
-    func fetch(_ request: StoreFetchRequest) throws -> [Snapshot] { try coordinator.store.fetch(request) }
-    func count(_ request: StoreFetchRequest) throws -> Int { try coordinator.store.count(request) }
+    func snapshots(for ids: [ObjectID]) throws -> [Snapshot] { try pin.reading { try coordinator.store.snapshots(for: ids) } }
+    func fetch(_ request: StoreFetchRequest) throws -> [Snapshot] { try pin.reading { try coordinator.store.fetch(request) } }
+    func count(_ request: StoreFetchRequest) throws -> Int { try pin.reading { try coordinator.store.count(request) } }
     func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [[ObjectID]] {
-        try coordinator.store.relatedIDs(of: ids, relationship: relationship)
+        try pin.reading { try coordinator.store.relatedIDs(of: ids, relationship: relationship) }
     }
     func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[String: AttributeValue]] {
-        try coordinator.store.fetchDictionaries(request)
+        try pin.reading { try coordinator.store.fetchDictionaries(request) }
     }
     func push(_ layers: [ChangeSet], from source: ObjectIdentifier) throws -> SaveResult {
         precondition(layers.count == 1, "a root context flattens its layers before writing")
@@ -57,7 +59,9 @@ struct ParentSource: RowSource {
     func fetch(_ request: StoreFetchRequest) throws -> [Snapshot] {
         // A root parent publishes its state as "the store plus its pending layers" when it can: read both rather
         // than wait for its queue (which a save to disk holds for long).
-        if let rows = try InFlightSave.fetch(request, from: parent.inFlight, store: parent.coordinator.store) { return rows }
+        if let rows = try parent.generationPin.reading({ try InFlightSave.fetch(request, from: parent.inFlight, store: parent.coordinator.store) }) {
+            return rows
+        }
         return try parent.performAndWait { try $0.state.serveFetch(request) }
     }
     func count(_ request: StoreFetchRequest) throws -> Int {

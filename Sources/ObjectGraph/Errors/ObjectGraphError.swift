@@ -96,6 +96,9 @@ public enum ObjectGraphError: Error, Sendable, Hashable, CustomStringConvertible
     /// one is an I/O error or a lost server at the moment of COMMIT. The context keeps its changes as after any failed
     /// save, so reset it and read the stores again rather than saving the same changes twice.
     case partialSave(committed: [String], notCommitted: [String], reason: String)
+    /// A context cannot be pinned to a query generation: it is a child (it reads its parent), the token is of
+    /// another store, or the store keeps no generations.
+    case queryGenerationUnavailable(context: String, reason: String)
     /// A store could not be migrated from one model version to the next (a change no rule infers, or data the new
     /// model refuses); the store was left as it was.
     case migrationRefused(path: String, entity: String, property: String?, reason: String)
@@ -168,6 +171,8 @@ public enum ObjectGraphError: Error, Sendable, Hashable, CustomStringConvertible
         case let .partialSave(committed, notCommitted, reason):
             return "the save was committed to \(committed.joined(separator: ", ")) but not to \(notCommitted.joined(separator: ", ")): \(reason); "
                 + "reset the context and read the stores again before saving the same changes"
+        case let .queryGenerationUnavailable(context, reason):
+            return "context \(context) cannot be pinned to a query generation: \(reason)"
         case let .migrationRefused(path, entity, property, reason):
             let change = "\(entity)\(property.map { ".\($0)" } ?? ""): \(reason)"
             // A plan worked out apart from any store (`MigrationPlan`, `SchemaVersions.plans`) has no path to name.

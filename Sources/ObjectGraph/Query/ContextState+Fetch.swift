@@ -247,10 +247,10 @@ extension ContextState {
             storeRequest.limit = request.fetchLimit
             storeRequest.offset = request.fetchOffset
             if !loadValues, isRoot {
-                return .rows(try coordinator.store.fetchIDs(storeRequest).map { Snapshot(objectID: $0, version: 0, values: [], toOne: []) })
+                return .rows(try generationPin.reading { try coordinator.store.fetchIDs(storeRequest) }.map { Snapshot(objectID: $0, version: 0, values: [], toOne: []) })
             }
             if let sink, isRoot {
-                try coordinator.store.fetch(storeRequest, each: sink)
+                try generationPin.reading { try coordinator.store.fetch(storeRequest, each: sink) }
                 return .streamed
             }
             return .rows(try below.fetch(storeRequest))

@@ -6,7 +6,7 @@
 /// ``PersistentStore/save(_:beforeCommit:)``): a conflict, a refused constraint or a failed write in any store leaves
 /// all of them untouched. Only a commit failing after another store's commit (an I/O error at COMMIT, a server gone
 /// at that moment) leaves part of a save written; that is reported, naming the stores on each side.
-final class ConfiguredStores: PersistentStore {
+final class ConfiguredStores: PersistentStore, QueryGenerationStore {
     /// The stores by configuration, in the order saves nest them (by configuration name).
     let members: [(configuration: String, store: any PersistentStore, model: Model)]
     /// Entity name → index in `members`.
@@ -70,39 +70,71 @@ final class ConfiguredStores: PersistentStore {
     func snapshots(for ids: [ObjectID]) throws -> [Snapshot] {
         var rows: [Snapshot] = []
         for (index, group) in Dictionary(grouping: ids, by: { storeIndex[$0.entityName] ?? -1 }) where index >= 0 {
-            rows += try members[index].store.snapshots(for: group)
+            let store = members[index].store
+            rows += try reading(store) { try store.snapshots(for: group) }
         }
         return rows
     }
 
     func fetch(_ request: StoreFetchRequest) throws -> [Snapshot] {
-        try member(for: request.entityName)?.store.fetch(request) ?? []
+        guard let store = member(for: request.entityName)?.store else { return [] }
+        return try reading(store) { try store.fetch(request) }
     }
 
     func fetch(_ request: StoreFetchRequest, each body: (Snapshot) throws -> Void) throws {
-        try member(for: request.entityName)?.store.fetch(request, each: body)
+        guard let store = member(for: request.entityName)?.store else { return }
+        try reading(store) { try store.fetch(request, each: body) }
     }
 
     func fetchIDs(_ request: StoreFetchRequest) throws -> [ObjectID] {
-        try member(for: request.entityName)?.store.fetchIDs(request) ?? []
+        guard let store = member(for: request.entityName)?.store else { return [] }
+        return try reading(store) { try store.fetchIDs(request) }
     }
 
     func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[String: AttributeValue]] {
-        try member(for: request.fetch.entityName)?.store.fetchDictionaries(request) ?? []
+        guard let store = member(for: request.fetch.entityName)?.store else { return [] }
+        return try reading(store) { try store.fetchDictionaries(request) }
     }
 
     func count(_ request: StoreFetchRequest) throws -> Int {
-        try member(for: request.entityName)?.store.count(request) ?? 0
+        guard let store = member(for: request.entityName)?.store else { return 0 }
+        return try reading(store) { try store.count(request) }
     }
 
     func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [[ObjectID]] {
         guard let owner = ids.first?.entityName, let found = member(for: owner) else { return ids.map { _ in [] } }
-        return try found.store.relatedIDs(of: ids, relationship: own(relationship, of: owner, in: found.model))
+        let own = try own(relationship, of: owner, in: found.model)
+        return try reading(found.store) { try found.store.relatedIDs(of: ids, relationship: own) }
     }
 
     func relatedIDs(of id: ObjectID, relationship: ModelRelationship) throws -> [ObjectID] {
         guard let found = member(for: id.entityName) else { return [] }
-        return try found.store.relatedIDs(of: id, relationship: own(relationship, of: id.entityName, in: found.model))
+        let own = try own(relationship, of: id.entityName, in: found.model)
+        return try reading(found.store) { try found.store.relatedIDs(of: id, relationship: own) }
+    }
+
+    // MARK: Query generations
+
+    /// One generation of each store that keeps them, opened together.
+    final class Generations: StoreSnapshot {
+        let byStore: [ObjectIdentifier: StoreGeneration]
+        init(_ byStore: [ObjectIdentifier: StoreGeneration]) { self.byStore = byStore }
+        func close() {}
+    }
+
+    func openSnapshot() throws -> any StoreSnapshot {
+        var byStore: [ObjectIdentifier: StoreGeneration] = [:]
+        for member in members {
+            guard let store = member.store as? any QueryGenerationStore else { continue }
+            byStore[ObjectIdentifier(store)] = try StoreGeneration(store: store)
+        }
+        return Generations(byStore)
+    }
+
+    /// Runs a read of `store` at the generation a pinned context reads, if one is bound for these stores.
+    private func reading<T>(_ store: any PersistentStore, _ body: () throws -> T) rethrows -> T {
+        guard let generation = StoreGeneration.snapshot(of: self, as: Generations.self)?.byStore[ObjectIdentifier(store)] else { return try body() }
+        return try generation.reading(body)
     }
 
     // MARK: Writing

@@ -2,7 +2,7 @@ import Foundation
 
 /// A store that keeps rows in memory only: for tests, previews and scratch work. Same semantics as
 /// ``SQLiteStore`` (versions, keys, uniqueness, all-or-nothing saves), nothing on disk.
-public final class InMemoryStore: PersistentStore {
+public final class InMemoryStore: PersistentStore, QueryGenerationStore {
     struct StoredRow {
         var entityName: String
         var version: Int64
@@ -44,19 +44,30 @@ public final class InMemoryStore: PersistentStore {
     }
 
     public func snapshots(for ids: [ObjectID]) throws -> [Snapshot] {
-        try contents.withLock { state in
-            try ids.compactMap { id in
-                let asked = try model.entity(named: id.entityName)
-                guard let row = state.rows[asked.rootName]?[id.rawKey],
-                      try model.entity(named: row.entityName).isKind(of: asked) else { return nil }
-                return snapshot(id.rawKey, row)
-            }
+        let state = readable()
+        return try ids.compactMap { id in
+            let asked = try model.entity(named: id.entityName)
+            guard let row = state.rows[asked.rootName]?[id.rawKey],
+                  try model.entity(named: row.entityName).isKind(of: asked) else { return nil }
+            return snapshot(id.rawKey, row)
         }
+    }
+
+    /// The rows as a read sees them: the store's now, or those of the query generation a pinned context reads.
+    func readable() -> Contents {
+        StoreGeneration.snapshot(of: self, as: MemorySnapshot.self)?.contents ?? contents.withLock { $0 }
+    }
+
+    /// The rows at a query generation: a copy, which shares its storage with the store's until either changes.
+    final class MemorySnapshot: StoreSnapshot {
+        let contents: Contents
+        init(_ contents: Contents) { self.contents = contents }
+        func close() {}
     }
 
     /// The rows a request selects, in order: the predicate runs through the evaluator over the stored graph.
     func selected(_ request: StoreFetchRequest, sliced: Bool, in given: Contents? = nil) throws -> [Snapshot] {
-        let contents = given ?? self.contents.withLock { $0 }
+        let contents = given ?? readable()
         let entity = try model.entity(named: request.entityName)
         let names = entity.names(includingSubentities: request.includesSubentities)
         var rows = (contents.rows[entity.rootName] ?? [:]).filter { names.contains($0.value.entityName) }.map { snapshot($0.key, $0.value) }
@@ -91,12 +102,12 @@ public final class InMemoryStore: PersistentStore {
     }
 
     public func relatedIDs(of id: ObjectID, relationship: ModelRelationship) throws -> [ObjectID] {
-        let contents = self.contents.withLock { $0 }
+        let contents = readable()
         return try related(id, relationship, in: contents)
     }
 
     public func relatedIDs(of ids: [ObjectID], relationship: ModelRelationship) throws -> [[ObjectID]] {
-        let contents = self.contents.withLock { $0 }
+        let contents = readable()
         return try ids.map { try related($0, relationship, in: contents) }
     }
 
@@ -135,7 +146,7 @@ public final class InMemoryStore: PersistentStore {
     }
 
     public func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[String: AttributeValue]] {
-        let contents = self.contents.withLock { $0 }
+        let contents = readable()
         let entity = try model.entity(named: request.fetch.entityName)
         var unsorted = request.fetch
         unsorted.sortKeys = []
@@ -158,6 +169,9 @@ public final class InMemoryStore: PersistentStore {
         state.sequence[root] = first + Int64(count) - 1
         return Array(first..<(first + Int64(count)))
     }
+
+    /// Holds the rows as they are now for contexts pinned to a query generation.
+    package func openSnapshot() throws -> any StoreSnapshot { MemorySnapshot(contents.withLock { $0 }) }
 
     public func save(_ changes: ChangeSet) throws -> SaveResult { try save(changes, beforeCommit: {}) }
 

@@ -22,6 +22,12 @@ extension SQLiteStore {
     /// Runs `body` on a reader. Several statements share one read transaction (one snapshot of the store); a
     /// single statement needs none (SQLite reads each statement from one snapshot), which spares a small fetch
     /// the cost of opening and closing a transaction, and takes one of the store's ``StatementReaders``.
+    /// Holds the store as it is now for contexts pinned to a query generation: a connection in a read transaction,
+    /// which keeps the WAL from being checkpointed past it until the last such context moves on.
+    package func openSnapshot() throws -> any StoreSnapshot {
+        try reportingStoreErrors { try statementReaders.pin() }
+    }
+
     func readStore<T>(singleStatement: Bool = false, _ body: (Database) throws -> T) throws -> T {
         try reportingStoreErrors { singleStatement ? try statementReaders.read(body) : try statementReaders.readInTransaction(body) }
     }

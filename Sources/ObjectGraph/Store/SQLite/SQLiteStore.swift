@@ -11,7 +11,7 @@ import Synchronization
 /// attribute, `<relationship>_id` foreign keys for to-one relationships, join tables named `<Entity>_<relationship>`
 /// for many-to-many ones, an `_version` column per row for optimistic locking, and `objectgraph_metadata` holding
 /// the model, its hash and the store's identifier, so any store describes itself.
-public final class SQLiteStore: PersistentStore {
+public final class SQLiteStore: PersistentStore, QueryGenerationStore {
     public let identifier: String
     public let location: String
     /// How long a write waits for a lock another connection or process holds, by default: long enough for any

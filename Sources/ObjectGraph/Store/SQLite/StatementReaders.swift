@@ -68,7 +68,60 @@ final class StatementReaders: Sendable {
 
     /// Runs `body` on an idle connection in one read transaction: its statements read one snapshot of the store.
     func readInTransaction<T>(_ body: (Database) throws -> T) throws -> T {
-        try lend { reader in try reader.queue.read(body) }
+        // A pinned connection is in its generation's transaction already.
+        if let pinned = pinnedReader() { return try pinned.lend { reader in try reader.queue.unsafeRead(body) } }
+        return try lendIdle { reader in try reader.queue.read(body) }
+    }
+
+    // MARK: Query generations
+
+    /// A connection holding one read transaction open: the store as it was when the transaction began, for the
+    /// contexts pinned to it (Core Data's query generations, which read the WAL from a transaction's snapshot).
+    final class PinnedReader: StoreSnapshot {
+        fileprivate let reader: Reader
+        fileprivate unowned let readers: StatementReaders
+        /// Contexts sharing a token read one at a time.
+        private let inUse = NSLock()
+
+        fileprivate init(_ reader: Reader, readers: StatementReaders) {
+            self.reader = reader
+            self.readers = readers
+        }
+
+        fileprivate func lend<T>(_ body: (Reader) throws -> T) throws -> T {
+            inUse.lock()
+            defer { inUse.unlock() }
+            return try body(reader)
+        }
+
+        func close() {
+            inUse.lock()
+            defer { inUse.unlock() }
+            reader.queue.unsafeRead { db in
+                reader.memo.removeAll()
+                try? db.execute(sql: "ROLLBACK")
+            }
+            // An immutable connection's descriptor is outside SQLite's bookkeeping (see `StoreFileRegistry`).
+            if let immutableFile = readers.immutableFile { StoreFileRegistry.close(reader, path: immutableFile) } else { try? reader.queue.close() }
+        }
+    }
+
+    /// A new connection in a read transaction that has read the store, so that its snapshot is taken now.
+    func pin() throws -> PinnedReader {
+        var configuration = configuration
+        // The transaction stays open between reads, on purpose: GRDB refuses that unless told.
+        configuration.allowsUnsafeTransactions = true
+        let reader = try Reader(queue: DatabaseQueue(path: path, configuration: configuration))
+        try reader.queue.unsafeRead { db in
+            try db.execute(sql: "BEGIN DEFERRED")
+            _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master")
+        }
+        return PinnedReader(reader, readers: self)
+    }
+
+    private func pinnedReader() -> PinnedReader? {
+        guard let generation = StoreGeneration.bound, let pinned = generation.snapshot as? PinnedReader, pinned.readers === self else { return nil }
+        return pinned
     }
 
     /// Runs `body` with the statement of `compiled` (its sliced SQL when `sliced`) prepared on an idle connection.
@@ -91,8 +144,14 @@ final class StatementReaders: Sendable {
     }
 
     /// Lends `body` an idle connection, which no other read uses until `body` returns: the first one when it is
-    /// free, else one from the idle list, else a new one.
+    /// free, else one from the idle list, else a new one. A read for a context pinned to a query generation gets
+    /// that generation's connection, whose open transaction holds the store as it was.
     private func lend<T>(_ body: (Reader) throws -> T) throws -> T {
+        if let pinned = pinnedReader() { return try pinned.lend(body) }
+        return try lendIdle(body)
+    }
+
+    private func lendIdle<T>(_ body: (Reader) throws -> T) throws -> T {
         if firstIsLent.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged {
             defer { firstIsLent.store(false, ordering: .releasing) }
             return try body(first)
@@ -110,7 +169,7 @@ final class StatementReaders: Sendable {
     }
 
     /// One connection and the memo of its last statements.
-    private final class Reader: Sendable {
+    fileprivate final class Reader: Sendable {
         let queue: DatabaseQueue
         let memo = StatementMemo()
 
