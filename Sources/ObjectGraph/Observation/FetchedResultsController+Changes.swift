@@ -12,9 +12,10 @@ extension FetchedResultsController {
                 lastSaveCount = state.coordinator.saveCount
                 for member in members.values where member.object.objectID != member.id { renamed[member.id] = member.object.objectID }
             }
-            if rebuild {
+            if rebuild || (refetchesOnChange && mayChange(changed, external)) {
                 return try refetch(renamed: renamed, updated: changed)
             }
+            if refetchesOnChange { return }
             // Inserts saved with permanent IDs keep their places, unless the new IDs order ties differently.
             if !renamed.isEmpty, !rename(renamed) {
                 return try refetch(renamed: renamed, updated: changed)
@@ -57,6 +58,24 @@ extension FetchedResultsController {
             // Kept for the app to read, and logged: the results stay as they were until the next change.
             lastError = error
             ObjectGraphLogging.logger.error("the fetched results controller for \(fetchRequest.entityName) could not apply a change: \(error)")
+        }
+    }
+
+    /// Whether a change can touch results fetched again at each change: an object of the entity changed, or keys
+    /// read across relationships (or an app's section names) may have.
+    private func mayChange(_ changed: [ObjectIdentifier: ManagedObject], _ external: ContextChanges?) -> Bool {
+        if readsOtherObjects { return true }
+        if changed.values.contains(where: { entityNames.contains($0.entity.name) }) { return true }
+        guard let external else { return false }
+        return (external.insertedObjectIDs + external.updatedObjectIDs + external.deletedObjectIDs).contains { entityNames.contains($0.entityName) }
+    }
+
+    /// Whether the order or the sections read values of other objects than the results' own.
+    private var readsOtherObjects: Bool {
+        switch sectioning {
+        case .computed: return true
+        case .keyPath(let path) where path.count > 1: return true
+        default: return fetchRequest.sortKeys.contains { $0.keyPath.count > 1 }
         }
     }
 
@@ -103,7 +122,7 @@ extension FetchedResultsController {
         // Back in, where they sort now.
         var entered: [ObjectIdentifier] = []
         for (key, object) in candidates where matches(object) {
-            let member = Member(object: object, id: object.objectID, values: try sortValues(of: object))
+            let member = try self.member(for: object)
             insert(member)
             members[key] = member
             identities[member.id] = key
@@ -238,7 +257,11 @@ extension FetchedResultsController {
 
     /// Sections that disappeared (old indexes) and appeared (new indexes), both lists being in section order.
     private func sectionChanges(from old: [(key: AttributeValue, name: String)]) -> [FetchedResultsSectionChange] {
-        guard sectionNameKeyPath != nil else { return [] }
+        switch sectioning {
+        case .none: return []
+        case .keyPath, .computed: return sectionChangesByName(from: old.map(\.name))
+        case .firstSortKey: break
+        }
         var changes: [FetchedResultsSectionChange] = []
         var i = 0, j = 0
         while i < old.count || j < buckets.count {
@@ -252,6 +275,23 @@ extension FetchedResultsController {
                 changes.append(FetchedResultsSectionChange(kind: .insert, name: buckets[j].name, index: j))
                 j += 1
             }
+        }
+        return changes
+    }
+
+    /// Sections named by another key than the first sort key follow no order of their own: those in both lists
+    /// whose order holds (the longest increasing run) stay, and every other one goes and comes.
+    private func sectionChangesByName(from old: [String]) -> [FetchedResultsSectionChange] {
+        let newIndex = Dictionary(buckets.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let common = old.enumerated().compactMap { index, name in newIndex[name].map { (old: index, new: $0) } }
+        let staying = Self.longestIncreasingRun(common.map(\.new))
+        let kept = Set(staying.map { common[$0].old }), arrived = Set(staying.map { common[$0].new })
+        var changes: [FetchedResultsSectionChange] = []
+        for (index, name) in old.enumerated() where !kept.contains(index) {
+            changes.append(FetchedResultsSectionChange(kind: .delete, name: name, index: index))
+        }
+        for (index, bucket) in buckets.enumerated() where !arrived.contains(index) {
+            changes.append(FetchedResultsSectionChange(kind: .insert, name: bucket.name, index: index))
         }
         return changes
     }
@@ -290,6 +330,12 @@ extension FetchedResultsController {
                 newIDs.append(id)
             }
         }
+        let sectionChanges = sectionChanges(from: oldKeys)
+        // Which old section became which new one: those neither deleted nor inserted, in order.
+        let deletedSections = Set(sectionChanges.filter { $0.kind == .delete }.map(\.index))
+        let insertedSections = Set(sectionChanges.filter { $0.kind == .insert }.map(\.index))
+        let keptSections = Dictionary(uniqueKeysWithValues: zip(
+            oldKeys.indices.filter { !deletedSections.contains($0) }, buckets.indices.filter { !insertedSections.contains($0) }))
         let updatedIDs = Set(updated.values.map(\.objectID))
         var differences: [CollectionDifference<ObjectID>.Change] = []
         var objectChanges: [FetchedResultsObjectChange] = []
@@ -300,7 +346,7 @@ extension FetchedResultsController {
         for (index, (offset, id)) in common.enumerated() {
             let before = oldPaths[id]!, after = newPaths[id]!
             // Staying means keeping its place among the others and its section.
-            if staying.contains(index), oldKeys[before.section].1 == buckets[after.section].name {
+            if staying.contains(index), keptSections[before.section] == after.section {
                 if updatedIDs.contains(id) {
                     objectChanges.append(FetchedResultsObjectChange(kind: .update, objectID: id, indexPath: [before.section, before.item], newIndexPath: [after.section, after.item]))
                 }
@@ -321,7 +367,7 @@ extension FetchedResultsController {
             differences.append(.insert(offset: offset, element: id, associatedWith: nil))
         }
         deliver(FetchedResultsChange(
-            snapshot: snapshot, sectionChanges: sectionChanges(from: oldKeys), objectChanges: Self.ordered(objectChanges),
+            snapshot: snapshot, sectionChanges: sectionChanges, objectChanges: Self.ordered(objectChanges),
             difference: CollectionDifference(differences) ?? CollectionDifference([])!, renamedIDs: renamed))
     }
 

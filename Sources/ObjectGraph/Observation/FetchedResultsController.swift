@@ -29,7 +29,27 @@ public final class FetchedResultsController {
         let object: ManagedObject
         var id: ObjectID
         var values: [AttributeValue]
+        /// The section's key, when sections are not the first sort key's runs (see ``Sectioning``).
+        var section: AttributeValue = .null
     }
+
+    /// How objects fall into sections.
+    enum Sectioning {
+        /// One section.
+        case none
+        /// Runs of the first sort key's values: kept current change by change.
+        case firstSortKey
+        /// Runs of another key path's values (the sort must group them, as Core Data requires).
+        case keyPath([String])
+        /// Runs of a name the app computes from each object (Core Data's transient "section identifier").
+        case computed((ManagedObject) throws -> String)
+    }
+
+    let sectioning: Sectioning
+    /// Whether the results are fetched again at each change rather than kept place by place: sections that are
+    /// not the first sort key's runs (a change to one object can move a section boundary anywhere) and a limit or
+    /// an offset (a change can bring in or push out an object the controller never held).
+    let refetchesOnChange: Bool
 
     struct Bucket {
         var key: AttributeValue
@@ -50,23 +70,29 @@ public final class FetchedResultsController {
     private var continuations: [Int: AsyncStream<FetchedResultsChange>.Continuation] = [:]
     private var nextContinuation = 0
 
-    init(request: FetchRequest, sectionNameKeyPath: String?, state: ContextState) throws {
+    init(request: FetchRequest, sectionNameKeyPath: String?, sectionName: ((ManagedObject) throws -> String)? = nil, state: ContextState) throws {
         guard !request.sortKeys.isEmpty else {
             throw ObjectGraphError.invalidFetch(entity: request.entityName, reason: "a fetched results controller needs sort keys, to keep its results in order")
-        }
-        guard request.fetchLimit == nil, request.fetchOffset == 0 else {
-            throw ObjectGraphError.invalidFetch(entity: request.entityName, reason: "a fetched results controller keeps every match: fetchLimit and fetchOffset are not supported")
         }
         let entity = try state.entity(named: request.entityName)
         for key in request.sortKeys where state.model.attribute(at: key.keyPath, from: entity) == nil {
             throw ObjectGraphError.invalidFetch(entity: request.entityName, reason: "the sort key '\(key.keyPathText)' names no attribute (across to-one relationships) of \(entity.name)")
         }
-        if let sectionNameKeyPath {
-            guard sectionNameKeyPath == request.sortKeys[0].keyPathText else {
+        if let sectionName {
+            sectioning = .computed(sectionName)
+        } else if let sectionNameKeyPath {
+            let path = sectionNameKeyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            guard state.model.attribute(at: path, from: entity) != nil else {
                 throw ObjectGraphError.invalidFetch(
-                    entity: request.entityName,
-                    reason: "the section key path '\(sectionNameKeyPath)' must be the first sort key ('\(request.sortKeys[0].keyPathText)'), so that sections are runs of the sorted results")
+                    entity: request.entityName, reason: "the section key path '\(sectionNameKeyPath)' names no attribute (across to-one relationships) of \(entity.name)")
             }
+            sectioning = sectionNameKeyPath == request.sortKeys[0].keyPathText ? .firstSortKey : .keyPath(path)
+        } else {
+            sectioning = .none
+        }
+        switch sectioning {
+        case .none, .firstSortKey: refetchesOnChange = request.fetchLimit != nil || request.fetchOffset != 0
+        case .keyPath, .computed: refetchesOnChange = true
         }
         fetchRequest = request
         self.sectionNameKeyPath = sectionNameKeyPath
@@ -89,6 +115,34 @@ public final class FetchedResultsController {
 
     /// The object at `[section, item]`.
     public func object(at indexPath: IndexPath) -> ManagedObject { buckets[indexPath[0]].members[indexPath[1]].object }
+
+    /// Where `object` is in the results (`[section, item]`), or nil when it is not one of them.
+    public func indexPath(forObject object: ManagedObject) -> IndexPath? {
+        guard let member = members[ObjectIdentifier(object)] else { return nil }
+        for (section, bucket) in buckets.enumerated() {
+            if let item = bucket.ids.firstIndex(of: member.id) { return [section, item] }
+        }
+        return nil
+    }
+
+    /// The index title of a section named `name`: its first letter, capitalized (Core Data's default); nil for an
+    /// empty name.
+    public func sectionIndexTitle(forSectionName name: String) -> String? {
+        name.first.map { String($0).uppercased() }
+    }
+
+    /// The sections' index titles, each once, in section order (a table view's side index).
+    public var sectionIndexTitles: [String] {
+        var seen: Set<String> = []
+        return buckets.compactMap { sectionIndexTitle(forSectionName: $0.name) }.filter { seen.insert($0).inserted }
+    }
+
+    /// The first section whose index title is `title`; `index` is the title's position in ``sectionIndexTitles``,
+    /// used when no section has the title (the section at that position, or the last).
+    public func section(forSectionIndexTitle title: String, at index: Int) -> Int {
+        if let found = buckets.firstIndex(where: { sectionIndexTitle(forSectionName: $0.name) == title }) { return found }
+        return max(0, min(index, buckets.count - 1))
+    }
 
     // MARK: Listening
 
@@ -141,9 +195,10 @@ public final class FetchedResultsController {
         let objects = try state.fetchObjects(fetchRequest, loadValues: true)
         var placed: [Member] = []
         placed.reserveCapacity(objects.count)
-        for object in objects { placed.append(Member(object: object, id: object.objectID, values: try sortValues(of: object))) }
+        for object in objects { placed.append(try member(for: object)) }
         placed.sort { precedes($0, $1) }
         build(from: placed)
+        try checkSectionsAreRuns()
         lastSaveCount = state.coordinator.saveCount
         hasFetched = true
     }
@@ -155,10 +210,10 @@ public final class FetchedResultsController {
         identities = [:]
         members.reserveCapacity(ordered.count)
         identities.reserveCapacity(ordered.count)
-        if sectionNameKeyPath == nil { buckets = [Bucket(key: .null, name: "", members: ChunkedList(), ids: ChunkedList())] }
+        if case .none = sectioning { buckets = [Bucket(key: .null, name: "", members: ChunkedList(), ids: ChunkedList())] }
         for member in ordered {
             let key = sectionKey(member)
-            if buckets.isEmpty || (sectionNameKeyPath != nil && sectionOrder(buckets[buckets.count - 1].key, key) != .orderedSame) {
+            if buckets.isEmpty || startsSection(after: buckets[buckets.count - 1].key, key) {
                 buckets.append(Bucket(key: key, name: Self.sectionName(key), members: ChunkedList(), ids: ChunkedList()))
             }
             buckets[buckets.count - 1].members.append(member)
@@ -183,11 +238,55 @@ public final class FetchedResultsController {
         return ContextState.storeOrder(a.id, b.id)
     }
 
-    func sectionKey(_ member: Member) -> AttributeValue { sectionNameKeyPath == nil ? .null : member.values[0] }
+    /// A member of the results for `object`, with its sort values and (for sections of their own) its section key.
+    func member(for object: ManagedObject) throws -> Member {
+        var member = Member(object: object, id: object.objectID, values: try sortValues(of: object))
+        switch sectioning {
+        case .none, .firstSortKey: break
+        case .keyPath(let path): member.section = try AttributeValue.read(path, from: object, entity: fetchRequest.entityName)
+        case .computed(let name): member.section = .string(try name(object))
+        }
+        return member
+    }
+
+    func sectionKey(_ member: Member) -> AttributeValue {
+        switch sectioning {
+        case .none: .null
+        case .firstSortKey: member.values[0]
+        case .keyPath, .computed: member.section
+        }
+    }
+
+    /// Whether an object of section key `key` after one of `previous` starts a new section.
+    private func startsSection(after previous: AttributeValue, _ key: AttributeValue) -> Bool {
+        switch sectioning {
+        case .none: false
+        case .firstSortKey: sectionOrder(previous, key) != .orderedSame
+        case .keyPath, .computed: Self.sectionName(previous) != Self.sectionName(key)
+        }
+    }
+
+    /// Refuses sections the sort splits, as Core Data does ("the fetched object at index … has an out of order
+    /// section name"): a section's objects must be one run of the sorted results.
+    private func checkSectionsAreRuns() throws {
+        var seen: Set<String> = []
+        var offset = 0
+        for bucket in buckets {
+            guard seen.insert(bucket.name).inserted else {
+                buckets = []
+                members = [:]
+                identities = [:]
+                throw ObjectGraphError.invalidFetch(
+                    entity: fetchRequest.entityName,
+                    reason: "section '\(bucket.name)' appears again at result \(offset), after other sections: sort by keys that keep each section's objects together (the section's key first)")
+            }
+            offset += bucket.ids.count
+        }
+    }
 
     /// Sections in the order of the first sort key.
     func sectionOrder(_ a: AttributeValue, _ b: AttributeValue) -> ComparisonResult {
-        guard sectionNameKeyPath != nil else { return .orderedSame }
+        guard case .firstSortKey = sectioning else { return .orderedSame }
         let key = fetchRequest.sortKeys[0]
         let order = InMemoryOrdering.order(a, b, key)
         if key.ascending || order == .orderedSame { return order }

@@ -13,6 +13,14 @@ extension MainContext {
         try state.fetchedResultsController(for: request, sectionNameKeyPath: sectionNameKeyPath, keepAlive: false)
     }
 
+    /// A controller whose sections are named by `sectionName` (see
+    /// ``ObjectContext/fetchedResultsController(for:sectionName:)``).
+    public func fetchedResultsController(
+        for request: FetchRequest, sectionName: @escaping (ManagedObject) throws -> String
+    ) throws -> FetchedResultsController {
+        try state.fetchedResultsController(for: request, sectionNameKeyPath: nil, sectionName: sectionName, keepAlive: false)
+    }
+
     /// `request`'s results and their diffs as an AsyncSequence (see ``ObjectContext/results(of:sectionNameKeyPath:)``).
     public func results(of request: FetchRequest, sectionNameKeyPath: String? = nil) throws -> AsyncStream<FetchedResultsChange> {
         try state.results(of: request, sectionNameKeyPath: sectionNameKeyPath)

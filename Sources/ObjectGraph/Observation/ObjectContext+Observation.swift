@@ -8,10 +8,29 @@ extension ObjectContext {
     /// controller.onChange { print($0.objectChanges) }
     /// ```
     ///
-    /// - Throws: ``ObjectGraphError/invalidFetch(entity:reason:)`` for a request without sort keys, a section key
-    ///   path that is not the first sort key, an unknown key; the fetch's own errors.
+    /// Sections are runs of the sorted results with one value of `sectionNameKeyPath`: the first sort key, or any
+    /// key the sort keeps together (a `month` beside a `date` sort), as Core Data requires. A `fetchLimit` and a
+    /// `fetchOffset` hold at every change. Results sectioned by another key than the first sort key, or limited, are
+    /// fetched again at each change that may touch them, rather than kept place by place.
+    ///
+    /// - Throws: ``ObjectGraphError/invalidFetch(entity:reason:)`` for a request without sort keys, an unknown key,
+    ///   a sort that splits a section; the fetch's own errors.
     public func fetchedResultsController(for request: FetchRequest, sectionNameKeyPath: String? = nil) throws -> FetchedResultsController {
         try state.fetchedResultsController(for: request, sectionNameKeyPath: sectionNameKeyPath, keepAlive: false)
+    }
+
+    /// A controller whose sections are named by `sectionName`, computed from each object (Core Data's transient
+    /// section identifier, such as "by month"); the sort must keep each section's objects together.
+    ///
+    /// ```swift
+    /// let byMonth = try ctx.fetchedResultsController(for: request) { object in
+    ///     monthTitle(try object.value(forKey: "date"))
+    /// }
+    /// ```
+    public func fetchedResultsController(
+        for request: FetchRequest, sectionName: @escaping (ManagedObject) throws -> String
+    ) throws -> FetchedResultsController {
+        try state.fetchedResultsController(for: request, sectionNameKeyPath: nil, sectionName: sectionName, keepAlive: false)
     }
 
     /// `request`'s results and their diffs as an AsyncSequence: the first element holds the whole results (every
@@ -42,11 +61,13 @@ extension ContextState {
         return center
     }
 
-    func fetchedResultsController(for request: FetchRequest, sectionNameKeyPath: String?, keepAlive: Bool) throws -> FetchedResultsController {
+    func fetchedResultsController(
+        for request: FetchRequest, sectionNameKeyPath: String?, sectionName: ((ManagedObject) throws -> String)? = nil, keepAlive: Bool
+    ) throws -> FetchedResultsController {
         checkExecutor()
         // Changes made before the controller exists are in its first fetch, not in a diff.
         observation?.process()
-        let controller = try FetchedResultsController(request: request, sectionNameKeyPath: sectionNameKeyPath, state: self)
+        let controller = try FetchedResultsController(request: request, sectionNameKeyPath: sectionNameKeyPath, sectionName: sectionName, state: self)
         try controller.performFetch()
         observationCenter.add(controller, keepAlive: keepAlive)
         return controller
