@@ -52,8 +52,60 @@ extension PostgresStore {
         try history(after: token, excludingOrigin: nil).transactions
     }
 
-    /// The transactions after `token`, without those `excludingOrigin` wrote, and the number of the newest of all.
-    func history(after token: PersistentHistoryToken?, excludingOrigin: String?) throws -> (transactions: [PersistentHistoryTransaction], last: Int64) {
+    /// The transactions `request` selects: its token, moment, authors, contexts and entities in SQL, the rest as
+    /// the rows are read.
+    public func history(_ request: HistoryRequest) throws -> [PersistentHistoryTransaction] {
+        request.filter(try history(after: request.after, excludingOrigin: nil, selecting: request).transactions)
+    }
+
+    /// Deletes the transactions through the newest one recorded before `date`.
+    public func deleteHistory(before date: Date) throws -> Int {
+        try PostgresErrors.writing(location) {
+            try pool.withSession { session in
+                try session.transaction(learningOutcome: true) {
+                    var binds = StatementBindings()
+                    binds.append(date.timeIntervalSince1970)
+                    guard let through = try session.query(
+                        "SELECT MAX(number) FROM \(pgQuoted(PostgresSchema.historyTable)) WHERE timestamp < $1", binds
+                    ).first?.decode(Int64?.self) else { return 0 }
+                    var number = StatementBindings()
+                    number.append(through)
+                    let removed = try session.query("DELETE FROM \(pgQuoted(PostgresSchema.historyTable)) WHERE number <= $1", number).metadata.rows ?? 0
+                    var marker = StatementBindings()
+                    marker.append("\(through)")
+                    try session.query("""
+                        INSERT INTO \(pgQuoted(PostgresSchema.metadataTable)) (key, value) VALUES ('history_deleted_through', $1)
+                        ON CONFLICT (key) DO UPDATE SET value = GREATEST(CAST(\(pgQuoted(PostgresSchema.metadataTable)).value AS BIGINT), CAST(excluded.value AS BIGINT))::TEXT
+                        """, marker)
+                    return removed
+                }
+            }
+        }
+    }
+
+    /// The SQL condition on the history table that selects what `request` asks for after transaction `after`,
+    /// its values appended to `binds`.
+    private static func transactionCondition(after: Int64, _ request: HistoryRequest?, binds: inout StatementBindings) -> String {
+        func placeholder<Value: PostgresDynamicTypeEncodable>(_ value: Value) -> String {
+            binds.append(value)
+            return "$\(binds.count)"
+        }
+        var sql = "number > \(placeholder(after))"
+        guard let request else { return sql }
+        if let date = request.afterDate { sql += " AND timestamp > \(placeholder(date.timeIntervalSince1970))" }
+        if let authors = request.authors { sql += " AND author = ANY(\(placeholder(authors.sorted())))" }
+        if !request.excludedAuthors.isEmpty {
+            sql += " AND (author IS NULL OR NOT author = ANY(\(placeholder(request.excludedAuthors.sorted()))))"
+        }
+        if let contexts = request.contextNames { sql += " AND context = ANY(\(placeholder(contexts.sorted())))" }
+        return sql
+    }
+
+    /// The transactions after `token`, without those `excludingOrigin` wrote (and, with `selecting`, those its
+    /// transaction and entity filters select), and the number of the newest read.
+    func history(
+        after token: PersistentHistoryToken?, excludingOrigin: String?, selecting request: HistoryRequest? = nil
+    ) throws -> (transactions: [PersistentHistoryTransaction], last: Int64) {
         if let token { try check(token) }
         let after = token?.transactionNumber ?? 0
         return try read { session in
@@ -69,13 +121,20 @@ extension PostgresStore {
                         reason: "history through transaction \(deleted) was deleted, so the changes after the token are no longer all kept; refetch instead")
                 }
                 var binds = StatementBindings()
-                binds.append(after)
+                let selected = Self.transactionCondition(after: after, request, binds: &binds)
+                var changeBinds = binds
+                var entityCondition = ""
+                if let entities = request?.entityNames {
+                    changeBinds.append(entities.sorted())
+                    entityCondition = " AND entity = ANY($\(changeBinds.count))"
+                }
                 var runs: [Int64: [HistoryRun]] = [:]
                 let decoder = JSONDecoder()
                 for row in try session.query("""
                     SELECT "transaction", entity, first_key, key_count, kind, properties, tombstone FROM \(pgQuoted(PostgresSchema.historyChangesTable))
-                    WHERE "transaction" > $1 ORDER BY "transaction", ctid
-                    """, binds) {
+                    WHERE "transaction" IN (SELECT number FROM \(pgQuoted(PostgresSchema.historyTable)) WHERE \(selected))\(entityCondition)
+                    ORDER BY "transaction", ctid
+                    """, changeBinds) {
                     let (number, entity, first, count, kindName, properties, tombstone) = try row.decode(
                         (Int64, String, Int64, Int64, String, String?, String?).self)
                     guard let kind = PersistentHistoryChange.ChangeType(rawValue: kindName) else { continue }
@@ -87,7 +146,7 @@ extension PostgresStore {
                 var transactions: [PersistentHistoryTransaction] = []
                 var last = after
                 for row in try session.query("""
-                    SELECT number, timestamp, author, context, origin FROM \(pgQuoted(PostgresSchema.historyTable)) WHERE number > $1 ORDER BY number
+                    SELECT number, timestamp, author, context, origin FROM \(pgQuoted(PostgresSchema.historyTable)) WHERE \(selected) ORDER BY number
                     """, binds) {
                     let (number, timestamp, author, context, origin) = try row.decode((Int64, Double, String?, String?, String).self)
                     last = number

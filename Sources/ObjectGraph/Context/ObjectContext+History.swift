@@ -28,7 +28,7 @@ extension ObjectContext {
     }
 
     /// Merges persistent history transactions (another process's saves, read with
-    /// ``PersistentStoreCoordinator/history(after:)``), each object's last change winning.
+    /// ``PersistentStoreCoordinator/history(after:)-(PersistentHistoryToken?)``), each object's last change winning.
     public func merge(_ transactions: [PersistentHistoryTransaction]) throws {
         try mergeChanges(StoreChanges(transactions))
     }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Several stores, one per configuration of a model, as one store: what a coordinator with several stores hands its
 /// contexts (Core Data's coordinator "presents a facade of a single unified store"). Each entity lives in exactly one
 /// store, so every read goes to one store, and a save is split by entity.
@@ -243,4 +245,8 @@ final class ConfiguredStores: PersistentStore, QueryGenerationStore {
     func lastHistoryToken() throws -> PersistentHistoryToken { try historyStore(for: nil).lastHistoryToken() }
 
     func deleteHistory(before token: PersistentHistoryToken) throws -> Int { try historyStore(for: token).deleteHistory(before: token) }
+
+    func history(_ request: HistoryRequest) throws -> [PersistentHistoryTransaction] { try historyStore(for: request.after).history(request) }
+
+    func deleteHistory(before date: Date) throws -> Int { try historyStore(for: nil).deleteHistory(before: date) }
 }

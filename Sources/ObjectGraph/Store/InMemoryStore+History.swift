@@ -55,6 +55,18 @@ extension InMemoryStore {
         }
     }
 
+    /// Deletes the transactions through the newest one recorded before `date`.
+    public func deleteHistory(before date: Date) throws -> Int {
+        guard recordsHistory else { throw ObjectGraphError.historyNotRecorded(path: location) }
+        return contents.withLock { state in
+            guard let through = state.history.last(where: { $0.timestamp < date })?.token.transactionNumber else { return 0 }
+            let before = state.history.count
+            state.history.removeAll { $0.token.transactionNumber <= through }
+            state.historyDeletedThrough = max(state.historyDeletedThrough, through)
+            return before - state.history.count
+        }
+    }
+
     private func checkNotAhead(_ token: PersistentHistoryToken, _ state: Contents) throws {
         guard token.transactionNumber <= state.lastTransaction else {
             throw ObjectGraphError.historyTokenAhead(path: location, token: token.description, lastTransaction: state.lastTransaction)

@@ -1,3 +1,4 @@
+import Foundation
 import PredicateFormat
 
 /// One key of an order: a key path (across to-one relationships), a direction and a way to compare strings.
@@ -115,6 +116,11 @@ public protocol PersistentStore: AnyObject, Sendable {
     func lastHistoryToken() throws -> PersistentHistoryToken
     /// Deletes the transactions recorded before `token`'s; returns how many went.
     func deleteHistory(before token: PersistentHistoryToken) throws -> Int
+    /// The transactions `request` selects, oldest first.
+    func history(_ request: HistoryRequest) throws -> [PersistentHistoryTransaction]
+    /// Deletes the transactions recorded before `date` (by transaction order: through the newest one recorded
+    /// before it); returns how many went.
+    func deleteHistory(before date: Date) throws -> Int
 }
 
 extension PersistentStore {
@@ -140,6 +146,14 @@ extension PersistentStore {
         let result = try save(changes)
         try beforeCommit()
         return result
+    }
+
+    /// Through the token of the first transaction recorded at or after `date`. A store without a deletion by date
+    /// of its own keeps its newest transaction when every one is older than `date` (a token names what stays).
+    public func deleteHistory(before date: Date) throws -> Int {
+        let kept = try history(after: nil)
+        guard let first = kept.first(where: { $0.timestamp >= date }) ?? kept.last else { return 0 }
+        return try deleteHistory(before: first.token)
     }
 
     /// A store without batch requests of its own refuses them.

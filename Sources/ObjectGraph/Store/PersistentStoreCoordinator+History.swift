@@ -1,6 +1,8 @@
+import Foundation
+
 /// Other processes' transactions, as a coordinator watching its store hears them.
 ///
-/// When history the watcher had not read yet was deleted (``PersistentStoreCoordinator/deleteHistory(before:)`` by
+/// When history the watcher had not read yet was deleted (``PersistentStoreCoordinator/deleteHistory(before:)-(PersistentHistoryToken)`` by
 /// another process), or the store is an older copy than the one the watcher read, what changed meanwhile cannot be
 /// told: the notification says so with ``missedChanges``, and the watch goes on from the store's newest transaction.
 /// Core Data's answer is the same: refetch from a fresh token. Auto-merging contexts refresh every object they hold
@@ -52,6 +54,25 @@ extension PersistentStoreCoordinator {
     public func history(after token: PersistentHistoryToken?) throws -> [PersistentHistoryTransaction] {
         try store.history(after: token)
     }
+
+    /// The transactions recorded after `date`, oldest first (Core Data's `fetchHistory(after:)` with a date): those
+    /// still kept, never an expired-token error.
+    ///
+    /// ```swift
+    /// let lastDay = try coordinator.history(after: Date.now.addingTimeInterval(-86_400))
+    /// ```
+    public func history(after date: Date) throws -> [PersistentHistoryTransaction] {
+        try store.history(HistoryRequest(after: date))
+    }
+
+    /// The transactions and changes `request` selects (authors, contexts, entities, kinds of change, changed keys),
+    /// oldest first: Core Data's history change request with a fetch request on transactions or changes.
+    public func history(_ request: HistoryRequest) throws -> [PersistentHistoryTransaction] { try store.history(request) }
+
+    /// Deletes the transactions recorded before `date` (through the newest one recorded before it); returns how many
+    /// went. A reader whose token is older than the last one deleted is told its token expired.
+    @discardableResult
+    public func deleteHistory(before date: Date) throws -> Int { try store.deleteHistory(before: date) }
 
     /// The token of the store's newest transaction: a reader starting now starts there.
     public func lastHistoryToken() throws -> PersistentHistoryToken { try store.lastHistoryToken() }

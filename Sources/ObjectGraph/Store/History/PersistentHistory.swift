@@ -83,6 +83,11 @@ public struct PersistentHistoryTransaction: Sendable {
         (self.token, self.timestamp, self.author, self.contextName, self.changes, self.origin) = (token, timestamp, author, contextName, changes, origin)
     }
 
+    /// The same transaction with only `changes` (a history request's selection).
+    func with(changes: [PersistentHistoryChange]) -> PersistentHistoryTransaction {
+        PersistentHistoryTransaction(token: token, timestamp: timestamp, author: author, contextName: contextName, changes: changes, origin: origin)
+    }
+
     /// The IDs inserted, updated and deleted, each in the order of ``changes``.
     public var insertedObjectIDs: [ObjectID] { changes.filter { $0.changeType == .insert }.map(\.changedObjectID) }
     /// The IDs updated.

@@ -78,10 +78,62 @@ extension SQLiteStore {
         try history(after: token, excludingOrigin: nil).transactions
     }
 
+    /// The transactions `request` selects: its token, moment, authors, contexts and entities in SQL, the rest as
+    /// the rows are read.
+    public func history(_ request: HistoryRequest) throws -> [PersistentHistoryTransaction] {
+        request.filter(try history(after: request.after, excludingOrigin: nil, selecting: request).transactions)
+    }
+
+    /// Deletes the transactions through the newest one recorded before `date`.
+    public func deleteHistory(before date: Date) throws -> Int {
+        guard try recordsHistoryNow() else { throw ObjectGraphError.historyNotRecorded(path: location) }
+        return try writeStore { db in
+            guard let through = try Int64.fetchOne(
+                db, sql: "SELECT max(number) FROM \(sqlQuoted(Self.historyTable)) WHERE timestamp < ?", arguments: [date.timeIntervalSince1970])
+            else { return 0 }
+            try db.execute(sql: "DELETE FROM \(sqlQuoted(Self.historyChangesTable)) WHERE \"transaction\" <= ?", arguments: [through])
+            try db.execute(sql: "DELETE FROM \(sqlQuoted(Self.historyTable)) WHERE number <= ?", arguments: [through])
+            let removed = db.changesCount
+            try db.execute(sql: """
+                INSERT INTO \(sqlQuoted(Self.metadataTable)) (key, value) VALUES (?, ?)
+                ON CONFLICT(key) DO UPDATE SET value = max(CAST(value AS INTEGER), excluded.value)
+                """, arguments: [Self.historyDeletedThroughKey, through])
+            return removed
+        }
+    }
+
+    /// The SQL condition on the history table (`number`, `timestamp`, `author`, `context`) that selects what
+    /// `request` asks for after transaction `after`, with its arguments.
+    static func transactionCondition(after: Int64, _ request: HistoryRequest?) -> (sql: String, arguments: [DatabaseValueConvertible?]) {
+        var sql = "number > ?"
+        var arguments: [DatabaseValueConvertible?] = [after]
+        guard let request else { return (sql, arguments) }
+        if let date = request.afterDate {
+            sql += " AND timestamp > ?"
+            arguments.append(date.timeIntervalSince1970)
+        }
+        if let authors = request.authors {
+            sql += " AND author IN (\(authors.map { _ in "?" }.joined(separator: ", ")))"
+            arguments += authors.sorted() as [DatabaseValueConvertible?]
+        }
+        if !request.excludedAuthors.isEmpty {
+            sql += " AND (author IS NULL OR author NOT IN (\(request.excludedAuthors.map { _ in "?" }.joined(separator: ", "))))"
+            arguments += request.excludedAuthors.sorted() as [DatabaseValueConvertible?]
+        }
+        if let contexts = request.contextNames {
+            sql += " AND context IN (\(contexts.map { _ in "?" }.joined(separator: ", ")))"
+            arguments += contexts.sorted() as [DatabaseValueConvertible?]
+        }
+        return (sql, arguments)
+    }
+
     /// The transactions recorded after `token` (all that are kept, for nil), oldest first; with `excludingOrigin`,
-    /// not those that coordinator wrote. `last` is the newest transaction's number of all (excluded ones too), read
-    /// in the same snapshot: where the next read starts.
-    func history(after token: PersistentHistoryToken?, excludingOrigin: String?) throws -> (transactions: [PersistentHistoryTransaction], last: Int64) {
+    /// not those that coordinator wrote; with `selecting`, those its transaction and entity filters select. `last`
+    /// is the newest transaction's number of all read (excluded ones too), in the same snapshot: where the next read
+    /// starts.
+    func history(
+        after token: PersistentHistoryToken?, excludingOrigin: String?, selecting request: HistoryRequest? = nil
+    ) throws -> (transactions: [PersistentHistoryTransaction], last: Int64) {
         guard try recordsHistoryNow() else { throw ObjectGraphError.historyNotRecorded(path: location) }
         if let token {
             guard token.storeIdentifier == identifier else {
@@ -101,11 +153,18 @@ extension SQLiteStore {
             }
             var runs: [Int64: [HistoryRun]] = [:]
             let decoder = JSONDecoder()
-            for row in try Row.fetchAll(db, sql: """
+            let selected = Self.transactionCondition(after: after, request)
+            var changeSQL = """
                 SELECT "transaction", entity, first_key, key_count, kind, properties, tombstone FROM \(sqlQuoted(Self.historyChangesTable))
-                WHERE "transaction" > ?1 AND "transaction" NOT IN (SELECT number FROM \(sqlQuoted(Self.historyTable)) WHERE number > ?1 AND origin = ?2)
-                ORDER BY "transaction", rowid
-                """, arguments: [after, excludingOrigin]) {
+                WHERE "transaction" IN (SELECT number FROM \(sqlQuoted(Self.historyTable)) WHERE \(selected.sql) AND origin IS NOT ?)
+                """
+            var changeArguments = selected.arguments + [excludingOrigin]
+            if let entities = request?.entityNames {
+                changeSQL += " AND entity IN (\(entities.map { _ in "?" }.joined(separator: ", ")))"
+                changeArguments += entities.sorted() as [DatabaseValueConvertible?]
+            }
+            for row in try Row.fetchAll(
+                db, sql: changeSQL + " ORDER BY \"transaction\", rowid", arguments: StatementArguments(changeArguments.map { $0?.databaseValue ?? .null })) {
                 let properties: String? = row[5]
                 let tombstone: String? = row[6]
                 guard let kind = PersistentHistoryChange.ChangeType(rawValue: row[4]) else { continue }
@@ -117,8 +176,8 @@ extension SQLiteStore {
             var transactions: [PersistentHistoryTransaction] = []
             var last = after
             for row in try Row.fetchAll(
-                db, sql: "SELECT number, timestamp, author, context, origin FROM \(sqlQuoted(Self.historyTable)) WHERE number > ? ORDER BY number",
-                arguments: [after]) {
+                db, sql: "SELECT number, timestamp, author, context, origin FROM \(sqlQuoted(Self.historyTable)) WHERE \(selected.sql) ORDER BY number",
+                arguments: StatementArguments(selected.arguments.map { $0?.databaseValue ?? .null })) {
                 let number: Int64 = row[0]
                 let origin: String = row[4]
                 last = number

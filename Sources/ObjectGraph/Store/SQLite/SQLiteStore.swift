@@ -105,7 +105,7 @@ public final class SQLiteStore: PersistentStore, QueryGenerationStore {
     /// `progress` hears of each entity's rows as they are copied.
     ///
     /// With ``StoreOptions/recordsHistory`` (or on a store that already records it), every save and batch request
-    /// records a transaction in the store's persistent history (see ``PersistentStoreCoordinator/history(after:)``).
+    /// records a transaction in the store's persistent history (see ``PersistentStoreCoordinator/history(after:)-(PersistentHistoryToken?)``).
     public init(url: URL, versions: SchemaVersions, options: StoreOptions, progress: MigrationProgressHandler? = nil) throws {
         let model = versions.current
         let path = url.path
