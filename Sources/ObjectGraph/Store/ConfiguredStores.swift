@@ -249,4 +249,13 @@ final class ConfiguredStores: PersistentStore, QueryGenerationStore {
     func history(_ request: HistoryRequest) throws -> [PersistentHistoryTransaction] { try historyStore(for: request.after).history(request) }
 
     func deleteHistory(before date: Date) throws -> Int { try historyStore(for: nil).deleteHistory(before: date) }
+
+    // Metadata is each store's: the coordinator's one-store calls name the stores to ask instead.
+    func metadata() throws -> [String: String] {
+        throw ObjectGraphError.storeReadFailed(path: location, reason: "each store keeps its own metadata: read it from persistentStore(forConfiguration:)")
+    }
+
+    func setMetadata(_ metadata: [String: String]) throws {
+        throw ObjectGraphError.storeWriteFailed(path: location, reason: "each store keeps its own metadata: set it on persistentStore(forConfiguration:)")
+    }
 }

@@ -21,6 +21,8 @@ public final class InMemoryStore: PersistentStore, QueryGenerationStore {
         var history: [PersistentHistoryTransaction] = []
         var lastTransaction: Int64 = 0
         var historyDeletedThrough: Int64 = 0
+        /// The app's own metadata.
+        var metadata: [String: String] = [:]
     }
 
     public let identifier = UUID().uuidString
@@ -169,6 +171,10 @@ public final class InMemoryStore: PersistentStore, QueryGenerationStore {
         state.sequence[root] = first + Int64(count) - 1
         return Array(first..<(first + Int64(count)))
     }
+
+    public func metadata() throws -> [String: String] { contents.withLock { $0.metadata } }
+
+    public func setMetadata(_ metadata: [String: String]) throws { contents.withLock { $0.metadata = metadata } }
 
     /// Holds the rows as they are now for contexts pinned to a query generation.
     package func openSnapshot() throws -> any StoreSnapshot { MemorySnapshot(contents.withLock { $0 }) }

@@ -121,6 +121,10 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// Deletes the transactions recorded before `date` (by transaction order: through the newest one recorded
     /// before it); returns how many went.
     func deleteHistory(before date: Date) throws -> Int
+    /// The app's own values kept in the store (Core Data's store metadata), beside the store's.
+    func metadata() throws -> [String: String]
+    /// Replaces the app's own values kept in the store, in one transaction; the store's own are never touched.
+    func setMetadata(_ metadata: [String: String]) throws
 }
 
 extension PersistentStore {
@@ -154,6 +158,14 @@ extension PersistentStore {
         let kept = try history(after: nil)
         guard let first = kept.first(where: { $0.timestamp >= date }) ?? kept.last else { return 0 }
         return try deleteHistory(before: first.token)
+    }
+
+    /// A store without metadata of its own has none.
+    public func metadata() throws -> [String: String] { [:] }
+
+    /// A store without metadata of its own refuses to keep any.
+    public func setMetadata(_ metadata: [String: String]) throws {
+        throw ObjectGraphError.storeWriteFailed(path: location, reason: "the store keeps no metadata of the app's; nothing was written")
     }
 
     /// A store without batch requests of its own refuses them.
