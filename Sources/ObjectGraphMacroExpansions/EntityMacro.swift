@@ -61,10 +61,14 @@ open class EntityMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             .filter(PropertyShape.isPersistable).compactMap(PropertyShape.init)
         var attributes: [String] = []
         var relationships: [String] = []
+        // SwiftData's `@Attribute(.unique)`, `#Unique` and `#Index` join the entity's constraints and indexes.
+        var uniqueKeys: [[String]] = []
+        var indexKeys: [[String]] = []
         for shape in shapes {
             switch shape.kind {
             case .attribute, .codable:
                 attributes.append(attributeDescription(shape))
+                if shape.attributeOptions.contains("unique") { uniqueKeys.append([shape.name]) }
             case .toOne(let destination), .toManySet(let destination), .toManyArray(let destination):
                 guard let inverse = shape.inverseName else {
                     context.diagnose(Diagnostic(node: node, message: MacroMessage(
@@ -87,12 +91,28 @@ open class EntityMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
                 relationships.append(text + ")")
             }
         }
+        for member in classDecl.memberBlock.members {
+            guard let expansion = member.decl.as(MacroExpansionDeclSyntax.self) else { continue }
+            let groups = expansion.arguments.compactMap { keyPathNames($0.expression) }
+            switch expansion.macroName.text {
+            case "Unique": uniqueKeys += groups
+            case "Index": indexKeys += groups
+            default: break
+            }
+        }
         var entityArguments = [literal(className)]
         entityArguments.append("attributes: [\(attributes.joined(separator: ",\n    "))]")
         entityArguments.append("relationships: [\(relationships.joined(separator: ",\n    "))]")
         if let parent { entityArguments.append("parent: \(literal(parent))") }
-        for label in ["isAbstract", "uniquenessConstraints", "indexes"] {
-            if let value = argument(node, label) { entityArguments.append("\(label): \(value.trimmedDescription)") }
+        if let value = argument(node, "isAbstract") { entityArguments.append("isAbstract: \(value.trimmedDescription)") }
+        for (label, added) in [("uniquenessConstraints", uniqueKeys), ("indexes", indexKeys)] {
+            let addedText = "[\(added.map { "[\($0.map(literal).joined(separator: ", "))]" }.joined(separator: ", "))]"
+            switch (argument(node, label), added.isEmpty) {
+            case (let value?, true): entityArguments.append("\(label): \(value.trimmedDescription)")
+            case (let value?, false): entityArguments.append("\(label): (\(value.trimmedDescription)) + \(addedText)")
+            case (nil, false): entityArguments.append("\(label): \(addedText)")
+            case (nil, true): break
+            }
         }
         entityArguments.append("className: \(literal(className))")
         let override = parent == nil ? "" : "override "
@@ -144,7 +164,22 @@ open class EntityMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             guard let label = argument.label?.text else { continue }
             text += ", \(label): \(argument.expression.trimmedDescription)"
         }
-        return text + ")"
+        text += ")"
+        // The options a description's initializer does not take are set on it (`.unique` is the entity's).
+        let options = shape.attributeOptions.filter { $0 != "unique" }
+        guard !options.isEmpty else { return text }
+        return "ObjectGraph._withOptions([\(options.map { ".\($0)" }.joined(separator: ", "))], \(text))"
+    }
+
+    /// The property names of a key path array literal (`[\.isbn, \.title]`), as `#Unique` and `#Index` list them.
+    static func keyPathNames(_ expression: ExprSyntax) -> [String]? {
+        guard let array = expression.as(ArrayExprSyntax.self) else { return nil }
+        let names = array.elements.compactMap { element -> String? in
+            guard let keyPath = element.expression.as(KeyPathExprSyntax.self), keyPath.components.count == 1,
+                  let property = keyPath.components.first?.component.as(KeyPathPropertyComponentSyntax.self) else { return nil }
+            return property.declName.baseName.text
+        }
+        return names.count == array.elements.count ? names : nil
     }
 
     static func literal(_ text: String) -> String {
@@ -207,6 +242,13 @@ open class PersistedPropertyMacro: AccessorMacro {
         accessors.append("get { \(raw: getter) }")
         accessors.append("set { \(raw: setter) }")
         return accessors
+    }
+}
+
+/// `#Unique` and `#Index`: markers that `@Entity` reads in the class body; they expand to nothing.
+open class SchemaMarkerMacro: DeclarationMacro {
+    public static func expansion(of node: some FreestandingMacroExpansionSyntax, in context: some MacroExpansionContext) throws -> [DeclSyntax] {
+        []
     }
 }
 

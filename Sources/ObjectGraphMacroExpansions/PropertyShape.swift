@@ -22,6 +22,8 @@ struct PropertyShape {
     let initializer: ExprSyntax?
     let kind: Kind
     let attributeArguments: LabeledExprListSyntax?
+    /// The unlabeled options of `@Attribute` (`unique`, `externalStorage`, `preserveValueOnDeletion`).
+    let attributeOptions: [String]
     let relationshipArguments: LabeledExprListSyntax?
 
     /// Whether the property is stored as an attribute (native or Codable), as opposed to a relationship.
@@ -81,6 +83,11 @@ struct PropertyShape {
         let relationshipAttribute = variable.attributes.lazy.compactMap { Self.attribute(named: "Relationship", in: $0) }.first
         let attributeAttribute = variable.attributes.lazy.compactMap { Self.attribute(named: "Attribute", in: $0) }.first
         attributeArguments = attributeAttribute?.arguments?.as(LabeledExprListSyntax.self)
+        // SwiftData's unlabeled options: `@Attribute(.unique, .externalStorage)`.
+        attributeOptions = (attributeArguments ?? []).compactMap { argument in
+            guard argument.label == nil, let member = argument.expression.as(MemberAccessExprSyntax.self) else { return nil }
+            return member.declName.baseName.text
+        }
         relationshipArguments = relationshipAttribute?.arguments?.as(LabeledExprListSyntax.self)
         if relationshipAttribute != nil {
             if let array = unwrapped.as(ArrayTypeSyntax.self) {

@@ -10,8 +10,9 @@ import SwiftSyntaxMacros
 final class EntityMacro: ObjectGraphMacroExpansions.EntityMacro {}
 final class PersistedPropertyMacro: ObjectGraphMacroExpansions.PersistedPropertyMacro {}
 final class MarkerMacro: ObjectGraphMacroExpansions.MarkerMacro {}
+final class SchemaMarkerMacro: ObjectGraphMacroExpansions.SchemaMarkerMacro {}
 
 @main
 struct ObjectGraphMacrosPlugin: CompilerPlugin {
-    let providingMacros: [Macro.Type] = [EntityMacro.self, PersistedPropertyMacro.self, MarkerMacro.self]
+    let providingMacros: [Macro.Type] = [EntityMacro.self, PersistedPropertyMacro.self, MarkerMacro.self, SchemaMarkerMacro.self]
 }

@@ -11,6 +11,8 @@ private let macros: [String: MacroSpec] = [
     "Relationship": MacroSpec(type: MarkerMacro.self),
     "Attribute": MacroSpec(type: MarkerMacro.self),
     "Transient": MacroSpec(type: MarkerMacro.self),
+    "Unique": MacroSpec(type: SchemaMarkerMacro.self),
+    "Index": MacroSpec(type: SchemaMarkerMacro.self),
 ]
 
 private func expect(_ source: String, expands expected: String, diagnostics: [DiagnosticSpec] = [], sourceLocation: SourceLocation = #_sourceLocation) {
@@ -78,6 +80,59 @@ private func expect(_ source: String, expands expected: String, diagnostics: [Di
             }
 
             extension Book: ObjectGraph.ManagedEntity {
+            }
+            """#)
+    }
+
+    /// SwiftData's spellings: unlabeled `@Attribute` options, `#Unique` and `#Index` join the entity's
+    /// constraints and indexes beside `@Entity`'s own.
+    @Test func swiftDataOptionsUniqueAndIndexJoinTheDescription() {
+        expect(
+            """
+            @Entity(indexes: [["issue"]])
+            final class Issue: ManagedObject {
+                #Unique<Issue>([\\.name, \\.issue])
+                #Index<Issue>([\\.name])
+                @Attribute(.unique, .externalStorage, maxLength: 9) var name: String = ""
+                var issue: Int = 0
+            }
+            """,
+            expands: #"""
+            final class Issue: ManagedObject {
+                @ObjectGraph._PersistedProperty(position: 0) var name: String = ""
+                @ObjectGraph._PersistedProperty(position: 1)
+                var issue: Int = 0
+
+                /// The entity this class represents, derived from its declaration by `@Entity`.
+                public class var entityDescription: ObjectGraph.EntityDescription {
+                    ObjectGraph.EntityDescription("Issue",
+                        attributes: [ObjectGraph._withOptions([.externalStorage], ObjectGraph.AttributeDescription("name", ObjectGraph._attributeType(String.self), isOptional: false, defaultValue: ObjectGraph._defaultAttributeValue("" as (String)?), maxLength: 9)),
+                            ObjectGraph.AttributeDescription("issue", ObjectGraph._attributeType(Int.self), isOptional: false, defaultValue: ObjectGraph._defaultAttributeValue(0 as (Int)?))],
+                        relationships: [],
+                        uniquenessConstraints: [["name"], ["name", "issue"]],
+                        indexes: ([["issue"]]) + [["name"]],
+                        className: "Issue")
+                }
+
+                /// The name of the entity this class represents.
+                public class var entityName: String {
+                    "Issue"
+                }
+
+                /// The persisted properties' key paths and names, for typed queries.
+                public class var _keyPathNames: [AnyKeyPath: String] {
+                    _keyPathNames_Issue(for: self)
+                }
+
+                /// The persisted properties of this class and its ancestors, as key paths rooted at `T`.
+                public class func _keyPathNames_Issue<T: Issue>(for type: T.Type) -> [AnyKeyPath: String] {
+                    [:].merging([\T.name: "name", \T.issue: "issue"] as [AnyKeyPath: String]) { _, own in
+                        own
+                    }
+                }
+            }
+
+            extension Issue: ObjectGraph.ManagedEntity {
             }
             """#)
     }

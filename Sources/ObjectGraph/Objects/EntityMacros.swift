@@ -40,7 +40,7 @@ public macro _PersistedProperty(position: Int = -1) = #externalMacro(module: "Ob
 /// ```
 @attached(peer)
 public macro Attribute(
-    minValue: Double? = nil, maxValue: Double? = nil, minLength: Int? = nil, maxLength: Int? = nil, pattern: String? = nil,
+    _ options: AttributeOption..., minValue: Double? = nil, maxValue: Double? = nil, minLength: Int? = nil, maxLength: Int? = nil, pattern: String? = nil,
     isIndexed: Bool = false, isTransient: Bool = false, derivation: String? = nil, originalName: String? = nil
 ) = #externalMacro(module: "ObjectGraphMacros", type: "MarkerMacro")
 
@@ -64,6 +64,53 @@ public macro Relationship(
 /// Keeps a stored property of an ``Entity(isAbstract:uniquenessConstraints:indexes:)`` class out of the store.
 @attached(peer)
 public macro Transient() = #externalMacro(module: "ObjectGraphMacros", type: "MarkerMacro")
+
+/// SwiftData's attribute options, written first in `@Attribute`.
+///
+/// ```swift
+/// @Attribute(.unique) var isbn: String = ""
+/// @Attribute(.externalStorage) var cover: Data?
+/// @Attribute(.preserveValueOnDeletion) var title: String = ""
+/// ```
+public enum AttributeOption: Sendable, Hashable {
+    /// No two objects have the same value: a uniqueness constraint of the entity on this attribute alone.
+    case unique
+    /// Large values are kept beside the store (``AttributeDescription/allowsExternalBinaryDataStorage``).
+    case externalStorage
+    /// The value is kept in persistent history when the object is deleted
+    /// (``AttributeDescription/preservesValueInHistoryOnDeletion``).
+    case preserveValueOnDeletion
+}
+
+/// SwiftData's `#Unique`: each list of key paths is a uniqueness constraint of the entity, written in the class body.
+///
+/// ```swift
+/// @Entity final class Person: ManagedObject {
+///     #Unique<Person>([\.email], [\.givenName, \.familyName])
+///     var email: String = ""
+///     var givenName: String = ""
+///     var familyName: String = ""
+/// }
+/// ```
+@freestanding(declaration)
+public macro Unique<T>(_ constraints: [PartialKeyPath<T>]...) = #externalMacro(module: "ObjectGraphMacros", type: "SchemaMarkerMacro")
+
+/// SwiftData's `#Index`: each list of key paths is an index of the entity (a fetch index), written in the class body.
+@freestanding(declaration)
+public macro Index<T>(_ indexes: [PartialKeyPath<T>]...) = #externalMacro(module: "ObjectGraphMacros", type: "SchemaMarkerMacro")
+
+/// An attribute description with the options its initializer does not take; the macro's expansion calls this.
+public func _withOptions(_ options: [AttributeOption], _ description: AttributeDescription) -> AttributeDescription {
+    var description = description
+    for option in options {
+        switch option {
+        case .externalStorage: description.allowsExternalBinaryDataStorage = true
+        case .preserveValueOnDeletion: description.preservesValueInHistoryOnDeletion = true
+        case .unique: break
+        }
+    }
+    return description
+}
 
 /// The attribute type of a native Swift type; the macro's expansion calls this.
 public func _attributeType<T: AttributeValueConvertible>(_ type: T.Type) -> AttributeType { T.attributeType }

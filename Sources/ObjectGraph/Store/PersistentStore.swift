@@ -39,6 +39,22 @@ public struct SortKey: Sendable, Hashable {
         self.comparison = comparison
     }
 
+    /// A sort by a macro entity's property, named by key path as SwiftData's `SortDescriptor(\Book.title)`.
+    ///
+    /// ```swift
+    /// request.sortKeys = [try SortKey(\Book.title), try SortKey(\Book.pages, ascending: false)]
+    /// ```
+    ///
+    /// - Throws: ``ObjectGraphError/invalidFetch(entity:reason:)`` for a key path that is not a persisted property
+    ///   of the class (a computed property, a path through another object).
+    public init<Root: ManagedEntity, Value>(_ keyPath: KeyPath<Root, Value>, ascending: Bool = true, comparison: Comparison = .standard) throws {
+        guard let name = Root._keyPathNames[keyPath] else {
+            throw ObjectGraphError.invalidFetch(
+                entity: Root.entityName, reason: "the sort key path \(keyPath) is not a persisted property of \(Root.entityName); name it by string for a path through a relationship")
+        }
+        self.init(name, ascending: ascending, comparison: comparison)
+    }
+
     package var foldOptions: PredicateFormat.Comparison.Options {
         switch comparison {
         case .standard: []
