@@ -68,19 +68,25 @@ extension PostgresStore {
                     guard let through = try session.query(
                         "SELECT MAX(number) FROM \(pgQuoted(PostgresSchema.historyTable)) WHERE timestamp < $1", binds
                     ).first?.decode(Int64?.self) else { return 0 }
-                    var number = StatementBindings()
-                    number.append(through)
-                    let removed = try session.query("DELETE FROM \(pgQuoted(PostgresSchema.historyTable)) WHERE number <= $1", number).metadata.rows ?? 0
-                    var marker = StatementBindings()
-                    marker.append("\(through)")
-                    try session.query("""
-                        INSERT INTO \(pgQuoted(PostgresSchema.metadataTable)) (key, value) VALUES ('history_deleted_through', $1)
-                        ON CONFLICT (key) DO UPDATE SET value = GREATEST(CAST(\(pgQuoted(PostgresSchema.metadataTable)).value AS BIGINT), CAST(excluded.value AS BIGINT))::TEXT
-                        """, marker)
-                    return removed
+                    return try deleteHistory(through: through, in: session)
                 }
             }
         }
+    }
+
+    /// Deletes the transactions numbered up to `through` and records that history through it is gone (a token
+    /// before it has lost changes); returns how many went.
+    private func deleteHistory(through: Int64, in session: PostgresSession) throws -> Int {
+        var number = StatementBindings()
+        number.append(through)
+        let removed = try session.query("DELETE FROM \(pgQuoted(PostgresSchema.historyTable)) WHERE number <= $1", number).metadata.rows ?? 0
+        var marker = StatementBindings()
+        marker.append("\(through)")
+        try session.query("""
+            INSERT INTO \(pgQuoted(PostgresSchema.metadataTable)) (key, value) VALUES ('history_deleted_through', $1)
+            ON CONFLICT (key) DO UPDATE SET value = GREATEST(CAST(\(pgQuoted(PostgresSchema.metadataTable)).value AS BIGINT), CAST(excluded.value AS BIGINT))::TEXT
+            """, marker)
+        return removed
     }
 
     /// The SQL condition on the history table that selects what `request` asks for after transaction `after`,
@@ -174,16 +180,7 @@ extension PostgresStore {
             try pool.withSession { session in
                 try session.transaction(learningOutcome: true) {
                     try checkNotAhead(token, session)
-                    var binds = StatementBindings()
-                    binds.append(token.transactionNumber)
-                    let removed = try session.query("DELETE FROM \(pgQuoted(PostgresSchema.historyTable)) WHERE number < $1", binds).metadata.rows ?? 0
-                    var through = StatementBindings()
-                    through.append("\(token.transactionNumber - 1)")
-                    try session.query("""
-                        INSERT INTO \(pgQuoted(PostgresSchema.metadataTable)) (key, value) VALUES ('history_deleted_through', $1)
-                        ON CONFLICT (key) DO UPDATE SET value = GREATEST(CAST(\(pgQuoted(PostgresSchema.metadataTable)).value AS BIGINT), CAST(excluded.value AS BIGINT))::TEXT
-                        """, through)
-                    return removed
+                    return try deleteHistory(through: token.transactionNumber - 1, in: session)
                 }
             }
         }

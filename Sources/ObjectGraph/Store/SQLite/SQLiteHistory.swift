@@ -91,14 +91,7 @@ extension SQLiteStore {
             guard let through = try Int64.fetchOne(
                 db, sql: "SELECT max(number) FROM \(sqlQuoted(Self.historyTable)) WHERE timestamp < ?", arguments: [date.timeIntervalSince1970])
             else { return 0 }
-            try db.execute(sql: "DELETE FROM \(sqlQuoted(Self.historyChangesTable)) WHERE \"transaction\" <= ?", arguments: [through])
-            try db.execute(sql: "DELETE FROM \(sqlQuoted(Self.historyTable)) WHERE number <= ?", arguments: [through])
-            let removed = db.changesCount
-            try db.execute(sql: """
-                INSERT INTO \(sqlQuoted(Self.metadataTable)) (key, value) VALUES (?, ?)
-                ON CONFLICT(key) DO UPDATE SET value = max(CAST(value AS INTEGER), excluded.value)
-                """, arguments: [Self.historyDeletedThroughKey, through])
-            return removed
+            return try Self.deleteHistory(through: through, in: db)
         }
     }
 
@@ -222,14 +215,20 @@ extension SQLiteStore {
         }
         return try writeStore { db in
             try checkNotAhead(token, in: db)
-            try db.execute(sql: "DELETE FROM \(sqlQuoted(Self.historyChangesTable)) WHERE \"transaction\" < ?", arguments: [token.transactionNumber])
-            try db.execute(sql: "DELETE FROM \(sqlQuoted(Self.historyTable)) WHERE number < ?", arguments: [token.transactionNumber])
-            let removed = db.changesCount
-            try db.execute(sql: """
-                INSERT INTO \(sqlQuoted(Self.metadataTable)) (key, value) VALUES (?, ?)
-                ON CONFLICT(key) DO UPDATE SET value = max(CAST(value AS INTEGER), excluded.value)
-                """, arguments: [Self.historyDeletedThroughKey, token.transactionNumber - 1])
-            return removed
+            return try Self.deleteHistory(through: token.transactionNumber - 1, in: db)
         }
+    }
+
+    /// Deletes the transactions numbered up to `through` and records that history through it is gone (a token
+    /// before it has lost changes); returns how many went.
+    private static func deleteHistory(through: Int64, in db: Database) throws -> Int {
+        try db.execute(sql: "DELETE FROM \(sqlQuoted(historyChangesTable)) WHERE \"transaction\" <= ?", arguments: [through])
+        try db.execute(sql: "DELETE FROM \(sqlQuoted(historyTable)) WHERE number <= ?", arguments: [through])
+        let removed = db.changesCount
+        try db.execute(sql: """
+            INSERT INTO \(sqlQuoted(metadataTable)) (key, value) VALUES (?, ?)
+            ON CONFLICT(key) DO UPDATE SET value = max(CAST(value AS INTEGER), excluded.value)
+            """, arguments: [historyDeletedThroughKey, through])
+        return removed
     }
 }
