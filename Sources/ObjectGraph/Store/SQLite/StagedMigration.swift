@@ -23,6 +23,7 @@ enum StagedMigration {
                 if let willMigrate = stage?.willMigrate { try run(willMigrate, on: copyURL, model: versions.models[step], busyTimeout: busyTimeout) }
                 let stepVersions = try SchemaVersions([versions.models[step], versions.models[step + 1]])
                 let reporting = renumbering(progress, step: step - stored + 1, of: versions.currentIndex - stored)
+                waitForRelease(copy, busyTimeout: busyTimeout)
                 _ = try MigrationPlan.namingStore(path) {
                     try SQLiteStore(url: copyURL, versions: stepVersions, busyTimeout: busyTimeout, progress: reporting)
                 }
@@ -56,11 +57,21 @@ enum StagedMigration {
     private static func run(
         _ body: @escaping @Sendable (isolated ObjectContext) throws -> Void, on url: URL, model: Model, busyTimeout: TimeInterval
     ) throws {
+        waitForRelease(url.path, busyTimeout: busyTimeout)
         let coordinator = PersistentStoreCoordinator(model: model, store: try SQLiteStore(url: url, model: model, busyTimeout: busyTimeout))
         try ObjectContext(coordinator: coordinator, name: "migration stage").performAndWait { ctx in
             try body(ctx)
             try ctx.save()
         }
+    }
+
+    /// Waits (up to the busy timeout) until no store of this process holds the copy: the previous step's context
+    /// lets go of its store on its own queue, just after the step returns, and the next step's migration needs the
+    /// file to itself.
+    private static func waitForRelease(_ path: String, busyTimeout: TimeInterval) {
+        let file = StoreFileRegistry.canonicalPath(path)
+        let deadline = Date(timeIntervalSinceNow: busyTimeout)
+        while StoreFileRegistry.isHeld(file), Date() < deadline { usleep(1_000) }
     }
 
     /// Copies the write-ahead log into the file and empties it; refuses when another connection keeps it from
