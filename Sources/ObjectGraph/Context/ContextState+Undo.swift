@@ -129,9 +129,8 @@ extension ContextState {
             object.values = entity.defaultValues
         }
         materializedCount.add(1)
-        object.toOne = Array(repeating: nil, count: entity.toOneCount)
         object.toMany = [:]
-        for (index, relationship) in entity.relationships.enumerated() where relationship.isToMany { object.toMany[index] = RelatedIDs() }
+        giveEmptyRelationships(object)
         registered[object.objectID] = object
         if !insertionOrder.contains(where: { $0 === object }) { insertionOrder.append(object) }
         deletedForGood.remove(object.objectID)

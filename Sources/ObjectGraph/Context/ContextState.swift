@@ -269,10 +269,7 @@ final class ContextState {
         let object = entity.objectType.init(entity: entity, objectID: id)
         object.state = self
         object.values = entity.defaultValues
-        object.toOne = Array(repeating: nil, count: entity.toOneCount)
-        for (index, relationship) in entity.relationships.enumerated() where relationship.isToMany {
-            object.toMany[index] = RelatedIDs()
-        }
+        giveEmptyRelationships(object)
         object.isFaultStorage = false
         materializedCount.add(1)
         object.isInserted = true
@@ -282,6 +279,16 @@ final class ContextState {
         object.awakeFromInsert()
         observation?.noteChanged(object)
         return object
+    }
+
+    /// Gives a new insert (or one brought back by an undo) no to-one destinations and empty to-many lists.
+    @inline(__always)
+    func giveEmptyRelationships(_ object: ManagedObject) {
+        let entity = object.entity
+        object.toOne = Array(repeating: nil, count: entity.toOneCount)
+        for (index, relationship) in entity.relationships.enumerated() where relationship.isToMany {
+            object.toMany[index] = RelatedIDs()
+        }
     }
 
     /// Notes a change of a pending insert's attribute, which is written whole and tracks no change: observers judge
