@@ -78,7 +78,9 @@ let package = Package(
         .testTarget(
             name: "ObjectGraphTests",
             // GRDBSQLite: tests lower SQLite's limits on the store's connections.
-            dependencies: ["ObjectGraph", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift")],
+            dependencies: [
+                "ObjectGraph", "ExampleStores", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
             exclude: ["Fixtures"]
         ),
         .testTarget(
@@ -107,7 +109,10 @@ if includesPostgres {
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "ObjectGraphPostgresTests", dependencies: ["ObjectGraphPostgres", "ObjectGraph", "PredicateFormat"]),
+        // Stores written as a user writes them: the conformance suite runs on them, and scripts/outside-check.sh
+        // type-checks them as code outside the package, so that they use the public API only.
+        .target(name: "ExampleStores", dependencies: ["ObjectGraph"], path: "Tests/ExampleStores"),
+        .testTarget(name: "ObjectGraphPostgresTests", dependencies: ["ObjectGraphPostgres", "ObjectGraph", "PredicateFormat", "ExampleStores"]),
         // W1-W3 on PostgreSQL against raw postgres-nio (`objectgraph bench --postgres URL`).
         .target(
             name: "ObjectGraphPostgresBenchmarks",

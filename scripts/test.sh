@@ -13,6 +13,7 @@ command -v python3 > /dev/null || apt-get install -y python3
 python3 scripts/doc-samples.py
 swift test
 swift build
+bash scripts/outside-check.sh
 # The samples' programs, each in a directory of its own; what the text says they print or leave is checked.
 python3 scripts/doc-samples.py --run
 # The libraries' public API against the last release's (API/): a break CHANGELOG.md does not list fails the run.

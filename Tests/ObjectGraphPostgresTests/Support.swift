@@ -1,3 +1,4 @@
+import ExampleStores
 import Foundation
 import ObjectGraph
 import ObjectGraphPostgres
@@ -89,10 +90,13 @@ enum Library {
     static func model() throws -> Model { try Model(entities: entities) }
 }
 
-/// The three stores every conformance test runs on.
+/// The stores every conformance test runs on: the three of the library, and an atomic store with a file format
+/// written as a user writes one (``JSONStoreFile``, public API only).
 enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case sqlite, memory, postgres
+    case sqlite, memory, postgres, atomic
     var testDescription: String { rawValue }
+    /// Whether the store records persistent history (Core Data: SQLite stores only; here every store but the atomic one).
+    var recordsHistory: Bool { self != .atomic }
 }
 
 /// A coordinator on a fresh store of one kind, and what to remove afterwards.
@@ -115,10 +119,33 @@ final class TestStore: Sendable {
             let coordinator = try PersistentStoreCoordinator(
                 model: model, storeURL: folder.appendingPathComponent("store.sqlite"), options: StoreOptions(recordsHistory: true))
             return TestStore(coordinator: coordinator, database: nil, folder: folder)
+        case .atomic:
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("og-conformance-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let store = try AtomicStore(model: model, file: JSONStoreFile(url: folder.appendingPathComponent("store.json")))
+            return TestStore(coordinator: PersistentStoreCoordinator(model: model, store: store), database: nil, folder: folder)
         case .postgres:
             let database = try await TestDatabase.make()
             let store = try PostgresStore(configuration: database.configuration, model: model)
             return TestStore(coordinator: PersistentStoreCoordinator(model: model, store: store), database: database, folder: nil)
+        }
+    }
+
+    /// For a store kept in a file of its own format: the file, opened again, holds what the live store holds (every
+    /// row, every list, the metadata).
+    func expectFileHoldsWhatTheStoreHolds(model: Model) throws {
+        guard let live = coordinator.store as? AtomicStore else { return }
+        let reopened = try AtomicStore(model: model, file: live.file)
+        #expect(reopened.identifier == live.identifier)
+        #expect(try reopened.metadata() == live.metadata())
+        for entity in model.entities where entity.description.parentName == nil {
+            let rows = try live.fetch(StoreFetchRequest(entityName: entity.name))
+            #expect(Set(try reopened.fetch(StoreFetchRequest(entityName: entity.name))) == Set(rows), "\(entity.name)")
+            for relationship in model.entities.filter({ $0.rootName == entity.name }).flatMap(\.relationships) where relationship.isToMany {
+                let owners = rows.map(\.objectID).filter { model.entityIfPresent($0.entityName)?.relationship(named: relationship.name) != nil }
+                #expect(try reopened.relatedIDs(of: owners, relationship: relationship) == live.relatedIDs(of: owners, relationship: relationship),
+                        "\(entity.name).\(relationship.name)")
+            }
         }
     }
 

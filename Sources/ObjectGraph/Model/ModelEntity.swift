@@ -26,7 +26,8 @@ public final class ModelEntity: Sendable {
     /// The uniqueness constraints of the entity and its ancestors.
     public let uniquenessConstraints: [[String]]
 
-    package let attributeIndex: [String: Int]
+    /// Each attribute's position in ``attributes`` (and in a row's values), by name.
+    public let attributeIndex: [String: Int]
     /// Each attribute's name and type, by position: what per-value paths (typed accessors, setters) read, without
     /// copying a whole ``AttributeDescription`` (and retaining its strings) for every value.
     let attributeNames: [String]
@@ -35,11 +36,11 @@ public final class ModelEntity: Sendable {
     let attributeTypes: [AttributeType]
     let relationshipIndex: [String: Int]
     /// The position of each to-one relationship in an object's to-one slots (nil for to-many).
-    package let toOneSlot: [Int?]
+    public let toOneSlot: [Int?]
     /// The number of to-one slots.
     let toOneCount: Int
     /// The number of to-one slots a store keeps: the first ones (the rest are transient relationships').
-    package let storedToOneCount: Int
+    public let storedToOneCount: Int
     /// The class whose instances represent this entity's objects.
     let objectType: ManagedObject.Type
     /// The values a new object starts with, already in their stored form.
@@ -55,7 +56,7 @@ public final class ModelEntity: Sendable {
     /// Whether any relationship has a rule to check at save (required, counts).
     let hasRelationshipRules: Bool
     /// The attributes a store keeps (all but the transient ones), by position.
-    package let storedAttributes: [Int]
+    public let storedAttributes: [Int]
     /// The transient attributes, by position: kept in memory only.
     let transientAttributes: [Int]
     /// The stored Binary and Transformable attributes whose large values an SQLite store keeps in files
@@ -196,7 +197,7 @@ public struct ModelRelationship: Sendable, Hashable {
     public let storage: RelationshipStorage
     /// Whether it is a many-to-many relationship ordered on both sides: its join table keeps the target side's
     /// positions too, in `inverse_position`.
-    package var isOrderedBothWays = false
+    public package(set) var isOrderedBothWays = false
     /// The relationship's name.
     public var name: String { description.name }
     /// The destination entity's name.
@@ -213,6 +214,17 @@ public struct ModelRelationship: Sendable, Hashable {
     public var deleteRule: DeleteRule { description.deleteRule }
     /// Whether it is kept in memory only (``RelationshipDescription/isTransient``).
     public var isTransient: Bool { description.isTransient }
+
+    /// Whether a store keeps this to-many's contents apart from its destinations' to-one columns: the side of a join
+    /// table that names it (both sides when both keep an order), or an ordered one-to-many's positions. These are
+    /// the relationships a ``ChangeSet``'s ``ChangeSet/toMany`` lists a store must write.
+    public var keepsContentsApart: Bool {
+        switch storage {
+        case .joinTable(_, let isSourceSide): isSourceSide || isOrderedBothWays
+        case .inverseForeignKey(_, let orderColumn): orderColumn != nil
+        case .foreignKey, .transient: false
+        }
+    }
 }
 
 extension ModelEntity {

@@ -20,7 +20,13 @@ public struct ObjectID: Sendable, Hashable, Codable, CustomStringConvertible, Co
 
     private static let temporaryCounter = Atomic<Int64>(0)
 
-    package init(entityName: String, rawKey: Int64) {
+    /// The permanent ID of the stored row `rawKey` (positive) of `entityName`: what a store hands back for a row it
+    /// holds, or for an insert it gave a key. Temporary IDs are made by contexts only.
+    ///
+    /// ```swift
+    /// let id = ObjectID(entityName: "Book", rawKey: 42)
+    /// ```
+    public init(entityName: String, rawKey: Int64) {
         self.entityName = entityName
         self.rawKey = rawKey
     }

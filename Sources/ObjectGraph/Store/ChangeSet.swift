@@ -74,8 +74,20 @@ public struct ChangeSet: Sendable {
 }
 
 /// What a store reports after writing a change set.
+///
+/// A store written outside this package builds one as it writes:
+///
+/// ```swift
+/// var result = SaveResult()
+/// result.permanentIDs = mapping                      // each insert's temporary ID → its new key
+/// result.recordUpdate(of: row.objectID, version: newVersion)
+/// ```
 public struct SaveResult: Sendable {
-    package init() {}
+    /// An empty result: nothing inserted, updated or refreshed.
+    public init() {}
+
+    /// Records that the save wrote the updated row `objectID` at `version` (its version before plus one).
+    public mutating func recordUpdate(of objectID: ObjectID, version: Int64) { updatedRows.append((objectID, version)) }
 
     /// The permanent ID each temporary ID became.
     public var permanentIDs: PermanentIDMap = [:]

@@ -13,6 +13,7 @@ extension InMemoryStore {
                 let tombstones = tombstones(of: plan.changes.deleted.map(\.objectID), in: state)
                 record(HistoryRecord.of(plan.changes, result: result, model: model, source: source, tombstones: tombstones), in: &next)
             }
+            try persist?(next)
             state = next
             return plan.result(of: request, saved: result)
         }

@@ -25,10 +25,15 @@ public final class InMemoryStore: PersistentStore, QueryGenerationStore {
         var metadata: [String: String] = [:]
     }
 
-    public let identifier = UUID().uuidString
-    public var location: String { "memory:\(identifier)" }
+    public let identifier: String
+    public var location: String { fileLocation ?? "memory:\(identifier)" }
     let model: Model
-    let contents = Protected(Contents())
+    let contents: Protected<Contents>
+    /// Where an ``AtomicStore`` keeps these rows, named in errors in place of memory.
+    let fileLocation: String?
+    /// Writes the rows as a change leaves them, before the change is kept (``AtomicStore``): if it throws, the
+    /// change is not kept. Called under the store's lock, so writes are never interleaved.
+    let persist: (@Sendable (Contents) throws -> Void)?
 
     /// Whether saves and batch requests record persistent history.
     public let recordsHistory: Bool
@@ -36,9 +41,18 @@ public final class InMemoryStore: PersistentStore, QueryGenerationStore {
     let historyOrigin = UUID().uuidString
 
     /// Creates an empty store for `model`; with `recordsHistory`, every save and batch request records a transaction.
-    public init(model: Model, recordsHistory: Bool = false) {
+    public convenience init(model: Model, recordsHistory: Bool = false) {
+        self.init(model: model, identifier: UUID().uuidString, contents: Contents(), recordsHistory: recordsHistory, fileLocation: nil, persist: nil)
+    }
+
+    init(model: Model, identifier: String, contents: Contents, recordsHistory: Bool, fileLocation: String?,
+         persist: (@Sendable (Contents) throws -> Void)?) {
         self.model = model
+        self.identifier = identifier
+        self.contents = Protected(contents)
         self.recordsHistory = recordsHistory
+        self.fileLocation = fileLocation
+        self.persist = persist
     }
 
     func snapshot(_ key: Int64, _ row: StoredRow) -> Snapshot {
@@ -114,6 +128,11 @@ public final class InMemoryStore: PersistentStore, QueryGenerationStore {
     }
 
     func related(_ id: ObjectID, _ relationship: ModelRelationship, in contents: Contents) throws -> [ObjectID] {
+        try Self.related(id, relationship, in: contents, model: model)
+    }
+
+    /// The destinations of `id`'s to-many `relationship` in `contents`, in order.
+    static func related(_ id: ObjectID, _ relationship: ModelRelationship, in contents: Contents, model: Model) throws -> [ObjectID] {
         let destination = try model.entity(named: relationship.destinationEntityName)
         let rows = contents.rows[destination.rootName] ?? [:]
         func object(_ key: Int64) -> ObjectID? { rows[key].map { ObjectID(entityName: $0.entityName, rawKey: key) } }
@@ -162,6 +181,17 @@ public final class InMemoryStore: PersistentStore, QueryGenerationStore {
     }
 
     public func allocatePrimaryKeys(rootEntity: String, count: Int) throws -> [Int64] {
+        try contents.withLock { state in
+            var next = state
+            let keys = Self.allocate(&next, rootEntity, count)
+            try persist?(next)
+            state = next
+            return keys
+        }
+    }
+
+    /// Keys for a save about to be written: the sequence moves in memory and is written with the save.
+    public func reservePrimaryKeys(rootEntity: String, count: Int) throws -> [Int64] {
         contents.withLock { state in Self.allocate(&state, rootEntity, count) }
     }
 
@@ -174,7 +204,14 @@ public final class InMemoryStore: PersistentStore, QueryGenerationStore {
 
     public func metadata() throws -> [String: String] { contents.withLock { $0.metadata } }
 
-    public func setMetadata(_ metadata: [String: String]) throws { contents.withLock { $0.metadata = metadata } }
+    public func setMetadata(_ metadata: [String: String]) throws {
+        try contents.withLock { state in
+            var next = state
+            next.metadata = metadata
+            try persist?(next)
+            state = next
+        }
+    }
 
     /// Holds the rows as they are now for contexts pinned to a query generation.
     package func openSnapshot() throws -> any StoreSnapshot { MemorySnapshot(contents.withLock { $0 }) }
@@ -190,6 +227,7 @@ public final class InMemoryStore: PersistentStore, QueryGenerationStore {
                 record(HistoryRecord.of(changes, result: result, model: model, source: changes.source, tombstones: tombstones(of: changes.deleted.map(\.objectID), in: state)), in: &next)
             }
             try beforeCommit()
+            try persist?(next)
             state = next
             return result
         }
@@ -262,7 +300,20 @@ public final class InMemoryStore: PersistentStore, QueryGenerationStore {
         }
         guard conflicts.isEmpty else { throw ObjectGraphError.conflict(conflicts) }
         if !deletedKeys.isEmpty && model.hasRelationships { clearReferences(to: deletedKeys, in: &state) }
-        for contents in changes.toMany {
+        try Self.applyToMany(changes.toMany, permanent: permanent, to: &state, model: model)
+        try checkDestinationsExist(changes, in: state, permanent: permanent)
+        if model.hasDerivedAttributes {
+            let saved = Set((changes.inserted + changes.updated).compactMap { permanent($0.objectID) })
+            try computeDerivedAttributes(in: &state, saved: saved, result: &result)
+        }
+        try checkUniqueness(state, roots: touched)
+        return result
+    }
+
+    /// Writes the new contents of to-many relationships kept apart from the destinations' rows: join tables and the
+    /// positions of ordered one-to-manys.
+    static func applyToMany(_ toMany: [ChangeSet.ToManyContents], permanent: (ObjectID?) -> ObjectID?, to state: inout Contents, model: Model) throws {
+        for contents in toMany {
             let owner = permanent(contents.objectID)!
             let entity = try model.entity(named: owner.entityName)
             guard let relationship = entity.relationship(named: contents.relationship) else { continue }
@@ -289,7 +340,7 @@ public final class InMemoryStore: PersistentStore, QueryGenerationStore {
                 break
             }
         }
-        for contents in changes.toMany {
+        for contents in toMany {
             let owner = permanent(contents.objectID)!
             guard let relationship = try model.entity(named: owner.entityName).relationship(named: contents.relationship),
                   relationship.isOrderedBothWays, case .joinTable(let table, false) = relationship.storage else { continue }
@@ -298,13 +349,6 @@ public final class InMemoryStore: PersistentStore, QueryGenerationStore {
                 if let position = positions[state.joins[table]![index].source] { state.joins[table]![index].inversePosition = position }
             }
         }
-        try checkDestinationsExist(changes, in: state, permanent: permanent)
-        if model.hasDerivedAttributes {
-            let saved = Set((changes.inserted + changes.updated).compactMap { permanent($0.objectID) })
-            try computeDerivedAttributes(in: &state, saved: saved, result: &result)
-        }
-        try checkUniqueness(state, roots: touched)
-        return result
     }
 
     /// Refuses a save that leaves a written to-one naming a row the store does not hold, as an SQLite store's foreign
@@ -319,7 +363,7 @@ public final class InMemoryStore: PersistentStore, QueryGenerationStore {
                 let entity = try model.entity(named: row.objectID.entityName)
                 let name = entity.relationships.indices.first { entity.toOneSlot[$0] == slot }.map { entity.relationships[$0].name } ?? "a to-one"
                 throw ObjectGraphError.storeWriteFailed(
-                    path: "in memory",
+                    path: location,
                     reason: "\(permanent(row.objectID)!)'s '\(name)' names \(destination), which the store does not hold (deleted, or never saved)")
             }
         }

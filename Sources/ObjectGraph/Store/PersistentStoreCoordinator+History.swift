@@ -19,8 +19,9 @@ public struct RemoteChangeNotification: Sendable {
     /// Whether changes were missed before ``transactions``: their history was deleted before the watcher read it.
     public let missedChanges: Bool
 
-    /// Transactions heard in order, or (with `missedChanges`) the news that some could not be.
-    package init(transactions: [PersistentHistoryTransaction], missedChanges: Bool = false) {
+    /// Transactions heard in order, or (with `missedChanges`) the news that some could not be: what a
+    /// ``RemoteChangeSource`` hands to its watch's `deliver`.
+    public init(transactions: [PersistentHistoryTransaction], missedChanges: Bool = false) {
         self.transactions = transactions
         self.missedChanges = missedChanges
     }

@@ -37,7 +37,7 @@ extension PersistentStoreCoordinator {
         }
         for (entityName, ids) in owners {
             let entity = try model.entity(named: entityName)
-            for relationship in entity.relationships where relationship.isToMany && Self.keepsContentsApart(relationship) {
+            for relationship in entity.relationships where relationship.isToMany && relationship.keepsContentsApart {
                 for (owner, destinations) in zip(ids, try store.relatedIDs(of: ids, relationship: relationship)) where !destinations.isEmpty {
                     changes.toMany.append(ChangeSet.ToManyContents(objectID: owner, relationship: relationship.name, destinations: destinations))
                 }
@@ -48,15 +48,5 @@ extension PersistentStoreCoordinator {
         let metadata = try store.metadata()
         if !metadata.isEmpty { try destination.setMetadata(metadata) }
         return PersistentStoreCoordinator(model: model, store: destination)
-    }
-
-    /// Whether a store keeps `relationship`'s contents beyond its destinations' to-one columns: a join table (the
-    /// side that names it, and both sides when both keep an order), or the positions of an ordered one-to-many.
-    private static func keepsContentsApart(_ relationship: ModelRelationship) -> Bool {
-        switch relationship.storage {
-        case .joinTable(_, let isSourceSide): isSourceSide || relationship.isOrderedBothWays
-        case .inverseForeignKey(_, let orderColumn): orderColumn != nil
-        case .foreignKey, .transient: false
-        }
     }
 }

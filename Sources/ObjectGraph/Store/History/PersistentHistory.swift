@@ -77,7 +77,16 @@ public struct PersistentHistoryTransaction: Sendable {
     /// transactions when it merges others', having merged its own as it saved them.
     let origin: String
 
-    package init(
+    /// A transaction as a store recorded it (for stores written outside this package). `origin` names the store
+    /// instance that wrote it, one value per opening of the store: a coordinator skips the transactions of its own
+    /// store's origin when it merges other processes' changes, having merged its own as it saved them.
+    ///
+    /// ```swift
+    /// PersistentHistoryTransaction(
+    ///     token: PersistentHistoryToken(storeIdentifier: identifier, transactionNumber: 7), timestamp: Date(),
+    ///     author: "importer", contextName: nil, changes: changes, origin: openingID)
+    /// ```
+    public init(
         token: PersistentHistoryToken, timestamp: Date, author: String?, contextName: String?, changes: [PersistentHistoryChange], origin: String
     ) {
         (self.token, self.timestamp, self.author, self.contextName, self.changes, self.origin) = (token, timestamp, author, contextName, changes, origin)

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Type-checks the example stores (Tests/ExampleStores) as code outside the package: against the built ObjectGraph
+# module without the package's name, so a `package` symbol they use fails here although the package's own build
+# accepts it. Run after a build (scripts/test.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+modules=.build/debug/Modules
+grdb_sqlite=$(find .build/checkouts -path "*/Sources/GRDBSQLite/module.modulemap" | head -n 1)
+swiftc -typecheck -swift-version 6 -I "$modules" -Xcc -fmodule-map-file="$grdb_sqlite" Tests/ExampleStores/*.swift
+echo "The example stores use the public API only."
