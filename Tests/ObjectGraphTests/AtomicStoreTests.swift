@@ -157,7 +157,7 @@ import Testing
             return try Data(contentsOf: file.inner.url)
         }
         file.fails.store(true, ordering: .relaxed)
-        try await context.perform { ctx in
+        await context.perform { ctx in
             let error = #expect(throws: ObjectGraphError.self) { try ctx.save() }
             #expect(error?.description.contains(file.location) == true)
             let unsaved = ctx.hasChanges

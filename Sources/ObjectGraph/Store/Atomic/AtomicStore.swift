@@ -41,9 +41,15 @@ public final class AtomicStore: PersistentStore {
         if let read, read.modelVersionHash != model.versionHash {
             throw ObjectGraphError.modelMismatch(path: file.location, storeHash: read.modelVersionHash, modelHash: model.versionHash)
         }
+        if read == nil && file.isReadOnly {
+            throw ObjectGraphError.storeUnavailable(path: file.location, reason: "it is opened read-only and holds no store; nothing was created")
+        }
         let identifier = read?.storeIdentifier ?? UUID().uuidString
         let rows = try read?.rows(model: model, location: file.location) ?? InMemoryStore.Contents()
         let write: @Sendable (InMemoryStore.Contents) throws -> Void = { state in
+            guard !file.isReadOnly else {
+                throw ObjectGraphError.storeWriteFailed(path: file.location, reason: "the store is opened read-only; nothing was written")
+            }
             let contents = try AtomicStoreContents(state, identifier: identifier, model: model)
             do {
                 try file.write(contents)

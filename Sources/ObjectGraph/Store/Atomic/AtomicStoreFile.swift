@@ -28,4 +28,11 @@ public protocol AtomicStoreFile: Sendable {
     /// the save that asked for it fails and the store keeps the contents it had; if the process dies during it, the
     /// next ``read()`` must return the old contents or the new ones. Calls never overlap.
     func write(_ contents: AtomicStoreContents) throws
+    /// Whether the store is opened read-only: every change is then refused before ``write(_:)`` is asked, and the
+    /// file must already hold contents. False unless the file says otherwise.
+    var isReadOnly: Bool { get }
+}
+
+extension AtomicStoreFile {
+    public var isReadOnly: Bool { false }
 }

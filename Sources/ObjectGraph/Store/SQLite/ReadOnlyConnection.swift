@@ -83,5 +83,38 @@ final class ReadOnlyConnection {
         }
     }
 
+    /// One value as SQLite stored it, whatever the column's declared type.
+    enum Cell: Equatable {
+        case null
+        case integer(Int64)
+        case real(Double)
+        case text(String)
+        case blob(Data)
+    }
+
+    /// Hands each row of `sql` to `body`, each column as SQLite stored it: for files of another program's layout,
+    /// whose values are decoded by the model rather than by the columns' declared types.
+    func cells(_ sql: String, _ body: ([Cell]) throws -> Void) throws {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else { throw failure() }
+        defer { sqlite3_finalize(statement) }
+        let count = sqlite3_column_count(statement)
+        while true {
+            let code = sqlite3_step(statement)
+            if code == SQLITE_DONE { return }
+            guard code == SQLITE_ROW else { throw failure() }
+            try body((0..<count).map { column in
+                switch sqlite3_column_type(statement, column) {
+                case SQLITE_INTEGER: .integer(sqlite3_column_int64(statement, column))
+                case SQLITE_FLOAT: .real(sqlite3_column_double(statement, column))
+                case SQLITE_TEXT: .text(String(cString: sqlite3_column_text(statement, column)))
+                case SQLITE_BLOB:
+                    .blob(sqlite3_column_blob(statement, column).map { Data(bytes: $0, count: Int(sqlite3_column_bytes(statement, column))) } ?? Data())
+                default: .null
+                }
+            })
+        }
+    }
+
     private func failure() -> Failure { Failure(message: String(cString: sqlite3_errmsg(db))) }
 }
