@@ -9,6 +9,8 @@ struct Query: ParsableCommand {
         discussion: "Example: objectgraph query books.sqlite Book \"pages > 300 AND author.name BEGINSWITH 'A'\" --sort -pages,title --limit 10")
 
     @Argument(help: "The store file, or a PostgreSQL store's URL (postgres://user@host:port/database).") var path: String
+    @Option(help: "For a store Core Data wrote: its model (.xcdatamodeld or .xcdatamodel); without it, one is rebuilt from the store.")
+    var model: String?
     @Argument(help: "The entity to fetch.") var entity: String
     @Argument(help: "A predicate in the format language (every object when absent).") var predicate: String?
     @Option(parsing: .unconditional, help: "Sort keys, comma-separated; a leading - sorts descending (--sort -pages,title).")
@@ -26,7 +28,7 @@ struct Query: ParsableCommand {
 
     func run() throws {
         let keys = sort.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } } ?? []
-        let result = try StoreArgument(path, toBe: "queried")
+        let result = try StoreArgument(path, toBe: "queried", model: model)
             .query(entity: entity, predicate: predicate, sortedBy: keys, limit: count ? 0 : limit, offset: offset)
         if count {
             print(result.matchCount)

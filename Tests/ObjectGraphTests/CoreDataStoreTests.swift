@@ -80,6 +80,37 @@ import Testing
         #expect(try exported.store.fetch(StoreFetchRequest(entityName: "Media")).count == 3)
     }
 
+    /// Without the model file: entities, inheritance, columns, links named after entities, join tables and order
+    /// come back from the store, and the store answers through the rebuilt model as through its own.
+    @Test func aModelRebuiltFromTheStoreReadsItAsItsOwnDoes() async throws {
+        let folder = try TemporaryFolder()
+        let (url, original) = try Self.library(folder)
+        let inferred = try CoreDataStoreFile.inferredModel(forStoreAt: url)
+        let model = inferred.model
+        #expect(model.entities.map(\.name).sorted() == ["Author", "Book", "Chapter", "Media", "Movie", "Sample", "Tag"])
+        #expect(try model.entity(named: "Book").description.parentName == "Media")
+        #expect(try model.entity(named: "Media").attributes.map(\.name) == ["title"], "held by both sub-entities' rows")
+        #expect(try model.entity(named: "Movie").attribute(named: "rating")?.type == .string)
+        #expect(try model.entity(named: "Book").attribute(named: "rating")?.type == .double)
+        #expect(try model.entity(named: "Book").relationship(named: "chapters")?.isOrdered == true)
+        #expect(try model.entity(named: "Tag").relationship(named: "books")?.inverseName == "tags")
+        #expect(try model.entity(named: "Sample").attribute(named: "date")?.type == .date)
+        #expect(inferred.notes.contains { $0.contains("Author.books") || $0.contains("Book.author") })
+        let rebuilt = try PersistentStoreCoordinator(model: model, coreDataStoreURL: url)
+        let answers = try await Self.answers(rebuilt)
+        #expect(answers == (try await Self.answers(original)))
+    }
+
+    /// What `objectgraph inspect` prints for a Core Data store: the model and each entity's own rows.
+    @Test func aSummaryCountsEachEntitysOwnRows() throws {
+        let folder = try TemporaryFolder()
+        let (url, _) = try Self.library(folder)
+        let summary = try StoreSummary(coreDataStoreAt: url, model: try CoreDataStoreFixture.model(), modelSource: "Library.xcdatamodel")
+        #expect(summary.rowCounts == ["Author": 1, "Book": 2, "Movie": 1, "Tag": 2, "Chapter": 3, "Sample": 1])
+        #expect(summary.report.hasPrefix("\(url.path): Core Data SQLite store (read-only), model Library.xcdatamodel"))
+        #expect(summary.report.contains("Movie : Media: 1 rows"))
+    }
+
     /// Core Data's encodings: dates in seconds since 2001, booleans as integers, UUIDs as 16 bytes, decimals as SQLite
     /// kept them, externally stored bytes behind a marker byte (inline, or in a file beside the store).
     @Test func everyAttributeTypeReadsAsCoreDataWroteIt() async throws {

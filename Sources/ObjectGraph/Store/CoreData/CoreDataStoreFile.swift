@@ -76,10 +76,13 @@ public struct CoreDataStoreFile: AtomicStoreFile {
     }
 
     /// The store's file opened read-only, its format checked, its schema and Core Data's own tables read.
-    private struct OpenedFile {
+    struct OpenedFile {
         let path: String
         let connection: ReadOnlyConnection
+        /// Each table's columns, in order.
         let schema: [String: [String]]
+        /// Each table's columns' declared types, by column.
+        let declaredTypes: [String: [String: String]]
         let primaryKeys: [(ent: Int64, name: String, superEnt: Int64, max: Int64)]
         let identifier: String
         let metadata: [String: String]
@@ -100,12 +103,15 @@ public struct CoreDataStoreFile: AtomicStoreFile {
                 throw ObjectGraphError.storeUnavailable(path: path, reason: "it is an SQLite database but not a Core Data store (no Z_PRIMARYKEY and Z_METADATA tables)")
             }
             var schema: [String: [String]] = [:]
+            var declaredTypes: [String: [String: String]] = [:]
             for table in tableNames {
-                schema[table] = try Self.failing("the table \(table)", path: path) {
-                    try connection.rows("PRAGMA table_info(\"\(table.replacingOccurrences(of: "\"", with: "\"\""))\")").compactMap { $0[1] }
+                let columns = try Self.failing("the table \(table)", path: path) {
+                    try connection.rows("PRAGMA table_info(\"\(table.replacingOccurrences(of: "\"", with: "\"\""))\")")
                 }
+                schema[table] = columns.compactMap { $0[1] }
+                declaredTypes[table] = Dictionary(columns.compactMap { row in row[1].map { ($0, row[2] ?? "") } }) { first, _ in first }
             }
-            self.schema = schema
+            (self.schema, self.declaredTypes) = (schema, declaredTypes)
             primaryKeys = try Self.failing("Z_PRIMARYKEY", path: path) {
                 try connection.rows("SELECT Z_ENT, Z_NAME, COALESCE(Z_SUPER, 0), COALESCE(Z_MAX, 0) FROM Z_PRIMARYKEY").map {
                     (ent: Int64($0[0] ?? "") ?? 0, name: $0[1] ?? "", superEnt: Int64($0[2] ?? "") ?? 0, max: Int64($0[3] ?? "") ?? 0)
@@ -130,6 +136,12 @@ public struct CoreDataStoreFile: AtomicStoreFile {
 
     public func write(_ contents: AtomicStoreContents) throws {
         throw ObjectGraphError.storeWriteFailed(path: url.path, reason: "a Core Data store is opened read-only; nothing was written")
+    }
+
+    /// Whether the file at `url` is a Core Data SQLite store (an SQLite database with Core Data's `Z_PRIMARYKEY` and
+    /// `Z_METADATA` tables), read without writing to it.
+    public static func isCoreDataStore(at url: URL) -> Bool {
+        (try? OpenedFile(url: url)) != nil
     }
 
     /// Where Core Data keeps the values it stores outside the file: `.<name>_SUPPORT/_EXTERNAL_DATA` beside it.

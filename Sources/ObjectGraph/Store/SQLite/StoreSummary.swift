@@ -19,6 +19,8 @@ public struct StoreSummary: Sendable {
     public let model: Model
     /// The rows of each entity (its own rows, not its sub-entities').
     public let rowCounts: [String: Int]
+    /// What kind of store it is, for the report's first line.
+    private let kind: String?
 
     /// Reads the summary of the store at `url` without writing to it.
     ///
@@ -70,6 +72,7 @@ public struct StoreSummary: Sendable {
             throw ObjectGraphError.storeUnavailable(path: path, reason: "its metadata holds no model this release can read")
         }
         model = try Model(entities: descriptions)
+        kind = nil
         var counts: [String: Int] = [:]
         for root in model.entities where root.rootName == root.name {
             for (entity, count) in try rows(root) { counts[entity] = count }
@@ -77,9 +80,32 @@ public struct StoreSummary: Sendable {
         rowCounts = counts
     }
 
+    /// A summary of the Core Data store at `url` read with `model` (its own, or one rebuilt from the store: see
+    /// ``CoreDataStoreFile``), read-only. Its format is 0 and its model hash names where the model came from.
+    ///
+    /// ```swift
+    /// let inferred = try CoreDataStoreFile.inferredModel(forStoreAt: url)
+    /// print(try StoreSummary(coreDataStoreAt: url, model: inferred.model, modelSource: "rebuilt from the store").report)
+    /// ```
+    public init(coreDataStoreAt url: URL, model: Model, modelSource: String) throws {
+        let store = try AtomicStore(model: model, file: CoreDataStoreFile(url: url, model: model))
+        path = url.path
+        formatVersion = 0
+        modelHash = modelSource
+        self.model = model
+        kind = "Core Data SQLite store (read-only), model \(modelSource)"
+        var counts: [String: Int] = [:]
+        for entity in model.entities where !entity.isAbstract {
+            var request = StoreFetchRequest(entityName: entity.name)
+            request.includesSubentities = false
+            counts[entity.name] = try store.count(request)
+        }
+        rowCounts = counts
+    }
+
     /// The summary as text: each entity with its parent, rows, attributes and relationships.
     public var report: String {
-        var lines = ["\(path): ObjectGraph store, format \(formatVersion), model \(modelHash)"]
+        var lines = ["\(path): " + (kind ?? "ObjectGraph store, format \(formatVersion), model \(modelHash)")]
         for entity in model.entities.sorted(by: { $0.name < $1.name }) {
             let description = entity.description
             var heading = "\(entity.name)"
