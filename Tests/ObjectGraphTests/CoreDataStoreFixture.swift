@@ -23,7 +23,7 @@ enum CoreDataStoreFixture {
         // Book's `rating` is a number, Movie's a text: one table, so Movie's is ZRATING1.
         EntityDescription("Movie", attributes: [.init("minutes", .int64), .init("rating", .string)], parent: "Media"),
         EntityDescription("Tag", attributes: [.init("label", .string)],
-                          relationships: [.init("books", destination: "Book", inverse: "tags", isToMany: true)]),
+                          relationships: [.init("books", destination: "Book", inverse: "tags", isToMany: true, isOrdered: true)]),
         EntityDescription("Chapter", attributes: [.init("heading", .string)],
                           relationships: [.init("book", destination: "Book", inverse: "chapters")]),
         EntityDescription("Sample", attributes: [
@@ -45,7 +45,7 @@ enum CoreDataStoreFixture {
     static let externalName = "5A4C3B2A-1F0E-4D9C-8B7A-6F5E4D3C2B1A"
 
     /// Writes the store at `url`: Ann (books Dune, with chapters in an order of their own and tags sf and classic, and
-    /// Emma), a movie, a sample of every attribute type, and the bytes of an externally stored value beside it.
+    /// Emma; a tag's books are ordered, classic's Emma first), a movie, a sample of every attribute type, and the bytes of an externally stored value beside it.
     static func writeLibrary(at url: URL, metadata extra: [String: Any] = [:]) throws {
         let queue = try DatabaseQueue(path: url.path)
         try queue.write { db in
@@ -58,7 +58,7 @@ enum CoreDataStoreFixture {
                     ZMINUTES INTEGER, ZRATING FLOAT, ZRATING1 VARCHAR, ZTITLE VARCHAR);
                 CREATE TABLE ZTAG (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZLABEL VARCHAR);
                 CREATE TABLE ZCHAPTER (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZBOOK INTEGER, Z_FOK_BOOK INTEGER, ZHEADING VARCHAR);
-                CREATE TABLE Z_3TAGS (Z_3BOOKS INTEGER, Z_5TAGS INTEGER, PRIMARY KEY (Z_3BOOKS, Z_5TAGS));
+                CREATE TABLE Z_3TAGS (Z_3BOOKS INTEGER, Z_5TAGS INTEGER, Z_FOK_3BOOKS INTEGER, PRIMARY KEY (Z_3BOOKS, Z_5TAGS));
                 CREATE TABLE ZSAMPLE (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZBOOL INTEGER, ZINT16 INTEGER, ZINT32 INTEGER,
                     ZINT64 INTEGER, ZDATE TIMESTAMP, ZDECIMAL DECIMAL, ZDOUBLE FLOAT, ZFLOAT FLOAT, ZSTRING VARCHAR, ZURL VARCHAR,
                     ZDATA BLOB, ZFILEBLOB BLOB, ZINLINEBLOB BLOB, ZTRANSFORMED BLOB, ZUUID BLOB);
@@ -71,9 +71,9 @@ enum CoreDataStoreFixture {
                 INSERT INTO ZCHAPTER VALUES (1, 6, 1, 1, 3072, 'Appendix');
                 INSERT INTO ZCHAPTER VALUES (2, 6, 1, 1, 1024, 'Book One');
                 INSERT INTO ZCHAPTER VALUES (3, 6, 1, 1, 2048, 'Book Two');
-                INSERT INTO Z_3TAGS VALUES (1, 1);
-                INSERT INTO Z_3TAGS VALUES (1, 2);
-                INSERT INTO Z_3TAGS VALUES (2, 2);
+                INSERT INTO Z_3TAGS VALUES (1, 1, 1024);
+                INSERT INTO Z_3TAGS VALUES (1, 2, 2048);
+                INSERT INTO Z_3TAGS VALUES (2, 2, 1024);
                 """)
             let uuid = UUID(uuidString: "0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0")!
             let fileReference = Data([2]) + Data(externalName.utf8) + Data([0])
