@@ -121,7 +121,24 @@ open class EntityMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         let keyPaths = shapes.map { "\\T.\($0.name): \(literal($0.name))" }
         let inherited = parent.map { "_keyPathNames_\($0)(for: type)" } ?? "[:]"
         let keyPathLiteral = keyPaths.isEmpty ? "[:]" : "[\(keyPaths.joined(separator: ", "))]"
-        return [
+        // A class with initializers of its own (SwiftData's `init(title:)`, calling `super.init()`) no longer inherits
+        // the initializer contexts make objects with: it is given here, unless the class wrote it.
+        let initializers = classDecl.memberBlock.members.compactMap { $0.decl.as(InitializerDeclSyntax.self) }
+        let writesDesignated = initializers.contains { !$0.modifiers.contains { $0.name.text == "convenience" } }
+        let writesContextInit = initializers.contains { initializer in
+            initializer.signature.parameterClause.parameters.map(\.firstName.text) == ["entity", "objectID"]
+        }
+        var contextInit: [DeclSyntax] = []
+        if writesDesignated && !writesContextInit {
+            contextInit.append(
+                """
+                /// Creates an object for a context; contexts call this.
+                public required init(entity: ObjectGraph.ModelEntity, objectID: ObjectGraph.ObjectID) {
+                    super.init(entity: entity, objectID: objectID)
+                }
+                """)
+        }
+        return contextInit + [
             """
             /// The entity this class represents, derived from its declaration by `@Entity`.
             public \(raw: override)class var entityDescription: ObjectGraph.EntityDescription {

@@ -246,6 +246,59 @@ private func expect(_ source: String, expands expected: String, diagnostics: [Di
 
     /// The test harness drops the initializer that the compiler keeps (the object-graph tests check the default
     /// reaches the entity); what matters here is the `init` accessor that makes an initial value legal.
+    /// A class with an initializer of its own (SwiftData's `init(title:)`) is given the one contexts make objects with.
+    @Test func anInitializerOfTheClassBringsTheContextsInitializer() {
+        expect(
+            """
+            @Entity
+            final class Note: ManagedObject {
+                init(text: String) {
+                    super.init()
+                }
+            }
+            """,
+            expands: """
+            final class Note: ManagedObject {
+                init(text: String) {
+                    super.init()
+                }
+
+                /// Creates an object for a context; contexts call this.
+                public required init(entity: ObjectGraph.ModelEntity, objectID: ObjectGraph.ObjectID) {
+                    super.init(entity: entity, objectID: objectID)
+                }
+
+                /// The entity this class represents, derived from its declaration by `@Entity`.
+                public class var entityDescription: ObjectGraph.EntityDescription {
+                    ObjectGraph.EntityDescription("Note",
+                        attributes: [],
+                        relationships: [],
+                        className: "Note")
+                }
+
+                /// The name of the entity this class represents.
+                public class var entityName: String {
+                    "Note"
+                }
+
+                /// The persisted properties' key paths and names, for typed queries.
+                public class var _keyPathNames: [AnyKeyPath: String] {
+                    _keyPathNames_Note(for: self)
+                }
+
+                /// The persisted properties of this class and its ancestors, as key paths rooted at `T`.
+                public class func _keyPathNames_Note<T: Note>(for type: T.Type) -> [AnyKeyPath: String] {
+                    [:].merging([:] as [AnyKeyPath: String]) { _, own in
+                        own
+                    }
+                }
+            }
+
+            extension Note: ObjectGraph.ManagedEntity {
+            }
+            """)
+    }
+
     @Test func anInitialValueKeepsAnInitAccessor() {
         expect(
             "@_PersistedProperty var pages: Int = 1",

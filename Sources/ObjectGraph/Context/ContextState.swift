@@ -267,6 +267,16 @@ final class ContextState {
         }
         let id = ObjectID.temporary(entity.name)
         let object = entity.objectType.init(entity: entity, objectID: id)
+        register(inserted: object, id: id)
+        object.awakeFromInsert()
+        observation?.noteChanged(object)
+        return object
+    }
+
+    /// Makes `object` one of this context's inserts, with its entity's default values and no links.
+    @inline(__always)
+    private func register(inserted object: ManagedObject, id: ObjectID) {
+        let entity = object.entity
         object.state = self
         object.values = entity.defaultValues
         giveEmptyRelationships(object)
@@ -276,9 +286,52 @@ final class ContextState {
         withdrawView()
         registered[id] = object
         insertionOrder.append(object)
+    }
+
+    /// Inserts an object made by its class's own initializer (``ManagedObject/init()``), with the values it was
+    /// given, then the new objects it links to, and links them: SwiftData's `context.insert(_:)`. An object this
+    /// context already has is left as it is.
+    func insert(_ object: ManagedObject) throws {
+        if object.state === self { return }
+        if object.state != nil {
+            throw ObjectGraphError.crossContext(
+                entity: object.entity.name, objectID: object.objectID, reason: "belongs to another context than '\(name)'; an object is inserted once")
+        }
+        guard object.detachReason == .notInserted else {
+            throw ObjectGraphError.objectInaccessible(
+                entity: object.entity.name, objectID: object.objectID,
+                reason: "\(object.detachReason.description); only an object made by its class's initializer and never inserted can be inserted")
+        }
+        let type = Swift.type(of: object)
+        guard let managed = type as? any ManagedEntity.Type, let entity = model.entityIfPresent(managed.entityName), entity.objectType == type else {
+            throw ObjectGraphError.invalidModel(
+                entity: object.entity.name, property: nil, reason: "the model was not built with the class \(type); build it with Model([\(type).self, ...])")
+        }
+        guard !entity.isAbstract else {
+            throw ObjectGraphError.invalidModel(entity: entity.name, property: nil, reason: "an abstract entity cannot be inserted")
+        }
+        let alone = object.entity
+        let (values, links) = (object.values, object.extras?.detachedLinks ?? [:])
+        object.extras?.detachedLinks = [:]
+        object.entity = entity
+        let id = object.storedObjectID
+        register(inserted: object, id: id)
+        object.detachReason = .contextDeallocated
         object.awakeFromInsert()
         observation?.noteChanged(object)
-        return object
+        // What the initializer set wins over what awakeFromInsert() set, as the app wrote it last.
+        for (index, attribute) in alone.attributes.enumerated() where values[index] != alone.defaultValues[index] {
+            guard let position = entity.attributeIndex[attribute.name] else { continue }
+            try object.setAttributeValue(values[index], at: position)
+        }
+        for (key, destinations) in links.sorted(by: { $0.key < $1.key }) {
+            for destination in destinations where destination.isNewAndDetached { try insert(destination) }
+            if entity.relationship(named: key)?.isToMany == true {
+                try object.setObjects(destinations, forKey: key)
+            } else {
+                try object.setObject(destinations.first, forKey: key)
+            }
+        }
     }
 
     /// Gives a new insert (or one brought back by an undo) no to-one destinations and empty to-many lists.

@@ -164,6 +164,24 @@ public actor ObjectContext {
         return try state.insert(entity)
     }
 
+    /// Inserts an object made by its class's own initializer, as SwiftData's `context.insert(_:)` does: with the
+    /// values it was given, and the new objects it links to (see ``ManagedObject/init()``). An object this context
+    /// already has is left as it is.
+    ///
+    /// ```swift
+    /// let book = Book(title: "Dune", author: Author(name: "Frank Herbert"))
+    /// try ctx.insert(book)            // the author too
+    /// ```
+    ///
+    /// - Throws: ``ObjectGraphError/crossContext(entity:objectID:reason:)`` for an object of another context,
+    ///   ``ObjectGraphError/objectInaccessible(entity:objectID:reason:)`` for one that was inserted and let go (its
+    ///   context reset, its insert rolled back), ``ObjectGraphError/invalidModel(entity:property:reason:)`` when the
+    ///   context's model was not built with its class.
+    public func insert(_ object: ManagedObject) throws {
+        state.checkExecutor()
+        try state.insert(object)
+    }
+
     /// Inserts a new object of the entity named `entityName`.
     ///
     /// - Throws: ``ObjectGraphError/unknownEntity(_:)``, or ``ObjectGraphError/invalidModel(entity:property:reason:)``

@@ -9,6 +9,8 @@ enum DetachReason: UInt8, CustomStringConvertible {
     case deletedByAnotherContext
     case deletedBeforeSaved
     case insertRolledBack
+    /// Made by an `@Entity` class's own initializer and not inserted yet (see ``ManagedObject/init()``).
+    case notInserted
 
     var description: String {
         switch self {
@@ -18,6 +20,7 @@ enum DetachReason: UInt8, CustomStringConvertible {
         case .deletedByAnotherContext: "another context's save deleted it"
         case .deletedBeforeSaved: "it was deleted before it was ever saved"
         case .insertRolledBack: "its insert was rolled back"
+        case .notInserted: "it has not been inserted into a context yet"
         }
     }
 }

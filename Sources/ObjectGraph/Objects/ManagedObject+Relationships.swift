@@ -39,6 +39,7 @@ extension ManagedObject {
 
     /// ``object(forKey:)`` with the macro's guess of the relationship's position.
     func object(forKey key: String, at position: Int) throws -> ManagedObject? {
+        if isNewAndDetached { return try detachedLinks(key, toMany: false).first }
         let index = try relationshipIndex(key, at: position, toMany: false)
         let state = try fulfilledState()
         guard let id = toOne[entity.toOneSlot[index]!] else { return nil }
@@ -50,6 +51,7 @@ extension ManagedObject {
 
     /// Sets the to-one relationship `key`, updating the inverse on both the old and the new destination.
     public func setObject(_ object: ManagedObject?, forKey key: String) throws {
+        if isNewAndDetached { return try setDetachedLinks(object.map { [$0] } ?? [], forKey: key, toMany: false) }
         let index = try relationshipIndex(key, toMany: false)
         let state = try fulfilledState()
         try state.setToOne(self, index, to: object)
@@ -74,6 +76,7 @@ extension ManagedObject {
 
     /// ``objects(forKey:)`` with the macro's guess of the relationship's position.
     func objects(forKey key: String, at position: Int) throws -> [ManagedObject] {
+        if isNewAndDetached { return try detachedLinks(key, toMany: true) }
         let index = try relationshipIndex(key, at: position, toMany: true)
         let state = try fulfilledState()
         let ids = try state.loadedToMany(self, index).ids
@@ -85,6 +88,10 @@ extension ManagedObject {
 
     /// Adds `object` to the to-many relationship `key` (at the end, for an ordered one), updating its inverse.
     public func addObject(_ object: ManagedObject, forKey key: String) throws {
+        if isNewAndDetached {
+            let members = try detachedLinks(key, toMany: true)
+            return try setDetachedLinks(members.contains { $0 === object } ? members : members + [object], forKey: key, toMany: true)
+        }
         let index = try relationshipIndex(key, toMany: true)
         let state = try fulfilledState()
         try state.addToMany(self, index, object)
@@ -92,6 +99,7 @@ extension ManagedObject {
 
     /// Removes `object` from the to-many relationship `key`, updating its inverse.
     public func removeObject(_ object: ManagedObject, forKey key: String) throws {
+        if isNewAndDetached { return try setDetachedLinks(try detachedLinks(key, toMany: true).filter { $0 !== object }, forKey: key, toMany: true) }
         let index = try relationshipIndex(key, toMany: true)
         let state = try fulfilledState()
         try state.removeFromToMany(self, index, object)
@@ -99,6 +107,7 @@ extension ManagedObject {
 
     /// Replaces the contents of the to-many relationship `key` (keeping the given order for an ordered one).
     public func setObjects(_ objects: [ManagedObject], forKey key: String) throws {
+        if isNewAndDetached { return try setDetachedLinks(objects, forKey: key, toMany: true) }
         let index = try relationshipIndex(key, toMany: true)
         let state = try fulfilledState()
         try state.setToMany(self, index, objects)

@@ -81,6 +81,7 @@ extension ManagedObject {
         }
         return orTrap {
             let index = try attributeIndex(key, at: position)
+            if isNewAndDetached { return values[index] }
             _ = try fulfilledState()
             observedAccess(index)
             return values[index]

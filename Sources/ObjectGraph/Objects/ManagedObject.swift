@@ -15,8 +15,11 @@ import Observation
 /// let title = try book.value(forKey: "title")     // .string("Dune")
 /// ```
 open class ManagedObject: Hashable, CustomStringConvertible {
-    /// The object's entity.
-    public let entity: ModelEntity
+    // `@exclusivity(unchecked)` for the reason `values` is: it is set once more, at the insert of an object made by
+    // its class's initializer, by this module on the inserting context's executor, before any context reads it.
+    /// The object's entity. An object made by an `@Entity` class's own initializer has its class's entity until it
+    /// is inserted, then the context's model's.
+    @exclusivity(unchecked) public final internal(set) var entity: ModelEntity
     /// The object's ID: temporary until saved to the store (or given one by `obtainPermanentIDs`), permanent after;
     /// once any context's save makes it permanent, every context of the tree sees the permanent one.
     public internal(set) var objectID: ObjectID {
@@ -246,6 +249,40 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         }
     }
 
+    /// A new object in no context, for an `@Entity` class's own initializers, as SwiftData's models are made: set
+    /// its properties, then hand it to a context with ``ObjectContext/insert(_:)-(ManagedObject)``, which inserts it (and
+    /// the new objects it links to) with the values it was given.
+    ///
+    /// ```swift
+    /// @Entity final class Book: ManagedObject {
+    ///     var title = ""
+    ///     @Relationship(inverse: "books") var author: Author?
+    ///
+    ///     init(title: String, author: Author? = nil) {
+    ///         super.init()
+    ///         self.title = title
+    ///         self.author = author
+    ///     }
+    /// }
+    ///
+    /// let book = Book(title: "Dune")
+    /// try ctx.insert(book)
+    /// ```
+    ///
+    /// Until then it has no context: its values are its own, and a link it holds shows on the other side only once
+    /// both are inserted.
+    public init() {
+        entity = DetachedEntity.placeholder
+        storedKey = 0
+        isFaultStorage = false
+        currentValues = .empty
+        currentDestinations = []
+        detachReason = .notInserted
+        entity = DetachedEntity.of(type(of: self))?.entity ?? DetachedEntity.placeholder
+        storedKey = ObjectID.temporary(entity.name).rawKey
+        currentValues = entity.defaultValues
+    }
+
     /// Creates an object; only contexts call this, with an ID of `entity`.
     public required init(entity: ModelEntity, objectID: ObjectID) {
         self.entity = entity
@@ -417,6 +454,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     ///   can no longer be loaded.
     public func value(forKey key: String) throws -> AttributeValue {
         let index = try attributeIndex(key)
+        if isNewAndDetached { return values[index] }
         _ = try fulfilledState()
         return values[index]
     }
@@ -452,6 +490,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             // The common case first, with no call: nobody tracks a new object's reads, nothing observes its context.
             if observationRegistrar == nil { values[index] = value } else { observedMutation(index) { values[index] = value } }
             state.unsafelyUnwrapped.noteInsertChanged(self)
+            return
+        }
+        if isNewAndDetached {
+            values[index] = value
             return
         }
         let state = try fulfilledState()

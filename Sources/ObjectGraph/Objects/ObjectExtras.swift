@@ -23,6 +23,8 @@ final class ObjectExtras {
     /// The destinations the object keeps alive, by relationship index, once it holds more than one relationship's
     /// (see ``ManagedObject/heldSingle``).
     @exclusivity(unchecked) var heldDestinations: [HeldDestination] = []
+    /// The relationships set on an object not inserted yet, by name (see ``ManagedObject/init()``).
+    var detachedLinks: [String: [ManagedObject]] = [:]
 
     /// Drops a committed row kept apart: the current row is the committed one again, or there is none.
     func dropCommittedRow() {

@@ -25,6 +25,10 @@ public struct MainContext {
     /// Inserts a new object of a macro entity class.
     public func insert<T: ManagedEntity>(_ type: T.Type) throws -> T { try state.insert(type) }
 
+    /// Inserts an object made by its class's own initializer, with the new objects it links to (see
+    /// ``ObjectContext/insert(_:)-(ManagedObject)``).
+    public func insert(_ object: ManagedObject) throws { try state.insert(object) }
+
     /// Marks an object deleted.
     public func delete(_ object: ManagedObject) throws { try state.delete(object) }
 
