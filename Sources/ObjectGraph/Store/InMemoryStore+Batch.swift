@@ -35,7 +35,7 @@ struct MemoryBatchReading: BatchPlanReading {
     func select(_ request: StoreFetchRequest) throws -> [Snapshot] { try store.selected(request, sliced: false, in: contents) }
 
     func related(_ ids: [ObjectID], _ relationship: ModelRelationship) throws -> [[ObjectID]] {
-        try ids.map { try store.related($0, relationship, in: contents) }
+        try InMemoryStore.related(ids, relationship, in: contents, model: store.model)
     }
 
     func rows(ofTree root: String) throws -> [Snapshot] { (contents.rows[root] ?? [:]).map { store.snapshot($0.key, $0.value) } }

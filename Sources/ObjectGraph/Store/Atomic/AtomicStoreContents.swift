@@ -50,24 +50,32 @@ extension AtomicStoreContents {
     /// files.
     init(_ state: InMemoryStore.Contents, identifier: String, model: Model) throws {
         var objects: [Object] = []
+        var byEntity: [String: [Int]] = [:]
         for root in state.rows.keys.sorted() {
             for (key, row) in state.rows[root]!.sorted(by: { $0.key < $1.key }) {
                 let entity = try model.entity(named: row.entityName)
-                let id = ObjectID(entityName: entity.name, rawKey: key)
                 var values: [String: AttributeValue] = [:]
                 for index in entity.storedAttributes where row.values[index] != .null {
                     values[entity.attributes[index].name] = row.values[index]
                 }
                 var relationships: [String: [ObjectID]] = [:]
                 for (index, relationship) in entity.relationships.enumerated() {
-                    if let slot = entity.toOneSlot[index] {
-                        if slot < entity.storedToOneCount, let destination = row.toOne[slot] { relationships[relationship.name] = [destination] }
-                    } else if relationship.keepsContentsApart {
-                        let destinations = try InMemoryStore.related(id, relationship, in: state, model: model)
-                        if !destinations.isEmpty { relationships[relationship.name] = destinations }
+                    if let slot = entity.toOneSlot[index], slot < entity.storedToOneCount, let destination = row.toOne[slot] {
+                        relationships[relationship.name] = [destination]
                     }
                 }
-                objects.append(Object(objectID: id, version: row.version, values: values, relationships: relationships))
+                byEntity[entity.name, default: []].append(objects.count)
+                objects.append(Object(objectID: ObjectID(entityName: entity.name, rawKey: key), version: row.version, values: values, relationships: relationships))
+            }
+        }
+        // The lists kept apart, each relationship's for all its owners at once.
+        for (entityName, positions) in byEntity {
+            let entity = try model.entity(named: entityName)
+            for relationship in entity.relationships where relationship.isToMany && relationship.keepsContentsApart {
+                let lists = try InMemoryStore.related(positions.map { objects[$0].objectID }, relationship, in: state, model: model)
+                for (position, destinations) in zip(positions, lists) where !destinations.isEmpty {
+                    objects[position].relationships[relationship.name] = destinations
+                }
             }
         }
         self.init(storeIdentifier: identifier, modelVersionHash: model.versionHash, objects: objects, lastKeys: state.sequence, metadata: state.metadata)

@@ -109,7 +109,9 @@ struct CoreDataRowReader {
             rows.append((owner, member, row[2].integer ?? 0))
         }
         var lists: [ObjectID: [(order: Int64, member: ObjectID)]] = [:]
-        for row in rows {
+        // A link listed twice (a join table without its primary key) is one link.
+        var seen: Set<[Int64]> = []
+        for row in rows where seen.insert([row.owner, row.member]).inserted {
             let owner = try object(row.owner, entity.name, place)
             lists[owner, default: []].append((row.order, try object(row.member, relationship.destinationEntityName, place)))
         }
