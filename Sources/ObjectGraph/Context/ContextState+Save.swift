@@ -457,27 +457,28 @@ extension ContextState {
 
     /// Every rule every changed object breaks, together.
     func validate() -> [ValidationFailure] {
+        // One list for every object, appended to in place: a list per object and per hook, appended empty, cost an
+        // allocation each (eight per inserted object, 8% of inserting 50,000).
         var failures: [ValidationFailure] = []
-        for object in pendingInserts where !object.isDeleted { failures += validate(object) }
-        for object in updated.objects where !object.isDeleted { failures += validate(object) }
+        for object in pendingInserts where !object.isDeleted { validate(object, into: &failures) }
+        for object in updated.objects where !object.isDeleted { validate(object, into: &failures) }
         for object in deleted.values {
-            failures += Self.failures(of: object) { try object.validateForDelete() }
+            Self.collect(&failures, of: object) { try object.validateForDelete() }
         }
         return failures.sorted { ($0.objectID, $0.key ?? "") < ($1.objectID, $1.key ?? "") }
     }
 
-    /// The failures `check`, a model class's validation hook for `object`, reports: a ``ValidationFailure``, a list
-    /// of them, or any other error as one failure of the object.
-    private static func failures(of object: ManagedObject, key: String? = nil, _ check: () throws -> Void) -> [ValidationFailure] {
+    /// Adds the failures `check`, a model class's validation hook for `object`, reports to `failures`: a
+    /// ``ValidationFailure``, a list of them, or any other error as one failure of the object.
+    private static func collect(_ failures: inout [ValidationFailure], of object: ManagedObject, key: String? = nil, _ check: () throws -> Void) {
         do {
             try check()
-            return []
         } catch let failure as ValidationFailure {
-            return [failure]
+            failures.append(failure)
         } catch ObjectGraphError.validation(let list) {
-            return list
+            failures += list
         } catch {
-            return [ValidationFailure(entity: object.entity.name, objectID: object.objectID, key: key, reason: "\(error)")]
+            failures.append(ValidationFailure(entity: object.entity.name, objectID: object.objectID, key: key, reason: "\(error)"))
         }
     }
 
@@ -495,8 +496,7 @@ extension ContextState {
         }
     }
 
-    private func validate(_ object: ManagedObject) -> [ValidationFailure] {
-        var failures: [ValidationFailure] = []
+    private func validate(_ object: ManagedObject, into failures: inout [ValidationFailure]) {
         func fail(_ key: String?, _ reason: String) {
             failures.append(ValidationFailure(entity: object.entity.name, objectID: object.objectID, key: key, reason: reason))
         }
@@ -572,19 +572,18 @@ extension ContextState {
         if object.isInserted {
             if hasClass {
                 for (index, name) in entity.attributeNames.enumerated() {
-                    failures += Self.failures(of: object, key: name) { try object.validateValue(object.values[index], forKey: name) }
+                    Self.collect(&failures, of: object, key: name) { try object.validateValue(object.values[index], forKey: name) }
                 }
             }
-            failures += Self.failures(of: object) { try object.validateForInsert() }
+            Self.collect(&failures, of: object) { try object.validateForInsert() }
         } else {
             for name in hasClass ? object.changedKeys() : [] {
                 guard let index = entity.attributeIndex[name] else { continue }
-                failures += Self.failures(of: object, key: name) { try object.validateValue(object.values[index], forKey: name) }
+                Self.collect(&failures, of: object, key: name) { try object.validateValue(object.values[index], forKey: name) }
             }
-            failures += Self.failures(of: object) { try object.validateForUpdate() }
+            Self.collect(&failures, of: object) { try object.validateForUpdate() }
         }
-        failures += Self.failures(of: object) { try object.validateForSave() }
-        return failures
+        Self.collect(&failures, of: object) { try object.validateForSave() }
     }
 
     // MARK: Change set
