@@ -79,7 +79,7 @@ public struct ChangeSet: Sendable {
 ///
 /// ```swift
 /// var result = SaveResult()
-/// result.permanentIDs = mapping                      // each insert's temporary ID → its new key
+/// result.permanentIDs = PermanentIDMap(newKeys)     // [temporary ID: permanent ID], one per insert
 /// result.recordUpdate(of: row.objectID, version: newVersion)
 /// ```
 public struct SaveResult: Sendable {

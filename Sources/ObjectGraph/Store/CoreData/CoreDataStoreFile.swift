@@ -9,7 +9,7 @@ import Foundation
 /// ```swift
 /// let model = try Model(contentsOf: URL(filePath: "Notes.xcdatamodeld"))
 /// let coordinator = try PersistentStoreCoordinator(model: model, coreDataStoreURL: URL(filePath: "Notes.sqlite"))
-/// let copy = try coordinator.migratePersistentStore(to: try SQLiteStore(model: model, url: URL(filePath: "notes-export.sqlite")))
+/// let copy = try coordinator.migratePersistentStore(to: try SQLiteStore(url: URL(filePath: "notes-export.sqlite"), model: model))
 /// ```
 ///
 /// The file is opened as the read-only stores are (nothing is written or created beside it). The objects are read
