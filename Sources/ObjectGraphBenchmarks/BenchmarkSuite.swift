@@ -27,6 +27,8 @@ public struct BenchmarkSuite: Sendable {
         public var graphBooks = 200_000
         public var graphAuthors = 20_000
         public var graphChanges = 50_000
+        /// W14's store before the import, and the import saved in one save while the main actor fetches.
+        public var responsivenessCount = 100_000
         /// The least import time, in seconds, one W4 sample watches: a 2 ms timer wakes about 200 times in 0.4 s,
         /// so one wake a few milliseconds late moves the occupancy by about a point, the target's margin. The
         /// sibling layout imports 50,000 objects in about 0.08 s, where one such wake moved it by five: its samples
@@ -34,7 +36,7 @@ public struct BenchmarkSuite: Sendable {
         public var leastWatchedImport = 0.4
         public var repetitions = 5
         public var folder = FileManager.default.temporaryDirectory.appendingPathComponent("objectgraph-bench")
-        /// The workloads to run ("W1" … "W13"); all of them when empty. Running one alone is how to profile it.
+        /// The workloads to run ("W1" … "W14"); all of them when empty. Running one alone is how to profile it.
         public var workloads: Set<String> = []
         /// The contenders W1, W2, W3 and W6 run, and whose lookups W4 runs on the main actor (all of
         /// ``BenchmarkReport/contenders`` by default), and whether W2 and W11 run the object baseline
@@ -63,6 +65,7 @@ public struct BenchmarkSuite: Sendable {
             options.graphBooks = 1_000
             options.graphAuthors = 100
             options.graphChanges = 250
+            options.responsivenessCount = 2_000
             options.leastWatchedImport = 0
             options.repetitions = 1
             return options
@@ -139,6 +142,10 @@ public struct BenchmarkSuite: Sendable {
         if selected("W11") || selected("W12") || selected("W13") {
             log("W11-W13 relationships, updates and deletes over \(options.graphBooks) books…")
             report.rows += try await graph(options.workloads.intersection(["W11", "W12", "W13"]))
+        }
+        if selected("W14") {
+            log("W14 the main context's fetches during a save of \(options.responsivenessCount)…")
+            report.rows += try await responsiveness()
         }
         // Faster than the peer on every measure both ran.
         if let peer {

@@ -24,25 +24,33 @@ extension ForwardingStore {
 }
 
 /// A store whose next save stops inside the write until the test lets it go: a deterministic "the disk is slow".
+/// With `afterWriting`, it stops once the write has committed, before the root hears of it.
 final class GatedStore: ForwardingStore {
     let inner: any PersistentStore
+    let afterWriting: Bool
     private let armed = Protected(false)
     /// Signalled when an armed save has entered the write.
     let entered = DispatchSemaphore(value: 0)
     /// Signal it to let the armed save finish.
     let release = DispatchSemaphore(value: 0)
 
-    init(_ inner: any PersistentStore) { self.inner = inner }
+    init(_ inner: any PersistentStore, afterWriting: Bool = false) { (self.inner, self.afterWriting) = (inner, afterWriting) }
 
     /// Makes the next save wait for ``release``.
     func arm() { armed.withLock { $0 = true } }
 
     func save(_ changes: ChangeSet) throws -> SaveResult {
-        if armed.withLock({ armed in defer { armed = false }; return armed }) {
+        let gated = armed.withLock { armed in defer { armed = false }; return armed }
+        if gated && !afterWriting {
             entered.signal()
             release.wait()
         }
-        return try inner.save(changes)
+        let result = try inner.save(changes)
+        if gated && afterWriting {
+            entered.signal()
+            release.wait()
+        }
+        return result
     }
 }
 
@@ -130,6 +138,70 @@ final class GatedStore: ForwardingStore {
         }
         #expect(after.map(\.0) == ["Alpha", "Beta", "Delta", "Epsilon"])
         #expect(after.allSatisfy { !$0.1 })
+    }
+
+    static func addBooks(_ count: Int, named prefix: String, in ctx: isolated ObjectContext) throws -> [Book] {
+        try (0..<count).map { number in
+            let book = try ctx.insert(Book.self)
+            book.name = "\(prefix)\(number)"
+            book.author = "Same"
+            return book
+        }
+    }
+
+    /// A limited read beside pending inserts asks the store for the slice plus the rows updates and deletes may
+    /// replace, not plus every insert. Once the write has committed, the store holds copies of those inserts, and a
+    /// reader whose view is still the published one leaves the copies out for the pending rows. Equal in the sort,
+    /// rows go by key, the pending inserts by the keys reserved for them: a book another coordinator stored after
+    /// the write comes after them, and a book stored before, before them, in the order the store will have.
+    @Test(arguments: StoreKind.allCases)
+    func aLimitedReadAfterTheWriteCommittedStillGetsItsWholeSlice(_ kind: StoreKind) async throws {
+        let folder = try TemporaryFolder()
+        let model = try Model([Book.self])
+        let gated = GatedStore(try kind.coordinator(model, folder).store, afterWriting: true)
+        let coordinator = PersistentStoreCoordinator(model: model, store: gated)
+        let writer = ObjectContext(coordinator: coordinator, name: "writer")
+        let child = ObjectContext(parent: writer, name: "child")
+        // Permanent IDs for stored books (read after their save), temporary ones for the child's inserts (the IDs
+        // the view names pending rows by).
+        let stored = try await writer.perform { ctx in
+            let books = try Self.addBooks(10, named: "stored", in: ctx)
+            try ctx.save()
+            return books.map(\.objectID)
+        }
+        let inserted = try await child.perform { ctx in
+            let ids = try Self.addBooks(20, named: "new", in: ctx).map(\.objectID)
+            try ctx.save()
+            return ids
+        }
+        gated.arm()
+        let save = Task.detached { try await writer.perform { ctx in try ctx.save() } }
+        await Task.detached { gated.entered.wait() }.value
+        // The write has committed; another coordinator on the same store saves a book after it.
+        let other = ObjectContext(coordinator: PersistentStoreCoordinator(model: model, store: gated.inner), name: "other")
+        let later = try await other.perform { ctx in
+            let books = try Self.addBooks(1, named: "later", in: ctx)
+            try ctx.save()
+            return books[0].objectID
+        }
+
+        let view = try #require(writer.inFlight.current)
+        var request = StoreFetchRequest(entityName: "Book")
+        request.sortKeys = [SortKey("author")]
+        // By key: the stored books, the inserts under the keys reserved for them, the later book.
+        let all = stored + inserted + [later]
+        for (offset, limit) in [(0, 11), (5, 8), (10, 1), (25, 10)] {
+            request.offset = offset
+            request.limit = limit
+            guard case .rows(let served) = try view.serve(request, store: gated, board: writer.inFlight) else {
+                Issue.record("the view declined a sorted fetch")
+                return
+            }
+            let expected = Array(all[min(offset, all.count)..<min(offset + limit, all.count)])
+            #expect(served.map(\.objectID) == expected, "offset \(offset), limit \(limit)")
+        }
+        gated.release.signal()
+        try await save.value
     }
 
     @Test func aRelationshipKeyPathIsLeftToTheRootContext() throws {

@@ -45,15 +45,27 @@ final class InFlightSave: Sendable {
         /// The pending row named `id` (as the layers name it).
         func row(_ id: ObjectID) -> Snapshot? { changes.snapshot(for: id) }
 
-        /// Whether the stored row `id` is replaced or deleted by a pending change (inserts match by reserved key,
-        /// in case the write has committed).
+        /// Whether the stored row `id` is replaced or deleted by a pending change.
         func replaces(_ id: ObjectID) -> Bool {
-            changes.index.rows[id] != nil || changes.index.deleted[id] != nil || temporaryIDs[id] != nil
+            changes.index.rows[id] != nil || changes.index.deleted[id] != nil
         }
 
-        /// How many stored rows of `names` the pending changes may replace or delete.
+        /// Whether the stored row `id` is a pending insert's, by its reserved key: the write has committed.
+        func isCopyOfPendingInsert(_ id: ObjectID) -> Bool { temporaryIDs[id] != nil }
+
+        /// How many pending rows of `names` there are, deletes included.
         func hiddenCount(_ names: some Collection<String>) -> Int {
-            names.reduce(0) { $0 + rowIDs(of: $1).count } + changes.index.deleted.keys.count { names.contains($0.entityName) }
+            names.reduce(0) { $0 + rowIDs(of: $1).count } + deletedCount(names)
+        }
+
+        /// How many stored rows of `names` pending updates and deletes may replace: pending inserts replace none
+        /// until they are written.
+        func replacedCount(_ names: some Collection<String>) -> Int {
+            names.reduce(0) { $0 + (changes.index.updateCountByEntity[$1] ?? 0) } + deletedCount(names)
+        }
+
+        private func deletedCount(_ names: some Collection<String>) -> Int {
+            changes.index.deleted.keys.count { names.contains($0.entityName) }
         }
     }
 
@@ -115,29 +127,47 @@ final class InFlightSave: Sendable {
             guard board.current === self else { return .stale }
             return .rows(rows)
         }
-        var pending: [Snapshot] = []
+        let prefix = request.limit.map { $0 + request.offset }
+        // Equal in the sort, rows go by key: pending inserts by the keys reserved for them when the root has (the
+        // order the store will have once they are written), else after every stored row.
+        func tieBreak(_ lhs: ObjectID, _ rhs: ObjectID) -> Bool { ContextState.storeOrder(presetIDs[lhs] ?? lhs, presetIDs[rhs] ?? rhs) }
+        func sortValue(_ snapshot: Snapshot, _ key: Int) throws -> AttributeValue {
+            guard request.sortKeys[key].keyPath.count == 1, let source = source(for: snapshot) else { throw InFlightSave.Unanswerable() }
+            return try AttributeValue.read(request.sortKeys[key].keyPath, from: source, entity: entity.name)
+        }
+        var storeRequest = request
+        storeRequest.offset = 0
+        let stored = try StoredRowsUnderPending.rows(
+            slice: prefix, replacing: contents.replacedCount(names),
+            read: { limit in
+                storeRequest.limit = limit
+                return try store.fetch(storeRequest)
+            },
+            isReplaced: { contents.replaces($0.objectID) }, isPendingCopy: { contents.isCopyOfPendingInsert($0.objectID) })
+        // A save that began after this one could have committed before the store read: then this view is stale.
+        // Checked before the pending rows are ordered, the costly part, which a stale view would waste.
+        guard board.current === self else { return .stale }
+        let pending: [Snapshot]
         do {
-            for id in contents.candidates(names, request.predicate) {
-                guard let row = contents.row(id), let source = source(for: row) else { continue }
-                if try request.predicate?.evaluate(with: source) ?? true { pending.append(row) }
-            }
+            pending = try contents.firstRows(
+                of: names, where: request.predicate, model: model, admits: { _ in true },
+                judge: { row in
+                    guard let predicate = request.predicate else { return true }
+                    guard let source = source(for: row) else { return false }
+                    return try predicate.evaluate(with: source)
+                },
+                by: request.sortKeys, prefix: prefix, sortValue: sortValue, tieBreak: tieBreak)
         } catch {
             return .unanswerable
         }
-        var storeRequest = request
-        storeRequest.limit = request.limit.map { $0 + request.offset + hiddenCount }
-        storeRequest.offset = 0
-        let stored = try store.fetch(storeRequest).filter { !contents.replaces($0.objectID) }
-        // A save that began after this one could have committed before the store read: then this view is stale.
-        guard board.current === self else { return .stale }
         var results = stored + pending
         // One row needs no order (a lookup by key, the usual read beside an import), and sorting builds arrays.
         if results.count > 1 {
+            let sortValues = AttributeSortValues(model: model, keys: request.sortKeys, entityNames: names)
             do {
-                try InMemoryOrdering.sort(&results, by: request.sortKeys, value: { snapshot, path in
-                    guard path.count == 1, let source = source(for: snapshot) else { throw InFlightSave.Unanswerable() }
-                    return try AttributeValue.read(path, from: source, entity: entity.name)
-                }, tieBreak: { ContextState.storeOrder($0.objectID, $1.objectID) })
+                try InMemoryOrdering.sort(&results, by: request.sortKeys, prefix: prefix, value: { snapshot, key in
+                    try sortValues.value(of: snapshot, key: key) { try sortValue(snapshot, key) }
+                }, tieBreak: { tieBreak($0.objectID, $1.objectID) })
             } catch {
                 return .unanswerable
             }
@@ -171,27 +201,72 @@ final class InFlightSave: Sendable {
 }
 
 extension InFlightSave.Contents {
-    /// The pending rows a predicate can match: those an `attribute == constant` conjunct allows, looked up in the
-    /// equality index, or every pending row of the entities.
-    func candidates(_ names: [String], _ predicate: FormatPredicate?) -> [ObjectID] {
+    /// The pending rows of `names` that `admits` lets through and `judge` accepts, in `keys`' order with ties broken
+    /// by `tieBreak`, only the first `prefix` of them when given.
+    ///
+    /// Candidates are those an `attribute == constant` conjunct of `predicate` allows, looked up in the equality
+    /// index, or every pending row of the entities, judged and ordered where the change set keeps them: only the
+    /// rows kept become snapshots. Making a snapshot of each of 100,000 pending rows, to order them and keep 1,000,
+    /// was most of a limited fetch beside an import. `sortValue` reads a key that is not an attribute of the row.
+    func firstRows(
+        of names: [String], where predicate: FormatPredicate?, model: Model,
+        admits: (ObjectID) -> Bool, judge: (Snapshot) throws -> Bool,
+        by keys: [SortKey], prefix: Int?,
+        sortValue: (Snapshot, Int) throws -> AttributeValue, tieBreak: (ObjectID, ObjectID) -> Bool
+    ) throws -> [Snapshot] {
+        let sortValues = AttributeSortValues(model: model, keys: keys, entityNames: names)
+        if let ids = equalityCandidates(names, predicate) {
+            var rows = try ids.filter(admits).compactMap(row).filter(judge)
+            try InMemoryOrdering.sort(&rows, by: keys, prefix: prefix, value: { row, key in
+                try sortValues.value(of: row, key: key) { try sortValue(row, key) }
+            }, tieBreak: { tieBreak($0.objectID, $1.objectID) })
+            return rows
+        }
+        // A row's place: inserts first, then updates, as one range of positions.
+        let inserted = changes.inserted, updated = changes.updated
+        func snapshot(at place: Int) -> Snapshot {
+            let row = place < inserted.count ? inserted[place] : updated[place - inserted.count]
+            return Snapshot(objectID: row.objectID, version: row.version, values: row.values, toOne: row.toOne)
+        }
+        func objectID(at place: Int) -> ObjectID {
+            place < inserted.count ? inserted[place].objectID : updated[place - inserted.count].objectID
+        }
+        var places: [Int] = []
+        places.reserveCapacity(names.reduce(0) { $0 + rowIDs(of: $1).count })
+        for place in 0..<(inserted.count + updated.count) {
+            let id = objectID(at: place)
+            guard names.contains(id.entityName), admits(id) else { continue }
+            if predicate != nil, try !judge(snapshot(at: place)) { continue }
+            places.append(place)
+        }
+        try InMemoryOrdering.sort(&places, by: keys, prefix: prefix, value: { place, key in
+            let fallback = { try sortValue(snapshot(at: place), key) }
+            return place < inserted.count
+                ? try sortValues.value(entityName: inserted[place].objectID.entityName, values: inserted[place].values, key: key, fallback: fallback)
+                : try sortValues.value(
+                    entityName: updated[place - inserted.count].objectID.entityName, values: updated[place - inserted.count].values, key: key, fallback: fallback)
+        }, tieBreak: { tieBreak(objectID(at: $0), objectID(at: $1)) })
+        return places.map(snapshot)
+    }
+
+    private func equalityCandidates(_ names: [String], _ predicate: FormatPredicate?) -> [ObjectID]? {
+        guard changes.index.equality != nil else { return nil }
         let conjuncts: [FormatPredicate]
         switch predicate {
         case .and(let parts)?: conjuncts = parts
         case let single?: conjuncts = [single]
-        case nil: conjuncts = []
+        case nil: return nil
         }
-        if changes.index.equality != nil {
-            for case .comparison(let comparison) in conjuncts where comparison.op == .equal && comparison.modifier == .direct && comparison.options.isEmpty {
-                switch (comparison.left, comparison.right) {
-                case (.keyPath(let path), .constant(let value)), (.constant(let value), .keyPath(let path)):
-                    guard path.count == 1, let key = EqualityKey(AttributeValue(value)), indexed(names, path[0]) else { continue }
-                    return names.flatMap { changes.equalityMatches($0 + "." + path[0], key) ?? [] }
-                default:
-                    continue
-                }
+        for case .comparison(let comparison) in conjuncts where comparison.op == .equal && comparison.modifier == .direct && comparison.options.isEmpty {
+            switch (comparison.left, comparison.right) {
+            case (.keyPath(let path), .constant(let value)), (.constant(let value), .keyPath(let path)):
+                guard path.count == 1, let key = EqualityKey(AttributeValue(value)), indexed(names, path[0]) else { continue }
+                return names.flatMap { changes.equalityMatches($0 + "." + path[0], key) ?? [] }
+            default:
+                continue
             }
         }
-        return names.flatMap { rowIDs(of: $0) }
+        return nil
     }
 
     /// Whether the index answers for every entity of `names` with pending rows: it has entries for an entity only

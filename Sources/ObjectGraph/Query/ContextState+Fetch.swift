@@ -213,6 +213,14 @@ extension ContextState {
             ? pendingObjects(of: names, readingLists: Self.readsRelationships(request, of: entity))
             : (changed: [], hidden: [])
         let hidden = own.hidden
+        func matches(_ source: any KeyValueSource) throws -> Bool {
+            guard let predicate = request.predicate else { return true }
+            do {
+                return try predicate.evaluate(with: source)
+            } catch {
+                throw ObjectGraphError.invalidPredicate(entity: entity.name, error: error)
+            }
+        }
         // Children's layers: the rows the predicate can match (an equality on an attribute is looked up in an
         // index rather than judged row by row), and how many rows the layers hide or replace.
         var layerContents: InFlightSave.Contents?
@@ -220,21 +228,31 @@ extension ContextState {
         // Objects loaded here from a layer's row since the layer arrived: not pending here, yet only they hold it.
         var layerObjects: [ManagedObject] = []
         var layerHiddenCount = 0
+        var layerReplacedCount = 0
         if request.includesPendingChanges && !layers.isEmpty {
             let contents = layerView().contents
             layerHiddenCount = contents.hiddenCount(names)
             if layerHiddenCount > 0 {
+                layerReplacedCount = contents.replacedCount(names)
                 layerContents = contents
-                for id in contents.candidates(names.sorted(), request.predicate) {
-                    // Where this context holds the object itself, the object (already updated by the layer) stands for it:
-                    // among the pending objects when the layer arrived after it, or judged here when it was loaded from
-                    // the layer (the layer's row would be dropped with nothing in its place).
-                    if let object = registered[id], !object.isFaultStorage {
+                // The layers' rows the fetch can return, the first of them only when it is limited (the others cannot
+                // reach its slice, whatever comes from below).
+                layerCandidates = try contents.firstRows(
+                    of: names.sorted(), where: request.predicate, model: model,
+                    admits: { id in
+                        // Where this context holds the object itself, the object (already updated by the layer) stands
+                        // for it: among the pending objects when the layer arrived after it, or judged here when it was
+                        // loaded from the layer (the layer's row would be dropped with nothing in its place).
+                        guard let object = registered[id], !object.isFaultStorage else { return true }
                         if !object.isMarkedUpdated, !object.isInserted, !object.isDeleted { layerObjects.append(object) }
-                        continue
-                    }
-                    if let row = contents.row(id) { layerCandidates.append(row) }
-                }
+                        return false
+                    },
+                    judge: { try matches(SnapshotSource(snapshot: $0, state: self)) },
+                    by: request.sortKeys, prefix: request.fetchLimit.map { $0 + request.fetchOffset },
+                    sortValue: { snapshot, key in
+                        try AttributeValue.read(request.sortKeys[key].keyPath, from: SnapshotSource(snapshot: snapshot, state: self), entity: entity.name)
+                    },
+                    tieBreak: Self.storeOrder)
             }
         }
         // A predicate that reads relationships judges a stored row by rows the layers may have changed (a chapter
@@ -255,34 +273,34 @@ extension ContextState {
             }
             return .rows(try below.fetch(storeRequest))
         }
-        // Each hidden row can push at most one row below out of the requested slice: read that many more.
-        storeRequest.limit = judgesStoredRows ? nil : request.fetchLimit.map { $0 + request.fetchOffset + hidden.count + layerHiddenCount }
-        var candidates: [FetchCandidate] = try below.fetch(storeRequest).filter { row in
-            !hidden.contains(row.objectID) && layerContents?.replaces(row.objectID) != true
-        }.map { .snapshot($0) }
+        let slice = request.fetchLimit.map { $0 + request.fetchOffset }
+        var candidates: [FetchCandidate] = try StoredRowsUnderPending.rows(
+            slice: judgesStoredRows ? nil : slice, replacing: hidden.count + layerReplacedCount,
+            read: { limit in
+                storeRequest.limit = limit
+                return try below.fetch(storeRequest)
+            },
+            isReplaced: { row in hidden.contains(row.objectID) || layerContents?.replaces(row.objectID) == true }
+        ).map { .snapshot($0) }
         if judgesStoredRows {
             candidates = try candidates.filter { candidate in
                 guard case .snapshot(let row) = candidate else { return true }
                 return try matches(SnapshotSource(snapshot: row, state: self))
             }
         }
-        func matches(_ source: any KeyValueSource) throws -> Bool {
-            guard let predicate = request.predicate else { return true }
-            do {
-                return try predicate.evaluate(with: source)
-            } catch {
-                throw ObjectGraphError.invalidPredicate(entity: entity.name, error: error)
-            }
-        }
         for object in own.changed where try matches(object) { candidates.append(.object(object)) }
         for object in layerObjects where try matches(object) { candidates.append(.object(object)) }
-        for snapshot in layerCandidates where try matches(SnapshotSource(snapshot: snapshot, state: self)) {
-            candidates.append(.snapshot(snapshot))
-        }
-        try InMemoryOrdering.sort(&candidates, by: request.sortKeys, value: { candidate, path in
+        candidates.reserveCapacity(candidates.count + layerCandidates.count)
+        for snapshot in layerCandidates { candidates.append(.snapshot(snapshot)) }
+        let sortValues = AttributeSortValues(model: model, keys: request.sortKeys, entityNames: names)
+        try InMemoryOrdering.sort(&candidates, by: request.sortKeys, prefix: slice, value: { candidate, key in
+            let path = request.sortKeys[key].keyPath
             switch candidate {
-            case .object(let object): try AttributeValue.read(path, from: object, entity: entity.name)
-            case .snapshot(let snapshot): try AttributeValue.read(path, from: SnapshotSource(snapshot: snapshot, state: self), entity: entity.name)
+            case .object(let object): return try AttributeValue.read(path, from: object, entity: entity.name)
+            case .snapshot(let snapshot):
+                return try sortValues.value(of: snapshot, key: key) {
+                    try AttributeValue.read(path, from: SnapshotSource(snapshot: snapshot, state: self), entity: entity.name)
+                }
             }
         }, tieBreak: { Self.storeOrder($0.objectID, $1.objectID) })
         let start = min(request.fetchOffset, candidates.count)

@@ -59,7 +59,9 @@ enum DictionaryResults {
         if let missing = request.fetch.sortKeys.first(where: { !names.contains($0.keyPathText) }) {
             throw ObjectGraphError.invalidFetch(entity: entity.name, reason: "dictionary results sort by their own keys; '\(missing.keyPathText)' is not one")
         }
-        try InMemoryOrdering.sort(&results, by: request.fetch.sortKeys, value: { result, path in result[path.joined(separator: ".")] ?? .null },
+        let sortNames = request.fetch.sortKeys.map(\.keyPathText)
+        try InMemoryOrdering.sort(&results, by: request.fetch.sortKeys, prefix: request.fetch.limit.map { $0 + request.fetch.offset },
+                                  value: { result, key in result[sortNames[key]] ?? .null },
                                   tieBreak: { _, _ in false })
         let start = min(request.fetch.offset, results.count)
         let end = request.fetch.limit.map { min(start + $0, results.count) } ?? results.count

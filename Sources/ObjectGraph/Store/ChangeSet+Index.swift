@@ -7,6 +7,9 @@ public struct ChangeSetIndex: Sendable {
     var deleted: [ObjectID: Int64] = [:]
     /// Inserted and updated rows by entity name, for fetches judged in memory.
     var rowsByEntity: [String: [ObjectID]] = [:]
+    /// How many of ``rowsByEntity``'s rows are updates, by entity name: only they (and deletes) can stand for a
+    /// stored row before the set is written.
+    var updateCountByEntity: [String: Int] = [:]
     /// The contents of changed to-many relationships, by owner and relationship name.
     var toMany: [ObjectID: [String: [ObjectID]]] = [:]
     /// Inserted and updated rows by attribute value, per `Entity.attribute`, for `attribute == value` fetches over a
@@ -60,10 +63,18 @@ extension ChangeSet {
             index.rows[row.objectID] = (true, position)
             file(row.objectID)
         }
+        var updateRun: (entityName: String, count: Int)?
         for (position, row) in updated.enumerated() {
             index.rows[row.objectID] = (false, position)
             file(row.objectID)
+            if updateRun?.entityName == row.objectID.entityName {
+                updateRun!.count += 1
+            } else {
+                if let updateRun { index.updateCountByEntity[updateRun.entityName, default: 0] += updateRun.count }
+                updateRun = (row.objectID.entityName, 1)
+            }
         }
+        if let updateRun { index.updateCountByEntity[updateRun.entityName, default: 0] += updateRun.count }
         if let run { index.rowsByEntity[run.entityName, default: []].append(contentsOf: run.ids) }
         for (id, version) in deleted { index.deleted[id] = version }
         for contents in toMany { index.toMany[contents.objectID, default: [:]][contents.relationship] = contents.destinations }

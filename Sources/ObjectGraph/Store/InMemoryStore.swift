@@ -96,8 +96,9 @@ public final class InMemoryStore: PersistentStore, QueryGenerationStore {
                 }
             }
         }
-        try InMemoryOrdering.sort(&rows, by: request.sortKeys, value: { row, path in
-            try MemoryRowSource(store: self, contents: contents, id: row.objectID).attributeValue(at: path, entity: entity.name)
+        let prefix = sliced ? request.limit.map { $0 + request.offset } : nil
+        try InMemoryOrdering.sort(&rows, by: request.sortKeys, prefix: prefix, value: { row, key in
+            try MemoryRowSource(store: self, contents: contents, id: row.objectID).attributeValue(at: request.sortKeys[key].keyPath, entity: entity.name)
         }, tieBreak: { $0.objectID.rawKey < $1.objectID.rawKey })
         guard sliced else { return rows }
         let start = min(request.offset, rows.count)
