@@ -12,9 +12,9 @@ enum InMemoryOrdering {
     }
 
     /// Sorts `items` by `keys`, reading each key's value with `value` (given the key's position in `keys`) once per
-    /// item; `tieBreak` orders equal
-    /// items, and items it leaves equal keep their order. With `prefix`, only the first `prefix` items of the order
-    /// are kept, chosen without sorting the rest: a fetch of the first 1,000 of 100,000 pending rows orders 1,000.
+    /// item; `tieBreak` orders equal items, and items it leaves equal keep their order. With `prefix`, only the first
+    /// `prefix` items of the order are kept, chosen without sorting the rest: a fetch of the first 1,000 of 100,000
+    /// pending rows orders 1,000.
     static func sort<Item>(
         _ items: inout [Item], by keys: [SortKey], prefix: Int? = nil,
         value: (Item, Int) throws -> AttributeValue, tieBreak: (Item, Item) -> Bool
