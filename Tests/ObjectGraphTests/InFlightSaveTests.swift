@@ -257,3 +257,74 @@ final class GatedStore: ForwardingStore {
         #expect(first == nil)
     }
 }
+
+/// A limited fetch beside many pending rows keeps only the rows that can reach its slice before ordering them (cut
+/// at the slice's last integer, where the first sort key reads one); what it returns must be what the same fetch
+/// returns once those rows are saved.
+@Suite struct LimitedFetchBesidePendingRowsTests {
+    typealias Row = [AttributeValue]
+
+    /// `sortKeys`' first `limit` rows after `offset`, as (int64, string), read in `context`.
+    func slice(_ context: ObjectContext, _ sortKeys: [SortKey], offset: Int, limit: Int) async throws -> [Row] {
+        try await context.perform { ctx in
+            var request = FetchRequest(entityName: "Sample", sortKeys: sortKeys)
+            request.fetchOffset = offset
+            request.fetchLimit = limit
+            return try ctx.fetch(request).map { [try $0.value(forKey: "int64"), try $0.value(forKey: "string")] }
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func aLimitedFetchBesideManyPendingRowsIsTheFetchOnceTheyAreSaved(withNulls: Bool) async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = try StoreKind.sqlite.coordinator(try Fixtures.model(), folder)
+        let writer = ObjectContext(coordinator: coordinator, name: "writer")
+        let main = ObjectContext(parent: writer, name: "main")
+        let worker = ObjectContext(parent: main, name: "worker")
+        try await writer.perform { ctx in
+            for number in 0..<300 {
+                let sample = try ctx.insert("Sample")
+                try sample.setValue(Int64(number % 10), forKey: "int64")
+                try sample.setValue("stored \(number)", forKey: "string")
+            }
+            try ctx.save()
+        }
+        // Many ties at every value, updates that move stored rows across any cut, deletions, and (in one run) rows
+        // whose first sort key holds no integer.
+        try await worker.perform { ctx in
+            for number in 0..<700 {
+                let sample = try ctx.insert("Sample")
+                try sample.setValue(withNulls && number % 50 == 0 ? nil : Int64(number % 13) - 2, forKey: "int64")
+                try sample.setValue("new \(number)", forKey: "string")
+            }
+            var storedRequest = try FetchRequest(entityName: "Sample", format: "string BEGINSWITH 'stored'")
+            storedRequest.sortKeys = [SortKey("string")]
+            let stored = try ctx.fetch(storedRequest)
+            for (index, sample) in stored.enumerated() {
+                if index % 6 == 0 { try sample.setValue(Int64(index % 17) - 5, forKey: "int64") }
+                if index % 15 == 1 { try ctx.delete(sample) }
+            }
+            try ctx.save()
+        }
+        let orders: [[SortKey]] = [
+            [SortKey("int64")], [SortKey("int64", ascending: false)],
+            [SortKey("int64", ascending: false), SortKey("string")], [SortKey("int64"), SortKey("string", ascending: false)],
+        ]
+        let slices = [(0, 1), (0, 25), (5, 25), (40, 60), (900, 50)]
+        var pending: [[Row]] = []
+        for keys in orders {
+            for (offset, limit) in slices { pending.append(try await slice(main, keys, offset: offset, limit: limit)) }
+        }
+        try await main.perform { ctx in try ctx.save() }
+        try await writer.perform { ctx in try ctx.save() }
+        var saved: [[Row]] = []
+        for keys in orders {
+            for (offset, limit) in slices { saved.append(try await slice(main, keys, offset: offset, limit: limit)) }
+        }
+        #expect(pending.count == saved.count)
+        for (index, (before, after)) in zip(pending, saved).enumerated() {
+            #expect(before == after, "order \(index / slices.count), slice \(slices[index % slices.count])")
+        }
+        #expect(saved[1].count == 25 && saved[4].count == 50)
+    }
+}

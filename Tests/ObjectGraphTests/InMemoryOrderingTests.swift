@@ -52,4 +52,20 @@ import Testing
         try InMemoryOrdering.sort(&first, by: [SortKey("value")], prefix: 150, value: { item, _ in item.value }, tieBreak: { _, _ in false })
         #expect(first.map(\.key) == Array(sorted.prefix(150).map(\.key)))
     }
+
+    /// The value of each rank is the sorted array's at that rank, whatever the input's order and ties.
+    @Test func aRankedValueIsTheSortedArraysValueAtThatRank() {
+        var generator = SystemRandomNumberGenerator()
+        for count in [1, 2, 3, 17, 1_000] {
+            for values in [
+                (0..<count).map { _ in Int64.random(in: -5...5, using: &generator) },
+                (0..<count).map { Int64($0) }, (0..<count).map { Int64(count - $0) }, Array(repeating: Int64.min, count: count),
+            ] {
+                let sorted = values.sorted()
+                for rank in Set([0, count / 2, count - 1]) {
+                    #expect(InMemoryOrdering.value(ranked: rank, in: values) == sorted[rank], "\(count) values, rank \(rank)")
+                }
+            }
+        }
+    }
 }

@@ -239,6 +239,9 @@ extension InFlightSave.Contents {
             if predicate != nil, try !judge(snapshot(at: place)) { continue }
             places.append(place)
         }
+        if let prefix, places.count > 4 * prefix + 64 {
+            places = cut(places, keeping: prefix, by: keys, sortValues: sortValues, inserted: inserted, updated: updated)
+        }
         try InMemoryOrdering.sort(&places, by: keys, prefix: prefix, value: { place, key in
             let fallback = { try sortValue(snapshot(at: place), key) }
             return place < inserted.count
@@ -247,6 +250,32 @@ extension InFlightSave.Contents {
                     entityName: updated[place - inserted.count].objectID.entityName, values: updated[place - inserted.count].values, key: key, fallback: fallback)
         }, tieBreak: { tieBreak(objectID(at: $0), objectID(at: $1)) })
         return places.map(snapshot)
+    }
+
+    /// The places that can be among the first `prefix` in `keys`' order, when the first key reads an integer of
+    /// every row: those whose integer is at least as far forward as the `prefix`-th row's. Every row behind that one
+    /// has `prefix` rows before it. Reading a word per row and partitioning the words cost a tenth of ordering
+    /// 100,000 rows by their values; `places` comes back whole when some row holds no integer there.
+    private func cut(
+        _ places: [Int], keeping prefix: Int, by keys: [SortKey], sortValues: AttributeSortValues,
+        inserted: [ChangeSet.Row], updated: [ChangeSet.Row]
+    ) -> [Int] {
+        guard let first = keys.first, prefix > 0, let positions = sortValues.positions(ofKey: 0) else { return places }
+        var words: [Int64] = []
+        words.reserveCapacity(places.count)
+        // Read in place: copying each row out of its list retained five arrays.
+        func word(_ rows: [ChangeSet.Row], _ index: Int) -> Int64? {
+            guard let position = positions.first(where: { $0.entityName == rows[index].objectID.entityName })?.position else { return nil }
+            return rows[index].values.int64(at: position)
+        }
+        for place in places {
+            guard let word = place < inserted.count ? word(inserted, place) : word(updated, place - inserted.count) else { return places }
+            words.append(word)
+        }
+        let threshold = InMemoryOrdering.value(ranked: first.ascending ? prefix - 1 : words.count - prefix, in: words)
+        return zip(places, words).compactMap { place, word in
+            (first.ascending ? word <= threshold : word >= threshold) ? place : nil
+        }
     }
 
     private func equalityCandidates(_ names: [String], _ predicate: FormatPredicate?) -> [ObjectID]? {

@@ -61,6 +61,44 @@ enum InMemoryOrdering {
         items = positions.map { ordered[$0] }
     }
 
+    /// The value `rank` values from the smallest of `values` (0: the smallest), found by partitioning a copy: what a
+    /// limited fetch over many pending rows cuts its candidates at before ordering the few left.
+    static func value(ranked rank: Int, in values: [Int64]) -> Int64 {
+        precondition(rank >= 0 && rank < values.count, "rank \(rank) of \(values.count) values")
+        var values = values
+        var low = 0, high = values.count - 1, rounds = 0
+        while low < high {
+            rounds += 1
+            if rounds > 64 {
+                values[low...high].sort()
+                break
+            }
+            let middle = low + (high - low) / 2
+            if values[middle] < values[low] { values.swapAt(middle, low) }
+            if values[high] < values[low] { values.swapAt(high, low) }
+            if values[high] < values[middle] { values.swapAt(high, middle) }
+            let pivot = values[middle]
+            var i = low, j = high
+            while i <= j {
+                while values[i] < pivot { i += 1 }
+                while pivot < values[j] { j -= 1 }
+                if i <= j {
+                    values.swapAt(i, j)
+                    i += 1
+                    j -= 1
+                }
+            }
+            if rank <= j {
+                high = j
+            } else if rank >= i {
+                low = i
+            } else {
+                break
+            }
+        }
+        return values[rank]
+    }
+
     /// The `count` first of the positions `0..<total` in `precedes`' order, in that order: partitioned around
     /// pivots until the first `count` are known (about three comparisons per position, where a heap of the kept
     /// ones took twenty when rows came in the opposite order, as an import's do under a descending sort), and
@@ -125,6 +163,16 @@ struct AttributeSortValues {
     /// The value of `snapshot` for the sort key at `key`, as the evaluator would read it.
     func value(of snapshot: Snapshot, key: Int, fallback: () throws -> AttributeValue) rethrows -> AttributeValue {
         try value(entityName: snapshot.objectID.entityName, values: snapshot.values, key: key, fallback: fallback)
+    }
+
+    /// The attribute position of the sort key at `key` in each entity's rows, when it is an attribute of all of them.
+    func positions(ofKey key: Int) -> [(entityName: String, position: Int)]? {
+        var found: [(entityName: String, position: Int)] = []
+        for entry in positions {
+            guard key < entry.ofKeys.count, let position = entry.ofKeys[key] else { return nil }
+            found.append((entry.entityName, position))
+        }
+        return found
     }
 
     /// The value of a row of `entityName` with `values` for the sort key at `key`.
