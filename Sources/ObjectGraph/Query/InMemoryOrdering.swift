@@ -66,82 +66,58 @@ enum InMemoryOrdering {
     static func value(ranked rank: Int, in values: [Int64]) -> Int64 {
         precondition(rank >= 0 && rank < values.count, "rank \(rank) of \(values.count) values")
         var values = values
-        var low = 0, high = values.count - 1, rounds = 0
+        select(rank, in: &values, by: <)
+        return values[rank]
+    }
+
+    /// The `count` first of the positions `0..<total` in `precedes`' order, in that order: partitioned until the
+    /// first `count` are known (about three comparisons per position, where a heap of the kept ones took twenty when
+    /// rows came in the opposite order, as an import's do under a descending sort), and only they sorted.
+    private static func smallest(_ count: Int, of total: Int, by precedes: (Int, Int) -> Bool) -> [Int] {
+        guard count > 0 else { return [] }
+        var positions = Array(0..<total)
+        select(count - 1, in: &positions, by: precedes)
+        var first = Array(positions[0..<count])
+        first.sort(by: precedes)
+        return first
+    }
+
+    /// Reorders `elements` so that the one at `rank` is the one a sort by `precedes` (a strict weak order) would put
+    /// there, none after it preceding it and none before it following it: partitioned around pivots, keeping the
+    /// side that holds `rank`.
+    private static func select<Element>(_ rank: Int, in elements: inout [Element], by precedes: (Element, Element) -> Bool) {
+        var low = 0, high = elements.count - 1, rounds = 0
         while low < high {
             rounds += 1
+            // Unlucky pivots again and again: sort what is left rather than risk quadratic time.
             if rounds > 64 {
-                values[low...high].sort()
-                break
+                elements[low...high].sort(by: precedes)
+                return
             }
             let middle = low + (high - low) / 2
-            if values[middle] < values[low] { values.swapAt(middle, low) }
-            if values[high] < values[low] { values.swapAt(high, low) }
-            if values[high] < values[middle] { values.swapAt(high, middle) }
-            let pivot = values[middle]
+            if precedes(elements[middle], elements[low]) { elements.swapAt(middle, low) }
+            if precedes(elements[high], elements[low]) { elements.swapAt(high, low) }
+            if precedes(elements[high], elements[middle]) { elements.swapAt(high, middle) }
+            let pivot = elements[middle]
             var i = low, j = high
             while i <= j {
-                while values[i] < pivot { i += 1 }
-                while pivot < values[j] { j -= 1 }
+                while precedes(elements[i], pivot) { i += 1 }
+                while precedes(pivot, elements[j]) { j -= 1 }
                 if i <= j {
-                    values.swapAt(i, j)
+                    elements.swapAt(i, j)
                     i += 1
                     j -= 1
                 }
             }
+            // Now nothing in low...j follows anything in i...high, and anything between them is equal to the pivot.
             if rank <= j {
                 high = j
             } else if rank >= i {
                 low = i
             } else {
-                break
+                return
             }
         }
-        return values[rank]
-    }
-
-    /// The `count` first of the positions `0..<total` in `precedes`' order, in that order: partitioned around
-    /// pivots until the first `count` are known (about three comparisons per position, where a heap of the kept
-    /// ones took twenty when rows came in the opposite order, as an import's do under a descending sort), and
-    /// only they sorted. `precedes` is a strict total order.
-    private static func smallest(_ count: Int, of total: Int, by precedes: (Int, Int) -> Bool) -> [Int] {
-        var positions = Array(0..<total)
-        guard count > 0 else { return [] }
-        var low = 0, high = total - 1, rounds = 0
-        let target = count - 1
-        while low < high {
-            rounds += 1
-            // Unlucky pivots again and again: sort what is left rather than risk quadratic time.
-            if rounds > 64 {
-                positions[low...high].sort(by: precedes)
-                break
-            }
-            let middle = low + (high - low) / 2
-            if precedes(positions[middle], positions[low]) { positions.swapAt(middle, low) }
-            if precedes(positions[high], positions[low]) { positions.swapAt(high, low) }
-            if precedes(positions[high], positions[middle]) { positions.swapAt(high, middle) }
-            let pivot = positions[middle]
-            var i = low, j = high
-            while i <= j {
-                while precedes(positions[i], pivot) { i += 1 }
-                while precedes(pivot, positions[j]) { j -= 1 }
-                if i <= j {
-                    positions.swapAt(i, j)
-                    i += 1
-                    j -= 1
-                }
-            }
-            // Now everything in low...j comes before everything in i...high, and anything between is the pivot.
-            if target <= j {
-                high = j
-            } else if target >= i {
-                low = i
-            } else {
-                break
-            }
-        }
-        var first = Array(positions[0..<count])
-        first.sort(by: precedes)
-        return first
     }
 }
 
