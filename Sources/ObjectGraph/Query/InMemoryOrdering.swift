@@ -85,6 +85,7 @@ enum InMemoryOrdering {
     /// Reorders `elements` so that the one at `rank` is the one a sort by `precedes` (a strict weak order) would put
     /// there, none after it preceding it and none before it following it: partitioned around pivots, keeping the
     /// side that holds `rank`.
+    @inline(__always)
     private static func select<Element>(_ rank: Int, in elements: inout [Element], by precedes: (Element, Element) -> Bool) {
         var low = 0, high = elements.count - 1, rounds = 0
         while low < high {
