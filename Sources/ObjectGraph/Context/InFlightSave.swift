@@ -222,15 +222,16 @@ extension InFlightSave.Contents {
             }, tieBreak: { tieBreak($0.objectID, $1.objectID) })
             return rows
         }
-        // A row's place: inserts first, then updates, as one range of positions.
+        // A row's place: inserts first, then updates, as one range of positions. Each row is read in place: copying
+        // one out of its list retained five arrays.
         let inserted = changes.inserted, updated = changes.updated
+        @inline(__always) func read<T>(_ place: Int, _ body: (ChangeSet.Row) throws -> T) rethrows -> T {
+            place < inserted.count ? try body(inserted[place]) : try body(updated[place - inserted.count])
+        }
         func snapshot(at place: Int) -> Snapshot {
-            let row = place < inserted.count ? inserted[place] : updated[place - inserted.count]
-            return Snapshot(objectID: row.objectID, version: row.version, values: row.values, toOne: row.toOne)
+            read(place) { Snapshot(objectID: $0.objectID, version: $0.version, values: $0.values, toOne: $0.toOne) }
         }
-        func objectID(at place: Int) -> ObjectID {
-            place < inserted.count ? inserted[place].objectID : updated[place - inserted.count].objectID
-        }
+        func objectID(at place: Int) -> ObjectID { read(place) { $0.objectID } }
         var places: [Int] = []
         places.reserveCapacity(names.reduce(0) { $0 + rowIDs(of: $1).count })
         for place in 0..<(inserted.count + updated.count) {
@@ -239,42 +240,36 @@ extension InFlightSave.Contents {
             if predicate != nil, try !judge(snapshot(at: place)) { continue }
             places.append(place)
         }
-        if let prefix, places.count > 4 * prefix + 64 {
-            places = cut(places, keeping: prefix, by: keys, sortValues: sortValues, inserted: inserted, updated: updated)
+        if let prefix, places.count > 4 * prefix + 64, let first = keys.first, let positions = sortValues.positions(ofKey: 0) {
+            places = cut(places, keeping: prefix, ascending: first.ascending) { place in
+                read(place) { row in
+                    positions.first { $0.entityName == row.objectID.entityName }.flatMap { row.values.int64(at: $0.position) }
+                }
+            }
         }
         try InMemoryOrdering.sort(&places, by: keys, prefix: prefix, value: { place, key in
-            let fallback = { try sortValue(snapshot(at: place), key) }
-            return place < inserted.count
-                ? try sortValues.value(entityName: inserted[place].objectID.entityName, values: inserted[place].values, key: key, fallback: fallback)
-                : try sortValues.value(
-                    entityName: updated[place - inserted.count].objectID.entityName, values: updated[place - inserted.count].values, key: key, fallback: fallback)
+            try read(place) { row in
+                try sortValues.value(entityName: row.objectID.entityName, values: row.values, key: key) { try sortValue(snapshot(at: place), key) }
+            }
         }, tieBreak: { tieBreak(objectID(at: $0), objectID(at: $1)) })
         return places.map(snapshot)
     }
 
-    /// The places that can be among the first `prefix` in `keys`' order, when the first key reads an integer of
-    /// every row: those whose integer is at least as far forward as the `prefix`-th row's. Every row behind that one
-    /// has `prefix` rows before it. Reading a word per row and partitioning the words cost a tenth of ordering
-    /// 100,000 rows by their values; `places` comes back whole when some row holds no integer there.
-    private func cut(
-        _ places: [Int], keeping prefix: Int, by keys: [SortKey], sortValues: AttributeSortValues,
-        inserted: [ChangeSet.Row], updated: [ChangeSet.Row]
-    ) -> [Int] {
-        guard let first = keys.first, prefix > 0, let positions = sortValues.positions(ofKey: 0) else { return places }
+    /// The places that can be among the first `prefix` in the order of a first sort key that reads an integer of
+    /// every row (`word`), ascending or not: those whose integer is at least as far forward as the `prefix`-th row's.
+    /// Every row behind that one has `prefix` rows before it. Reading a word per row and partitioning the words cost a
+    /// tenth of ordering 100,000 rows by their values; `places` comes back whole when some row holds no integer there.
+    private func cut(_ places: [Int], keeping prefix: Int, ascending: Bool, word: (Int) -> Int64?) -> [Int] {
+        guard prefix > 0 else { return places }
         var words: [Int64] = []
         words.reserveCapacity(places.count)
-        // Read in place: copying each row out of its list retained five arrays.
-        func word(_ rows: [ChangeSet.Row], _ index: Int) -> Int64? {
-            guard let position = positions.first(where: { $0.entityName == rows[index].objectID.entityName })?.position else { return nil }
-            return rows[index].values.int64(at: position)
-        }
         for place in places {
-            guard let word = place < inserted.count ? word(inserted, place) : word(updated, place - inserted.count) else { return places }
+            guard let word = word(place) else { return places }
             words.append(word)
         }
-        let threshold = InMemoryOrdering.value(ranked: first.ascending ? prefix - 1 : words.count - prefix, in: words)
+        let threshold = InMemoryOrdering.value(ranked: ascending ? prefix - 1 : words.count - prefix, in: words)
         return zip(places, words).compactMap { place, word in
-            (first.ascending ? word <= threshold : word >= threshold) ? place : nil
+            (ascending ? word <= threshold : word >= threshold) ? place : nil
         }
     }
 
