@@ -67,6 +67,9 @@ public struct BenchmarkReport: Sendable {
         case .ratio(let limit):
             guard let raw = row.values["raw"], raw > 0 else { return nil }
             return graph / raw <= limit
+        case .ratioToObjects(let limit):
+            guard let objects = row.values[Self.objectBaseline], objects > 0 else { return nil }
+            return graph / objects <= limit
         case .aboveRaw(let points):
             guard let raw = row.values["raw"] else { return nil }
             return graph <= raw + points
@@ -113,6 +116,9 @@ public struct BenchmarkReport: Sendable {
 public enum BenchmarkTarget: Sendable, Hashable, CustomStringConvertible {
     /// At most this many times raw SQLite's value in the same run.
     case ratio(Double)
+    /// At most this many times the object baseline's value in the same run (``BenchmarkReport/objectBaseline``): the
+    /// limit where objects are read is what making a plain object per row costs.
+    case ratioToObjects(Double)
     /// At most raw SQLite's value plus this many (percentage points, for a busy share).
     case aboveRaw(points: Double)
     /// At most this value, in the row's unit.
@@ -123,6 +129,7 @@ public enum BenchmarkTarget: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .ratio(let limit): "≤ \(BenchmarkReport.format(limit))x raw"
+        case .ratioToObjects(let limit): "≤ \(BenchmarkReport.format(limit))x \(BenchmarkReport.objectBaseline)"
         case .aboveRaw(let points): "≤ raw + \(BenchmarkReport.format(points))"
         case .atMost(let limit): "≤ \(BenchmarkReport.format(limit))"
         case .flat(let reference, let factor): "≤ \(BenchmarkReport.format(factor))x \(reference)"

@@ -106,14 +106,14 @@ extension BenchmarkSuite {
         let books = options.graphBooks
         var rows: [BenchmarkReport.Row] = []
         for walk in GraphWalk.allCases where selected("W11") {
-            rows += BenchmarkReport.Row.wallAndCPU("W11 \(books) books, \(walk.rawValue)", reads[walk]!, target: .ratio(2.5))
+            rows += BenchmarkReport.Row.wallAndCPU("W11 \(books) books, \(walk.rawValue)", reads[walk]!, target: .ratioToObjects(1.3))
         }
         if selected("W12") {
-            rows += BenchmarkReport.Row.wallAndCPU("W12 update \(options.graphChanges)", update, note: "fetch, change pages, save", target: .ratio(2.5))
+            rows += BenchmarkReport.Row.wallAndCPU("W12 update \(options.graphChanges)", update, note: "fetch, change pages, save", target: .ratio(2))
         }
         if selected("W13") {
             rows += BenchmarkReport.Row.wallAndCPU("W13 delete \(options.graphChanges)", delete,
-                                                   note: "fetch, delete (chapters cascade, authors nullify), save", target: .ratio(3))
+                                                   note: "fetch, delete (chapters cascade, authors nullify), save", target: .ratio(2))
         }
         return rows
     }

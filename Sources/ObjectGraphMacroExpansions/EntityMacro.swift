@@ -138,6 +138,14 @@ open class EntityMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
                 }
                 """)
         }
+        // Any mention of the hook in the body counts as an override (an override cannot sit in an extension); an
+        // ancestor's answer is asked of the ancestor's own class, and any other class asking answers true.
+        let mentionsValueValidation = classDecl.memberBlock.tokens(viewMode: .sourceAccurate).contains {
+            $0.tokenKind == .identifier("validateValue")
+        }
+        var mayValidateValues = ["type != \(className).self"]
+        if mentionsValueValidation { mayValidateValues = ["true"] }
+        if let parent, !mentionsValueValidation { mayValidateValues.append("super._mayValidateValues(\(parent).self)") }
         return contextInit + [
             """
             /// The entity this class represents, derived from its declaration by `@Entity`.
@@ -148,6 +156,12 @@ open class EntityMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             """
             /// The name of the entity this class represents.
             public \(raw: override)class var entityName: String { \(raw: literal(className)) }
+            """,
+            """
+            /// Whether instances of `type` may validate values themselves, as `@Entity` read this class's body.
+            public override class func _mayValidateValues(_ type: AnyClass) -> Bool {
+                \(raw: mayValidateValues.joined(separator: " || "))
+            }
             """,
             """
             /// The persisted properties' key paths and names, for typed queries.

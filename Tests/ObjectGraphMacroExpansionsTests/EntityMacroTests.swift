@@ -66,6 +66,11 @@ private func expect(_ source: String, expands expected: String, diagnostics: [Di
                     "Book"
                 }
 
+                /// Whether instances of `type` may validate values themselves, as `@Entity` read this class's body.
+                public override class func _mayValidateValues(_ type: AnyClass) -> Bool {
+                    type != Book.self
+                }
+
                 /// The persisted properties' key paths and names, for typed queries.
                 public class var _keyPathNames: [AnyKeyPath: String] {
                     _keyPathNames_Book(for: self)
@@ -119,6 +124,11 @@ private func expect(_ source: String, expands expected: String, diagnostics: [Di
                     "Issue"
                 }
 
+                /// Whether instances of `type` may validate values themselves, as `@Entity` read this class's body.
+                public override class func _mayValidateValues(_ type: AnyClass) -> Bool {
+                    type != Issue.self
+                }
+
                 /// The persisted properties' key paths and names, for typed queries.
                 public class var _keyPathNames: [AnyKeyPath: String] {
                     _keyPathNames_Issue(for: self)
@@ -162,6 +172,11 @@ private func expect(_ source: String, expands expected: String, diagnostics: [Di
                 /// The name of the entity this class represents.
                 public override class var entityName: String {
                     "Novel"
+                }
+
+                /// Whether instances of `type` may validate values themselves, as `@Entity` read this class's body.
+                public override class func _mayValidateValues(_ type: AnyClass) -> Bool {
+                    type != Novel.self || super._mayValidateValues(Work.self)
                 }
 
                 /// The persisted properties' key paths and names, for typed queries.
@@ -281,6 +296,11 @@ private func expect(_ source: String, expands expected: String, diagnostics: [Di
                     "Note"
                 }
 
+                /// Whether instances of `type` may validate values themselves, as `@Entity` read this class's body.
+                public override class func _mayValidateValues(_ type: AnyClass) -> Bool {
+                    type != Note.self
+                }
+
                 /// The persisted properties' key paths and names, for typed queries.
                 public class var _keyPathNames: [AnyKeyPath: String] {
                     _keyPathNames_Note(for: self)
@@ -295,6 +315,54 @@ private func expect(_ source: String, expands expected: String, diagnostics: [Di
             }
 
             extension Note: ObjectGraph.ManagedEntity {
+            }
+            """)
+    }
+
+    /// A body that mentions `validateValue` (an override can sit nowhere else) makes every answer yes, and no
+    /// ancestor is asked.
+    @Test func aBodyMentioningValueValidationMayValidateValues() {
+        expect(
+            """
+            @Entity
+            final class Gauge: Meter {
+                override func validateValue(_ value: AttributeValue, forKey key: String) throws {}
+            }
+            """,
+            expands: """
+            final class Gauge: Meter {
+                override func validateValue(_ value: AttributeValue, forKey key: String) throws {}
+
+                /// The entity this class represents, derived from its declaration by `@Entity`.
+                public override class var entityDescription: ObjectGraph.EntityDescription {
+                    ObjectGraph.EntityDescription("Gauge",
+                        attributes: [],
+                        relationships: [],
+                        parent: "Meter",
+                        className: "Gauge")
+                }
+
+                /// The name of the entity this class represents.
+                public override class var entityName: String {
+                    "Gauge"
+                }
+
+                /// Whether instances of `type` may validate values themselves, as `@Entity` read this class's body.
+                public override class func _mayValidateValues(_ type: AnyClass) -> Bool {
+                    true
+                }
+
+                /// The persisted properties' key paths and names, for typed queries.
+                public override class var _keyPathNames: [AnyKeyPath: String] {
+                    _keyPathNames_Gauge(for: self)
+                }
+
+                /// The persisted properties of this class and its ancestors, as key paths rooted at `T`.
+                public class func _keyPathNames_Gauge<T: Gauge>(for type: T.Type) -> [AnyKeyPath: String] {
+                    _keyPathNames_Meter(for: type).merging([:] as [AnyKeyPath: String]) { _, own in
+                        own
+                    }
+                }
             }
             """)
     }
@@ -339,6 +407,11 @@ private func expect(_ source: String, expands expected: String, diagnostics: [Di
                 /// The name of the entity this class represents.
                 public class var entityName: String {
                     "Shelf"
+                }
+
+                /// Whether instances of `type` may validate values themselves, as `@Entity` read this class's body.
+                public override class func _mayValidateValues(_ type: AnyClass) -> Bool {
+                    type != Shelf.self
                 }
 
                 /// The persisted properties' key paths and names, for typed queries.

@@ -42,6 +42,31 @@ final class Diary: ManagedObject {
     }
 }
 
+/// An entity whose class checks one value; its sub-entity's class says nothing of the hook and inherits it.
+@Entity
+class Register: ManagedObject {
+    var pages: Int = 1
+    override func validateValue(_ value: AttributeValue, forKey key: String) throws {
+        if key == "pages", case .int(let number) = value, number < 1 {
+            throw ValidationFailure(entity: entity.name, objectID: objectID, key: key, reason: "needs a page")
+        }
+    }
+}
+
+@Entity
+final class ShipLog: Register {
+    var vessel: String = ""
+}
+
+/// A class made without `@Entity`, as a subclass of one: it may override anything.
+final class PlainShipLog: Register {}
+
+/// An entity whose class has no hook.
+@Entity
+final class Tally: ManagedObject {
+    var count: Int = 0
+}
+
 /// Core Data's lifecycle hooks, called where Core Data calls them (`NSManagedObject`'s `willSave()`, `didSave()`,
 /// `prepareForDeletion()`, `awakeFromFetch()`, `willTurnIntoFault()`, `didTurnIntoFault()`, `validateValue(_:forKey:)`,
 /// `validateForInsert()`, `validateForUpdate()`, `validateForDelete()`, `hasPersistentChangedValues`).
@@ -113,6 +138,37 @@ final class Diary: ManagedObject {
             try ctx.save()
             #expect(journal.take() == ["prepareForDeletion", "willSave", "didSave"])
             #expect(diary.isDeleted)
+        }
+    }
+
+    /// A save calls `validateValue(_:forKey:)` for every value wherever a class may override it, an ancestor's
+    /// override included, and skips the calls only where `@Entity` read every class of the chain and found none.
+    @Test(arguments: StoreKind.allCases)
+    func valueValidationRunsWhereverAClassMayHaveIt(_ kind: StoreKind) async throws {
+        #expect(Diary._mayValidateValues(Diary.self))
+        #expect(ShipLog._mayValidateValues(ShipLog.self) && Register._mayValidateValues(Register.self))
+        #expect(!Tally._mayValidateValues(Tally.self))
+        // Asked of a class the macro did not read, every answer is yes.
+        #expect(PlainShipLog._mayValidateValues(PlainShipLog.self) && Tally._mayValidateValues(PlainShipLog.self))
+        #expect(ManagedObject._mayValidateValues(ShipLog.self) && !ManagedObject._mayValidateValues(ManagedObject.self))
+
+        let folder = try TemporaryFolder()
+        let coordinator = try kind.coordinator(try Model([Register.self, ShipLog.self, Tally.self]), folder)
+        try await ObjectContext(coordinator: coordinator).perform { ctx in
+            let logbook = try ctx.insert(ShipLog.self)
+            logbook.pages = 0
+            #expect {
+                try ctx.save()
+            } throws: { error in
+                guard case ObjectGraphError.validation(let failures) = error else { return false }
+                return failures.map(\.key) == ["pages"] && failures.map(\.reason) == ["needs a page"]
+            }
+            logbook.pages = 3
+            try ctx.insert(Tally.self).count = 1
+            try ctx.save()
+            // An update's changed value is checked too.
+            logbook.pages = -1
+            #expect(throws: ObjectGraphError.self) { try ctx.save() }
         }
     }
 }

@@ -566,18 +566,17 @@ extension ContextState {
             }
             if let max = relationship.description.maxCount, count > max { fail(relationship.name, "holds \(count) objects, more than \(max)") }
         }
-        // The model class's own rules: per value (every attribute of an insert, the changed ones of an update), per
-        // insert or update, and for any save. A plain ManagedObject (a model without classes) overrides none.
-        let hasClass = type(of: object) != ManagedObject.self
+        // The model class's own rules: per value (every attribute of an insert, the changed ones of an update), where
+        // the class may have them; per insert or update, and for any save.
         if object.isInserted {
-            if hasClass {
+            if entity.validatesValues {
                 for (index, name) in entity.attributeNames.enumerated() {
                     Self.collect(&failures, of: object, key: name) { try object.validateValue(object.values[index], forKey: name) }
                 }
             }
             Self.collect(&failures, of: object) { try object.validateForInsert() }
         } else {
-            for name in hasClass ? object.changedKeys() : [] {
+            for name in entity.validatesValues ? object.changedKeys() : [] {
                 guard let index = entity.attributeIndex[name] else { continue }
                 Self.collect(&failures, of: object, key: name) { try object.validateValue(object.values[index], forKey: name) }
             }

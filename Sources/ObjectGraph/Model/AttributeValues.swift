@@ -78,8 +78,15 @@ extension AttributeValues: RandomAccessCollection, MutableCollection {
     }
 
     /// Gives this collection storage of its own before a write, copying only its own row out of a shared block.
+    /// The test is inlined and the copy is not: every typed setter asks, and only an object's first write copies.
+    @inline(__always)
     mutating func makeUnique() {
         if count == 0 || isKnownUniquelyReferenced(&storage) { return }
+        copyOwnRow()
+    }
+
+    @inline(never)
+    private mutating func copyOwnRow() {
         let copy = AttributeStorage.make(wordCount: AttributeStorage.wordCount(forValues: count))
         copy.copyRow(from: storage.unsafelyUnwrapped, base: base, count: count)
         self = AttributeValues(storage: copy, base: 0, count: count)

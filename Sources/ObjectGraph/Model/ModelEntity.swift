@@ -55,6 +55,9 @@ public final class ModelEntity: Sendable {
     let unstorableValueAttributes: [Int]
     /// Whether any relationship has a rule to check at save (required, counts).
     let hasRelationshipRules: Bool
+    /// Whether the entity's class may override ``ManagedObject/validateValue(_:forKey:)``, which a save then calls
+    /// for each value (see ``ManagedObject/_mayValidateValues(_:)``).
+    let validatesValues: Bool
     /// The attributes a store keeps (all but the transient ones), by position.
     public let storedAttributes: [Int]
     /// The transient attributes, by position: kept in memory only.
@@ -148,6 +151,7 @@ public final class ModelEntity: Sendable {
         self.hasRelationshipRules = relationships.contains { r in
             !r.description.isOptional || r.description.minCount != nil || r.description.maxCount != nil
         }
+        self.validatesValues = objectType._mayValidateValues(objectType)
     }
 
     /// The attribute named `name`, if the entity has one.

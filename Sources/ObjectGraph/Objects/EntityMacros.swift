@@ -17,7 +17,7 @@ import Foundation
 /// }
 /// let model = try Model([Book.self, Author.self])
 /// ```
-@attached(member, names: named(entityDescription), named(entityName), named(_keyPathNames), prefixed(_keyPathNames_), named(init(entity:objectID:)))
+@attached(member, names: named(entityDescription), named(entityName), named(_mayValidateValues), named(_keyPathNames), prefixed(_keyPathNames_), named(init(entity:objectID:)))
 @attached(memberAttribute)
 @attached(extension, conformances: ManagedEntity)
 public macro Entity(isAbstract: Bool = false, uniquenessConstraints: [[String]] = [], indexes: [[String]] = []) =

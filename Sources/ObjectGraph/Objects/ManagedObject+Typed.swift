@@ -107,7 +107,7 @@ extension ManagedObject {
         else { return false }
         if isInserted {
             values.setInt(value, at: position)
-            state.unsafelyUnwrapped.noteInsertChanged(self)
+            noteInsertChanged()
             return true
         }
         // Setting the value it already has is not a change.
