@@ -6,8 +6,10 @@ import Synchronization
 ///
 /// - Live results: the nested stack imports ``BenchmarkSuite/Options/observationImportCount`` items in saves of
 ///   ``BenchmarkSuite/Options/observationBatch`` while the main context's controller keeps a sorted, sectioned tenth
-///   of them (`modulus:by:(a0, 100) == 0`, sections by `a5`, ten of them). Reported: the main thread's busy share
-///   and longest stall (a 2 ms timer's lateness), and the time from a worker's save to the controller's diff.
+///   of them (`modulus:by:(a0, 100) == 0`, sections by `a5`, ten of them). Reported: what the controller costs the
+///   main actor, by CPU time (the process's CPU time over the import with the controller, less the same import's
+///   without one: the controller's work all runs on the main actor), the main thread's busy share and longest stall
+///   by a 2 ms timer's lateness, and the time from a worker's save to the controller's diff.
 /// - One changed object: in results of each of ``BenchmarkSuite/Options/observationResultSizes`` objects, one object
 ///   changes a sort key and the context processes it; the diff's cost should not grow with the results.
 extension BenchmarkSuite {
@@ -15,6 +17,7 @@ extension BenchmarkSuite {
     func observation() async throws -> [BenchmarkReport.Row] {
         var busy: [Double] = [], stalls: [Double] = [], latencies: [Double] = []
         var quietBusy: [Double] = [], quietStalls: [Double] = []
+        var controllerCPU: [Double] = []
         var resultCount = 0
         for _ in 0..<options.repetitions {
             let run = try await liveResults(observing: true)
@@ -26,8 +29,14 @@ extension BenchmarkSuite {
             let quiet = try await liveResults(observing: false)
             quietBusy.append(quiet.busy)
             quietStalls.append(quiet.maxStall)
+            // Paired by repetition, so that a slow minute of the host moves both runs of a pair.
+            controllerCPU.append((run.cpu - quiet.cpu) / run.elapsed * 100)
         }
         var rows = [
+            BenchmarkReport.Row(workload: "W8 live results controller's main CPU", unit: "%", values: ["ObjectGraph": Measure.median(controllerCPU)],
+                                note: String(format: "CPU time with the controller less without, over the import; %.1f to %.1f points over %d pairs",
+                                             controllerCPU.min() ?? 0, controllerCPU.max() ?? 0, controllerCPU.count),
+                                target: .atMost(5)),
             BenchmarkReport.Row(workload: "W8 live results main busy", unit: "%", values: ["ObjectGraph": Measure.median(busy)],
                                 note: String(format: "%d of %d imported in saves of %d; %.1f%% with no controller",
                                              resultCount, options.observationImportCount, options.observationBatch, Measure.median(quietBusy))),
@@ -49,13 +58,14 @@ extension BenchmarkSuite {
     }
 
     @MainActor
-    private func liveResults(observing: Bool) async throws -> (busy: Double, maxStall: Double, latencies: [Double], count: Int) {
+    private func liveResults(observing: Bool) async throws -> (busy: Double, maxStall: Double, latencies: [Double], count: Int, cpu: Double, elapsed: Double) {
         let path = try freshPath("w8")
         let stack = try DataStack(databaseFileName: path, model: Self.model, layout: .nested)
         var request = try FetchRequest(entityName: "Item", format: "modulus:by:(a0, 100) == 0", argumentArray: [])
         request.sortKeys = [SortKey("a5"), SortKey("a0", ascending: false)]
         let clock = ContinuousClock()
         let start = clock.now
+        let startCPU = Measure.cpuSeconds()
         let timeline = Timeline()
         let controller = observing ? try stack.onMain { try $0.fetchedResultsController(for: request, sectionNameKeyPath: "a5") } : nil
         controller?.onChange { change in
@@ -82,10 +92,11 @@ extension BenchmarkSuite {
         // The last diff may still be on its way to the main actor.
         while observing, timeline.diffs.withLock({ $0.last?.count ?? 0 }) < total / 10 { try await Task.sleep(for: .milliseconds(1)) }
         let elapsed = (clock.now - start).seconds
+        let cpu = Measure.cpuSeconds() - startCPU
         monitor.stop()
         try await sampler.value as Void
         let expected = try stack.onMain { try $0.count(for: request) }
-        guard let controller else { return (monitor.lateness / elapsed * 100, monitor.maxStall * 1000, [], expected) }
+        guard let controller else { return (monitor.lateness / elapsed * 100, monitor.maxStall * 1000, [], expected, cpu, elapsed) }
         guard controller.snapshot.count == expected, expected == total / 10 else {
             throw BenchmarkError("W8's controller holds \(controller.snapshot.count) objects, a fetch counts \(expected)")
         }
@@ -98,7 +109,7 @@ extension BenchmarkSuite {
             if let diff = diffs.first(where: { $0.count >= wanted && $0.time >= saved }) { latencies.append((diff.time - saved) * 1000) }
         }
         controller.cancel()
-        return (monitor.lateness / elapsed * 100, monitor.maxStall * 1000, latencies, controller.snapshot.count)
+        return (monitor.lateness / elapsed * 100, monitor.maxStall * 1000, latencies, controller.snapshot.count, cpu, elapsed)
     }
 
     /// The median time for the context to process one object's change of sort key in results of `size` objects.

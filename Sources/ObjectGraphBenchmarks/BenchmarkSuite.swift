@@ -506,9 +506,16 @@ public struct BenchmarkSuite: Sendable {
                 rows.append(BenchmarkReport.Row(workload: "\(label) insert \(options.insertCount)", unit: "s",
                                                 values: ["ObjectGraph": Measure.median(times)], note: note))
             }
+            // The late wakes are mostly the host's: the spread of ObjectGraph's distance to raw SQLite, pair by pair (the
+            // contenders take turns within a repetition), says how far one run's verdict can be trusted.
+            var occupiedNote = "the lookups' CPU time plus the timer's late wakes, over the import"
+            if let graph = occupied["ObjectGraph"], let raw = occupied["raw"], !graph.isEmpty, graph.count == raw.count {
+                let distances = zip(graph, raw).map { $0 - $1 }
+                occupiedNote += String(format: "; ObjectGraph less raw by repetition: %+.1f to %+.1f points, median %+.1f, over %d",
+                                       distances.min()!, distances.max()!, Measure.median(distances), distances.count)
+            }
             rows.append(BenchmarkReport.Row(workload: "\(label) main occupied", unit: "%", values: occupied.mapValues(Measure.median),
-                                            note: "the lookups' CPU time plus the timer's late wakes, over the import",
-                                            target: .aboveRaw(points: 1)))
+                                            note: occupiedNote, target: .aboveRaw(points: layout == .siblings ? 0.5 : 1)))
             rows.append(BenchmarkReport.Row(workload: "\(label) main late wakes", unit: "%", values: late.mapValues(Measure.median),
                                             note: "how late the 2 ms timer woke, summed, over the import"))
             rows.append(BenchmarkReport.Row(workload: "\(label) lookups' share", unit: "%", values: busy.mapValues(Measure.median),

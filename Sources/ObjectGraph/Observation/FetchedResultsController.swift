@@ -63,6 +63,9 @@ public final class FetchedResultsController {
     var members: [ObjectIdentifier: Member] = [:]
     /// Members by the ID they were placed with.
     var identities: [ObjectID: ObjectIdentifier] = [:]
+    /// The members that may hold a temporary ID, which a save can rename: every member made for an object with one
+    /// (see ``member(for:)``), until a save renames it or it leaves.
+    var temporaryMembers: Set<ObjectIdentifier> = []
     private(set) var hasFetched = false
     let entityNames: Set<String>
     var lastSaveCount = 0
@@ -241,6 +244,7 @@ public final class FetchedResultsController {
     /// A member of the results for `object`, with its sort values and (for sections of their own) its section key.
     func member(for object: ManagedObject) throws -> Member {
         var member = Member(object: object, id: object.objectID, values: try sortValues(of: object))
+        if member.id.isTemporaryID { temporaryMembers.insert(ObjectIdentifier(object)) }
         switch sectioning {
         case .none, .firstSortKey: break
         case .keyPath(let path): member.section = try AttributeValue.read(path, from: object, entity: fetchRequest.entityName)
