@@ -859,7 +859,7 @@ extension ContextState {
         guard count != adoptedSaveCount else { return }
         adoptedSaveCount = count
         var mapping: [ObjectID: ObjectID] = [:]
-        for object in registered.objects where object.storedObjectID.isTemporaryID {
+        for object in registered.temporaryObjects {
             let permanent = coordinator.resolve(object.storedObjectID)
             guard permanent != object.storedObjectID else { continue }
             mapping[object.storedObjectID] = permanent

@@ -267,7 +267,7 @@ final class ContextState {
         }
         let id = ObjectID.temporary(entity.name)
         let object = entity.objectType.init(entity: entity, objectID: id)
-        register(inserted: object, id: id)
+        register(inserted: object, id: id, entity: entity)
         object.awakeFromInsert()
         observation?.noteChanged(object)
         return object
@@ -275,8 +275,7 @@ final class ContextState {
 
     /// Makes `object` one of this context's inserts, with its entity's default values and no links.
     @inline(__always)
-    private func register(inserted object: ManagedObject, id: ObjectID) {
-        let entity = object.entity
+    private func register(inserted object: ManagedObject, id: ObjectID, entity: ModelEntity) {
         object.state = self
         object.values = entity.defaultValues
         giveEmptyRelationships(object)
@@ -284,7 +283,8 @@ final class ContextState {
         materializedCount.add(1)
         object.isInserted = true
         withdrawView()
-        registered[id] = object
+        // Both callers give a temporary ID never registered (a new one, or a never-inserted object's own).
+        registered.registerNew(object, for: id)
         insertionOrder.append(object)
     }
 
@@ -315,7 +315,7 @@ final class ContextState {
         object.extras?.detachedLinks = [:]
         object.entity = entity
         let id = object.storedObjectID
-        register(inserted: object, id: id)
+        register(inserted: object, id: id, entity: entity)
         object.detachReason = .contextDeallocated
         object.awakeFromInsert()
         observation?.noteChanged(object)

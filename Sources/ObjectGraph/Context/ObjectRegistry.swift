@@ -71,9 +71,10 @@ struct ObjectRegistry {
         var salt: UInt64 = 0
     }
 
-    /// The key and the entity in one word: the row key, with a salt from the entity's name in the top 24 bits
+    /// The key and the entity in one word: the row key, with a salt from the entity's name in bits 40 to 62
     /// (row keys of one table stay far below 2⁴⁰). Keys repeat across inheritance trees (each table numbers its
-    /// rows); the salt keeps Book 5 and Author 5 in different groups, and the full ID decides.
+    /// rows); the salt keeps Book 5 and Author 5 in different groups, and the full ID decides. The top bit is the
+    /// key's sign alone, so a slot tells a temporary ID without its object being read (see ``temporaryObjects``).
     @inline(__always)
     private func tag(of id: ObjectID) -> UInt64 { tag(key: id.rawKey, entityName: id.entityName) }
 
@@ -83,7 +84,7 @@ struct ObjectRegistry {
             var hash: UInt64 = 0xCBF2_9CE4_8422_2325
             for byte in entityName.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
             lastSalt.name = entityName
-            lastSalt.salt = hash << 40
+            lastSalt.salt = (hash << 40) & ~(1 << 63)
         }
         return UInt64(bitPattern: key) ^ lastSalt.salt
     }
@@ -148,6 +149,14 @@ struct ObjectRegistry {
                 insert(newValue, for: id)
             }
         }
+    }
+
+    /// Registers `object` under `id`, which no entry holds (a new temporary ID): one probe sequence, where the
+    /// subscript's setter looks for an entry to replace first.
+    @inline(__always)
+    mutating func registerNew(_ object: ManagedObject, for id: ObjectID) {
+        assert(find(id) == nil, "\(id) is registered already")
+        insert(object, for: id)
     }
 
     /// The object registered for `id`, or the one `make` creates, registered: one probe sequence either way (a
@@ -221,6 +230,15 @@ struct ObjectRegistry {
         var result: [ManagedObject] = []
         result.reserveCapacity(count)
         for slot in slots { if let object = slot.object { result.append(object) } }
+        return result
+    }
+
+    /// Every object registered under a temporary ID, found by the slots' tags alone: a context adopting the
+    /// permanent IDs of a save reads these, not each of its registered objects (a main context of thousands of
+    /// objects did so after every save below).
+    var temporaryObjects: [ManagedObject] {
+        var result: [ManagedObject] = []
+        for slot in slots where slot.tag >> 63 == 1 { if let object = slot.object { result.append(object) } }
         return result
     }
 
