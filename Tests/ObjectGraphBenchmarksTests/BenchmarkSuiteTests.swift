@@ -86,7 +86,7 @@ import Testing
         #expect(report.table().contains("| ratio missed | s | 2.00 | 3.00 |  |  | 5.10 | 2.55x | ≤ 2.50x raw | **no** | ObjectGraph / raw objects: 1.70x |"))
     }
 
-    /// Where objects are read, the limit is the object baseline (issue 28's targets against raw SQLite were below
+    /// Where objects are read, the limit is the object baseline (targets against raw SQLite alone were below
     /// what plain objects cost): its ratio judges, at its boundary, and raw SQLite's does not.
     @Test func objectTargetsAreJudgedAgainstRawObjects() {
         func row(_ name: String, objects: Double?, graph: Double) -> BenchmarkReport.Row {
