@@ -143,9 +143,8 @@ open class EntityMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         let mentionsValueValidation = classDecl.memberBlock.tokens(viewMode: .sourceAccurate).contains {
             $0.tokenKind == .identifier("validateValue")
         }
-        var mayValidateValues = ["type != \(className).self"]
-        if mentionsValueValidation { mayValidateValues = ["true"] }
-        if let parent, !mentionsValueValidation { mayValidateValues.append("super._mayValidateValues(\(parent).self)") }
+        let mayValidateValues = mentionsValueValidation
+            ? ["true"] : ["type != \(className).self"] + (parent.map { ["super._mayValidateValues(\($0).self)"] } ?? [])
         return contextInit + [
             """
             /// The entity this class represents, derived from its declaration by `@Entity`.

@@ -147,23 +147,23 @@ final class InFlightSave: Sendable {
         // A save that began after this one could have committed before the store read: then this view is stale.
         // Checked before the pending rows are ordered, the costly part, which a stale view would waste.
         guard board.current === self else { return .stale }
+        let sortValues = AttributeSortValues(model: model, keys: request.sortKeys, entityNames: names)
         let pending: [Snapshot]
         do {
             pending = try contents.firstRows(
-                of: names, where: request.predicate, model: model, admits: { _ in true },
+                of: names, where: request.predicate, admits: { _ in true },
                 judge: { row in
                     guard let predicate = request.predicate else { return true }
                     guard let source = source(for: row) else { return false }
                     return try predicate.evaluate(with: source)
                 },
-                by: request.sortKeys, prefix: prefix, sortValue: sortValue, tieBreak: tieBreak)
+                by: request.sortKeys, reading: sortValues, prefix: prefix, sortValue: sortValue, tieBreak: tieBreak)
         } catch {
             return .unanswerable
         }
         var results = stored + pending
         // One row needs no order (a lookup by key, the usual read beside an import), and sorting builds arrays.
         if results.count > 1 {
-            let sortValues = AttributeSortValues(model: model, keys: request.sortKeys, entityNames: names)
             do {
                 try InMemoryOrdering.sort(&results, by: request.sortKeys, prefix: prefix, value: { snapshot, key in
                     try sortValues.value(of: snapshot, key: key) { try sortValue(snapshot, key) }
@@ -207,14 +207,14 @@ extension InFlightSave.Contents {
     /// Candidates are those an `attribute == constant` conjunct of `predicate` allows, looked up in the equality
     /// index, or every pending row of the entities, judged and ordered where the change set keeps them: only the
     /// rows kept become snapshots. Making a snapshot of each of 100,000 pending rows, to order them and keep 1,000,
-    /// was most of a limited fetch beside an import. `sortValue` reads a key that is not an attribute of the row.
+    /// was most of a limited fetch beside an import. `sortValues` reads `keys` of `names`' rows by attribute
+    /// position (the caller orders its merged results with it too); `sortValue` reads a key that is not an attribute.
     func firstRows(
-        of names: [String], where predicate: FormatPredicate?, model: Model,
+        of names: [String], where predicate: FormatPredicate?,
         admits: (ObjectID) -> Bool, judge: (Snapshot) throws -> Bool,
-        by keys: [SortKey], prefix: Int?,
+        by keys: [SortKey], reading sortValues: AttributeSortValues, prefix: Int?,
         sortValue: (Snapshot, Int) throws -> AttributeValue, tieBreak: (ObjectID, ObjectID) -> Bool
     ) throws -> [Snapshot] {
-        let sortValues = AttributeSortValues(model: model, keys: keys, entityNames: names)
         if let ids = equalityCandidates(names, predicate) {
             var rows = try ids.filter(admits).compactMap(row).filter(judge)
             try InMemoryOrdering.sort(&rows, by: keys, prefix: prefix, value: { row, key in

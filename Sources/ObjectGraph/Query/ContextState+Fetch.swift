@@ -238,7 +238,7 @@ extension ContextState {
                 // The layers' rows the fetch can return, the first of them only when it is limited (the others cannot
                 // reach its slice, whatever comes from below).
                 layerCandidates = try contents.firstRows(
-                    of: names.sorted(), where: request.predicate, model: model,
+                    of: names.sorted(), where: request.predicate,
                     admits: { id in
                         // Where this context holds the object itself, the object (already updated by the layer) stands
                         // for it: among the pending objects when the layer arrived after it, or judged here when it was
@@ -248,7 +248,8 @@ extension ContextState {
                         return false
                     },
                     judge: { try matches(SnapshotSource(snapshot: $0, state: self)) },
-                    by: request.sortKeys, prefix: request.fetchLimit.map { $0 + request.fetchOffset },
+                    by: request.sortKeys, reading: AttributeSortValues(model: model, keys: request.sortKeys, entityNames: names),
+                    prefix: request.fetchLimit.map { $0 + request.fetchOffset },
                     sortValue: { snapshot, key in
                         try AttributeValue.read(request.sortKeys[key].keyPath, from: SnapshotSource(snapshot: snapshot, state: self), entity: entity.name)
                     },
