@@ -256,6 +256,39 @@ final class GatedStore: ForwardingStore {
         releaseQueue.sync {}
         #expect(first == nil)
     }
+
+    /// Not even when the release queue runs at once: the publisher must never hold the last reference to a retired
+    /// view. Each view's rows hold bytes whose deallocator notes the thread that freed them; the release queue runs on
+    /// the other core as soon as it can, which is when a publisher still holding its own reference would free them.
+    @Test func aRetiredViewIsNeverFreedByThePublisherEvenWhenTheReleaseQueueRunsAtOnce() throws {
+        let model = try Fixtures.model()
+        let coordinator = PersistentStoreCoordinator.inMemory(model: model)
+        let book = try model.entity(named: "Book")
+        let releaseQueue = DispatchQueue(label: "in-flight release, eager")
+        let board = InFlightBoard(releasingOn: releaseQueue)
+        let publisher = QueueExecutor.currentThread
+        let freedByPublisher = Protected(0), freed = Protected(0)
+        let views = 2_000
+        for _ in 0..<views {
+            let bytes = UnsafeMutableRawPointer.allocate(byteCount: 16, alignment: 8)
+            let tracked = Data(bytesNoCopy: bytes, count: 16, deallocator: .custom { pointer, _ in
+                if QueueExecutor.currentThread == publisher { freedByPublisher.withLock { $0 += 1 } }
+                freed.withLock { $0 += 1 }
+                pointer.deallocate()
+            })
+            var values = book.defaultValues
+            values[0] = .data(tracked)
+            var changes = ChangeSet()
+            changes.inserted = [ChangeSet.Row(
+                objectID: .temporary("Book"), version: 0, values: values, toOne: Array(repeating: nil, count: book.toOneCount),
+                changedAttributes: [], changedToOne: [])]
+            board.publish(InFlightSave(layers: [changes], coordinator: coordinator))
+        }
+        releaseQueue.sync {}
+        // The last two stay: the current view and the one before it.
+        #expect(freed.withLock { $0 } == views - 2)
+        #expect(freedByPublisher.withLock { $0 } == 0)
+    }
 }
 
 /// A limited fetch beside many pending rows keeps only the rows that can reach its slice before ordering them (cut
@@ -264,20 +297,26 @@ final class GatedStore: ForwardingStore {
 @Suite struct LimitedFetchBesidePendingRowsTests {
     typealias Row = [AttributeValue]
 
-    /// `sortKeys`' first `limit` rows after `offset`, as (int64, string), read in `context`.
-    func slice(_ context: ObjectContext, _ sortKeys: [SortKey], offset: Int, limit: Int) async throws -> [Row] {
+    /// `sortKeys`' first `limit` rows after `offset` that match `format`, as (int64, string), read in `context`.
+    func slice(_ context: ObjectContext, _ sortKeys: [SortKey], where format: String?, offset: Int, limit: Int) async throws -> [Row] {
         try await context.perform { ctx in
-            var request = FetchRequest(entityName: "Sample", sortKeys: sortKeys)
+            var request = try format.map { try FetchRequest(entityName: "Sample", format: $0) } ?? FetchRequest(entityName: "Sample")
+            request.sortKeys = sortKeys
             request.fetchOffset = offset
             request.fetchLimit = limit
             return try ctx.fetch(request).map { [try $0.value(forKey: "int64"), try $0.value(forKey: "string")] }
         }
     }
 
-    @Test(arguments: [false, true])
-    func aLimitedFetchBesideManyPendingRowsIsTheFetchOnceTheyAreSaved(withNulls: Bool) async throws {
+    /// With `int64` indexed, the pending layer keeps its rows in that attribute's order (unless a row holds nil
+    /// there), and a fetch sorted by it first takes its rows from that order.
+    @Test(arguments: [false, true], [false, true])
+    func aLimitedFetchBesideManyPendingRowsIsTheFetchOnceTheyAreSaved(withNulls: Bool, indexed: Bool) async throws {
         let folder = try TemporaryFolder()
-        let coordinator = try StoreKind.sqlite.coordinator(try Fixtures.model(), folder)
+        let model = indexed
+            ? try Model(entities: [EntityDescription("Sample", attributes: [.init("string", .string), .init("int64", .int64, isIndexed: true)])])
+            : try Fixtures.model()
+        let coordinator = try StoreKind.sqlite.coordinator(model, folder)
         let writer = ObjectContext(coordinator: coordinator, name: "writer")
         let main = ObjectContext(parent: writer, name: "main")
         let worker = ObjectContext(parent: main, name: "worker")
@@ -311,19 +350,27 @@ final class GatedStore: ForwardingStore {
             [SortKey("int64", ascending: false), SortKey("string")], [SortKey("int64"), SortKey("string", ascending: false)],
         ]
         let slices = [(0, 1), (0, 25), (5, 25), (40, 60), (900, 50)]
+        let filters: [String?] = [nil, "string ENDSWITH '3'"]
+        let ordered = try await main.perform { ctx in ctx.state.layers.map { !$0.index.ordered.isEmpty } }
+        #expect(ordered == [indexed && !withNulls])
         var pending: [[Row]] = []
-        for keys in orders {
-            for (offset, limit) in slices { pending.append(try await slice(main, keys, offset: offset, limit: limit)) }
+        for filter in filters {
+            for keys in orders {
+                for (offset, limit) in slices { pending.append(try await slice(main, keys, where: filter, offset: offset, limit: limit)) }
+            }
         }
         try await main.perform { ctx in try ctx.save() }
         try await writer.perform { ctx in try ctx.save() }
         var saved: [[Row]] = []
-        for keys in orders {
-            for (offset, limit) in slices { saved.append(try await slice(main, keys, offset: offset, limit: limit)) }
+        for filter in filters {
+            for keys in orders {
+                for (offset, limit) in slices { saved.append(try await slice(main, keys, where: filter, offset: offset, limit: limit)) }
+            }
         }
         #expect(pending.count == saved.count)
         for (index, (before, after)) in zip(pending, saved).enumerated() {
-            #expect(before == after, "order \(index / slices.count), slice \(slices[index % slices.count])")
+            let order = index / slices.count
+            #expect(before == after, "filter \(order / orders.count), order \(order % orders.count), slice \(slices[index % slices.count])")
         }
         #expect(saved[1].count == 25 && saved[4].count == 50)
     }

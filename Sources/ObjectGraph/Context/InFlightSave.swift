@@ -205,8 +205,9 @@ extension InFlightSave.Contents {
     /// by `tieBreak`, only the first `prefix` of them when given.
     ///
     /// Candidates are those an `attribute == constant` conjunct of `predicate` allows, looked up in the equality
-    /// index, or every pending row of the entities, judged and ordered where the change set keeps them: only the
-    /// rows kept become snapshots. Making a snapshot of each of 100,000 pending rows, to order them and keep 1,000,
+    /// index; for a limited fetch whose first sort key is an indexed integer attribute, the rows in that attribute's
+    /// order up to the slice, from the ordered index; otherwise every pending row of the entities, judged and
+    /// ordered where the change set keeps them. Only the rows kept become snapshots. Making a snapshot of each of 100,000 pending rows, to order them and keep 1,000,
     /// was most of a limited fetch beside an import. `sortValues` reads `keys` of `names`' rows by attribute
     /// position (the caller orders its merged results with it too); `sortValue` reads a key that is not an attribute.
     func firstRows(
@@ -233,12 +234,27 @@ extension InFlightSave.Contents {
         }
         func objectID(at place: Int) -> ObjectID { read(place) { $0.objectID } }
         var places: [Int] = []
-        places.reserveCapacity(names.reduce(0) { $0 + rowIDs(of: $1).count })
-        for place in 0..<(inserted.count + updated.count) {
-            let id = objectID(at: place)
-            guard names.contains(id.entityName), admits(id) else { continue }
-            if predicate != nil, try !judge(snapshot(at: place)) { continue }
-            places.append(place)
+        if let prefix, let (order, attribute) = orderedIndex(names, keys, sortValues) {
+            // Rows in the first key's order until `prefix` are kept, then those tied with the last one on it: the
+            // first `prefix` by every key are among them, and the full ordering below picks them.
+            func word(_ place: Int) -> Int64? { read(place) { $0.values.int64(at: attribute) } }
+            var boundary: Int64?
+            for step in 0..<order.count {
+                let place = Int(order[keys[0].ascending ? step : order.count - 1 - step])
+                if let boundary, word(place) != boundary { break }
+                guard admits(objectID(at: place)) else { continue }
+                if predicate != nil, try !judge(snapshot(at: place)) { continue }
+                places.append(place)
+                if places.count == prefix { boundary = word(place) }
+            }
+        } else {
+            places.reserveCapacity(names.reduce(0) { $0 + rowIDs(of: $1).count })
+            for place in 0..<(inserted.count + updated.count) {
+                let id = objectID(at: place)
+                guard names.contains(id.entityName), admits(id) else { continue }
+                if predicate != nil, try !judge(snapshot(at: place)) { continue }
+                places.append(place)
+            }
         }
         if let prefix, places.count > 4 * prefix + 64, let first = keys.first, let positions = sortValues.positions(ofKey: 0) {
             places = cut(places, keeping: prefix, ascending: first.ascending) { place in
@@ -253,6 +269,17 @@ extension InFlightSave.Contents {
             }
         }, tieBreak: { tieBreak(objectID(at: $0), objectID(at: $1)) })
         return places.map(snapshot)
+    }
+
+    /// The ordered index of the first sort key, and the attribute's position, when only one entity of `names` has
+    /// pending rows and the key is an indexed integer attribute of it (see ``ChangeSetIndex/ordered``).
+    private func orderedIndex(_ names: [String], _ keys: [SortKey], _ sortValues: AttributeSortValues) -> ([Int32], Int)? {
+        guard !keys.isEmpty, !changes.index.ordered.isEmpty, let positions = sortValues.positions(ofKey: 0) else { return nil }
+        let withRows = names.filter { !rowIDs(of: $0).isEmpty }
+        guard withRows.count == 1, let entry = positions.first(where: { $0.entityName == withRows[0] }),
+              let order = changes.index.ordered[OrderedIndexKey(entityName: entry.entityName, position: entry.position)]
+        else { return nil }
+        return (order, entry.position)
     }
 
     /// The places that can be among the first `prefix` in the order of a first sort key that reads an integer of
@@ -302,10 +329,10 @@ extension InFlightSave.Contents {
 
 /// Where a root context publishes its in-flight save, for its children to read from any thread.
 final class InFlightBoard: Sendable {
-    /// The published view, and the one before it. Keeping the previous one means a reader that took it just before
-    /// the root replaced it is not the one to free its rows (tens of milliseconds for a large import, and the reader
-    /// may be the main thread).
-    private let save = Protected<(current: InFlightSave?, previous: InFlightSave?)>((nil, nil))
+    /// The published view, the one before it, and those retired and not yet freed. Keeping the previous one means a
+    /// reader that took it just before the root replaced it is not the one to free its rows (tens of milliseconds
+    /// for a large import, and the reader may be the main thread).
+    private let save = Protected<Views>(Views())
     /// Whether the context has children; a root without any publishes nothing (it would cost a pass per save).
     let hasReaders = AtomicFlag(false)
     /// Counts the changes of what the context shows (an own edit, a child's save, a merge, a save, a rollback):
@@ -332,13 +359,32 @@ final class InFlightBoard: Sendable {
 
     func clear() { replace(with: nil) }
 
+    /// The retired view moves from one slot to another inside the lock, and the release queue takes it out inside
+    /// the lock: the publisher never holds a reference to it outside, so it never frees it. (Handing the view to the
+    /// block as a captured value raced: when the block ran before the publisher dropped its own reference, the
+    /// publisher freed the rows, 30–60 ms on the main thread in the nested stack's W14.)
     private func replace(with view: InFlightSave?) {
-        let retired = save.withLock { state in
-            defer { state = (view, state.current) }
-            return state.previous
+        let retiring = save.withLock { views in
+            if let retired = views.previous.take() { views.retired.append(retired) }
+            views.previous = views.current.take()
+            views.current = view
+            return !views.retired.isEmpty
         }
-        guard let retired else { return }
-        releaseQueue.async { withExtendedLifetime(retired) {} }
+        guard retiring else { return }
+        releaseQueue.async { [save] in
+            let freed = save.withLock { views in
+                var taken: [InFlightSave] = []
+                swap(&taken, &views.retired)
+                return taken
+            }
+            withExtendedLifetime(freed) {}
+        }
+    }
+
+    private struct Views {
+        var current: InFlightSave?
+        var previous: InFlightSave?
+        var retired: [InFlightSave] = []
     }
 }
 

@@ -44,8 +44,6 @@ public enum AttributeType: Sendable, Hashable, Codable {
         }
     }
 
-    /// Whether the type's values fit one word of ``AttributeValues`` (numbers, Booleans, dates); the others (strings,
-    /// data, decimals, UUIDs, URLs, Codable values) are kept aside.
     /// Whether values are data (Binary, Transformable): what a store may keep beside a row.
     var isData: Bool {
         switch self {
@@ -54,6 +52,16 @@ public enum AttributeType: Sendable, Hashable, Codable {
         }
     }
 
+    /// Whether values are integers (Integer 16, 32 and 64).
+    var isInteger: Bool {
+        switch self {
+        case .int16, .int32, .int64: true
+        default: false
+        }
+    }
+
+    /// Whether the type's values fit one word of ``AttributeValues`` (numbers, Booleans, dates); the others (strings,
+    /// data, decimals, UUIDs, URLs, Codable values) are kept aside.
     var fitsWord: Bool {
         switch self {
         case .bool, .int16, .int32, .int64, .double, .float, .date: true

@@ -15,9 +15,20 @@ public struct ChangeSetIndex: Sendable {
     /// Inserted and updated rows by attribute value, per `Entity.attribute`, for `attribute == value` fetches over a
     /// pending layer; nil until ``ChangeSet/buildEqualityIndexes(model:)`` (only sets that become layers need it).
     var equality: [String: EqualityIndex]?
+    /// The positions of an entity's inserted and updated rows in the order of an indexed integer attribute (by
+    /// entity name and attribute position), built with ``equality``: a limited fetch sorted by that attribute beside
+    /// a large pending layer takes its first rows from here, where judging and ordering every row held the main
+    /// thread for 6–14 ms beside 100,000 rows. Absent for an attribute when a row holds no integer there.
+    var ordered: [OrderedIndexKey: [Int32]] = [:]
     /// Whether ``ChangeSet/buildIndex()`` filled the tables. A root context indexes its own change set only for
     /// whoever hears its did-save (nothing else reads it), so lookups also answer from an unindexed set.
     var isBuilt = false
+}
+
+/// Names an ordered index: an entity, and an attribute's position in its rows.
+struct OrderedIndexKey: Hashable, Sendable {
+    let entityName: String
+    let position: Int
 }
 
 /// What an attribute equality is looked up by: numbers by value (so 10, 10.0 and true meet, as they do when the
@@ -91,32 +102,53 @@ extension ChangeSet {
         return fixed
     }
 
-    /// Builds the equality indexes of ``index``; call it on the queue that made the change set, before handing it
-    /// to a parent, so readers of the parent's layers never build them.
+    /// Builds the equality and ordered indexes of ``index``; call it on the queue that made the change set, before
+    /// handing it to a parent, so readers of the parent's layers never build them.
     mutating func buildEqualityIndexes(model: Model) {
         let rowCount = inserted.count + updated.count
         // Rows come in runs of one entity: a run's indexes are taken out of the table once, filled row by row, and
         // put back, so an index is looked up by its name once per run rather than once per value.
         var equality: [String: EqualityIndex] = [:]
-        var attributes: [String: [(position: Int, name: String)]] = [:]
+        var attributes: [String: (equality: [(position: Int, name: String)], ordered: [Int])] = [:]
+        // Each ordered attribute's (value, row position) pairs, sorted once every run is in; nil once a row held
+        // something else than an integer there.
+        var ordering: [OrderedIndexKey: [(value: Int64, position: Int32)]?] = [:]
         func indexRun(_ entityName: String, _ rows: Range<Int>) {
             if attributes[entityName] == nil {
                 attributes[entityName] = model.entityIfPresent(entityName).map { entity in
-                    entity.attributes.indices.filter { EqualityKey.isIndexable(entity.attributes[$0].type) }
-                        .map { ($0, entity.name + "." + entity.attributes[$0].name) }
-                } ?? []
+                    (entity.attributes.indices.filter { EqualityKey.isIndexable(entity.attributes[$0].type) }
+                        .map { ($0, entity.name + "." + entity.attributes[$0].name) },
+                     entity.attributes.indices.filter { entity.attributes[$0].isIndexed && entity.attributes[$0].type.isInteger })
+                } ?? ([], [])
             }
-            let indexed = attributes[entityName]!
-            guard !indexed.isEmpty else { return }
-            var indexes = indexed.map { equality.removeValue(forKey: $0.name) ?? EqualityIndex(rowCount: rowCount) }
-            for slot in indexes.indices { indexes[slot].reserveCapacity(rows.count) }
-            for position in rows {
-                let values = values(atPosition: position)
-                for slot in indexed.indices {
-                    if let key = EqualityKey(values[indexed[slot].position]) { indexes[slot].add(key, at: position) }
+            let (indexed, ordered) = attributes[entityName]!
+            if !indexed.isEmpty {
+                var indexes = indexed.map { equality.removeValue(forKey: $0.name) ?? EqualityIndex(rowCount: rowCount) }
+                for slot in indexes.indices { indexes[slot].reserveCapacity(rows.count) }
+                for position in rows {
+                    let values = values(atPosition: position)
+                    for slot in indexed.indices {
+                        if let key = EqualityKey(values[indexed[slot].position]) { indexes[slot].add(key, at: position) }
+                    }
                 }
+                for slot in indexed.indices { equality[indexed[slot].name] = indexes[slot] }
             }
-            for slot in indexed.indices { equality[indexed[slot].name] = indexes[slot] }
+            for attribute in ordered {
+                let key = OrderedIndexKey(entityName: entityName, position: attribute)
+                guard var pairs = ordering.removeValue(forKey: key) ?? [] else {
+                    ordering[key] = .some(nil)
+                    continue
+                }
+                pairs.reserveCapacity(pairs.count + rows.count)
+                for position in rows {
+                    guard let value = values(atPosition: position).int64(at: attribute) else {
+                        ordering[key] = .some(nil)
+                        break
+                    }
+                    pairs.append((value, Int32(position)))
+                }
+                if ordering[key] == nil { ordering[key] = pairs }
+            }
         }
         var runStart = 0
         for position in 0...rowCount {
@@ -126,6 +158,10 @@ extension ChangeSet {
             runStart = position
         }
         index.equality = equality
+        index.ordered = [:]
+        for case let (key, pairs?) in ordering {
+            index.ordered[key] = pairs.sorted { ($0.value, $0.position) < ($1.value, $1.position) }.map(\.position)
+        }
     }
 
     /// The ID of the row at `position`, as the equality indexes number rows: the inserted ones, then the updated ones.
