@@ -207,9 +207,10 @@ extension InFlightSave.Contents {
     /// Candidates are those an `attribute == constant` conjunct of `predicate` allows, looked up in the equality
     /// index; for a limited fetch whose first sort key is an indexed integer attribute, the rows in that attribute's
     /// order up to the slice, from the ordered index; otherwise every pending row of the entities, judged and
-    /// ordered where the change set keeps them. Only the rows kept become snapshots. Making a snapshot of each of 100,000 pending rows, to order them and keep 1,000,
-    /// was most of a limited fetch beside an import. `sortValues` reads `keys` of `names`' rows by attribute
-    /// position (the caller orders its merged results with it too); `sortValue` reads a key that is not an attribute.
+    /// ordered where the change set keeps them. Only the rows kept become snapshots: making a snapshot of each of
+    /// 100,000 pending rows, to order them and keep 1,000, was most of a limited fetch beside an import. `sortValues`
+    /// reads `keys` of `names`' rows by attribute position (the caller orders its merged results with it too);
+    /// `sortValue` reads a key that is not an attribute.
     func firstRows(
         of names: [String], where predicate: FormatPredicate?,
         admits: (ObjectID) -> Bool, judge: (Snapshot) throws -> Bool,
