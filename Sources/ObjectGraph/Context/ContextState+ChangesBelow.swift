@@ -103,11 +103,12 @@ extension ContextState {
         var changed: [(object: ManagedObject, index: Int)] = []
         // Without an edit of its own (or a child's), no list here holds a link of this context's.
         let mayHoldOwnLinks = updated.count > 0 || !insertionOrder.isEmpty || !receivedLayers.isEmpty
-        for object in registered.objects where !object.toMany.isEmpty && !object.isInserted && !object.isDeleted {
+        registered.forEachObject { object in
+            guard !object.toMany.isEmpty, !object.isInserted, !object.isDeleted else { return }
             guard object.hasChanges || mayHoldOwnLinks else {
                 object.toMany = [:]
                 object.committedToMany = [:]
-                continue
+                return
             }
             for (index, current) in object.toMany {
                 let relationship = object.entity.relationships[index]

@@ -874,6 +874,7 @@ extension ContextState {
         // Relationships may also name objects no longer registered here (read, then freed), whose IDs the same saves
         // made permanent: a list left naming one by its temporary ID would miss it when a delete rule or a later save
         // looks for it by its permanent one.
+        guard model.hasRelationships else { return }
         remapReferences { id in
             if let permanent = mapping[id] { return permanent }
             let resolved = coordinator.resolve(id)
@@ -884,7 +885,8 @@ extension ContextState {
     /// Rewrites temporary IDs held in relationships to the permanent ones the store assigned (`permanent` gives
     /// the permanent ID of a temporary one it knows).
     func remapReferences(_ permanent: (ObjectID) -> ObjectID?) {
-        for object in registered.objects where !object.entity.relationships.isEmpty && !object.isFaultStorage {
+        registered.forEachObject { object in
+            guard !object.entity.relationships.isEmpty, !object.isFaultStorage else { return }
             for slot in object.toOne.indices {
                 if let id = object.toOne[slot], id.isTemporaryID, let new = permanent(id) { object.toOne[slot] = new }
             }

@@ -257,16 +257,17 @@ extension ContextState {
     /// and they count as updated (or deleted) here.
     func show(_ layer: ChangeSet, accepts: (ManagedObject) -> Bool) {
         guard !layer.index.rows.isEmpty || !layer.index.deleted.isEmpty || !layer.index.toMany.isEmpty else { return }
-        for object in registered.objects where accepts(object) {
+        registered.forEachObject { object in
+            guard accepts(object) else { return }
             let id = object.objectID
             if layer.index.deleted[id] != nil {
                 if !object.isDeleted {
                     object.isDeleted = true
                     deleted[id] = object
                 }
-                continue
+                return
             }
-            guard !object.isFaultStorage else { continue }
+            guard !object.isFaultStorage else { return }
             var changed = false
             var listsOnly = true
             let before = object.values

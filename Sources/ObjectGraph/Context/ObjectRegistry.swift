@@ -233,6 +233,13 @@ struct ObjectRegistry {
         return result
     }
 
+    /// Calls `body` with every registered object, without gathering them: a context's per-save passes over its
+    /// objects (rewriting temporary IDs, showing a child's layer) each built an array of thousands and retained
+    /// every object in it. `body` must not register or unregister objects.
+    func forEachObject(_ body: (ManagedObject) throws -> Void) rethrows {
+        for slot in slots { if let object = slot.object { try body(object) } }
+    }
+
     /// Every object registered under a temporary ID, found by the slots' tags alone: a context adopting the
     /// permanent IDs of a save reads these, not each of its registered objects (a main context of thousands of
     /// objects did so after every save below).
