@@ -257,17 +257,18 @@ extension ContextState {
     /// and they count as updated (or deleted) here.
     func show(_ layer: ChangeSet, accepts: (ManagedObject) -> Bool) {
         guard !layer.index.rows.isEmpty || !layer.index.deleted.isEmpty || !layer.index.toMany.isEmpty else { return }
-        registered.forEachObject { object in
-            guard accepts(object) else { return }
+        // Gathered (and so retained) first: replacing an object's values tells its observers at once, and app code
+        // there may let go of other registered objects, which a walk in place would then reach freed.
+        for object in registered.objects where accepts(object) {
             let id = object.objectID
             if layer.index.deleted[id] != nil {
                 if !object.isDeleted {
                     object.isDeleted = true
                     deleted[id] = object
                 }
-                return
+                continue
             }
-            guard !object.isFaultStorage else { return }
+            guard !object.isFaultStorage else { continue }
             var changed = false
             var listsOnly = true
             let before = object.values

@@ -234,8 +234,9 @@ struct ObjectRegistry {
     }
 
     /// Calls `body` with every registered object, without gathering them: a context's per-save passes over its
-    /// objects (rewriting temporary IDs, showing a child's layer) each built an array of thousands and retained
-    /// every object in it. `body` must not register or unregister objects.
+    /// objects (rewriting temporary IDs, dropping unchanged lists) each built an array of thousands and retained
+    /// every object in it. The objects are not retained, so `body` must not free, register or unregister any: it
+    /// may not run app code (an observer's callback could let go of an object that only the app held).
     func forEachObject(_ body: (ManagedObject) throws -> Void) rethrows {
         for slot in slots { if let object = slot.object { try body(object) } }
     }
