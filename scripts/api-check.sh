@@ -5,22 +5,25 @@
 # A break (a declaration removed, renamed, or changed in a way that breaks callers) fails the run unless CHANGELOG.md's
 # "Unreleased" section has a "### Breaking" heading saying what breaks: a 0.x minor release may break, never silently.
 #
-# Reads the modules of the debug build (run after `swift build` or `swift test`); no second build of the baseline,
-# which `swift package diagnose-api-breaking-changes` would make (twice the dependencies' build time in CI).
+# Reads the modules of the debug build (run after `swift build` or `swift test`, with that build's SwiftPM options in
+# OBJECTGRAPH_SWIFT_OPTIONS if it had any); no second build of the baseline, which
+# `swift package diagnose-api-breaking-changes` would make (twice the dependencies' build time in CI).
 #
 #   bash scripts/api-check.sh            compare with API/
 #   bash scripts/api-check.sh --record   record the current API as the release's, in API/
 set -euo pipefail
 cd "$(dirname "$0")/.."
 modules=(ObjectGraph PredicateFormat ObjectGraphPostgres)
-bin=$(swift build --show-bin-path)
+read -ra options <<< "${OBJECTGRAPH_SWIFT_OPTIONS:-}"
+bin=$(swift build "${options[@]}" --show-bin-path)
+checkouts=$(cd "$bin/../.." && pwd)/checkouts
 # The C modules the Swift modules import (SQLite's, SwiftNIO's and their shims), as SwiftPM names them to the compiler.
 flags=(-I "$bin/Modules")
 while IFS= read -r map; do
-    flags+=(-Xcc "-fmodule-map-file=$PWD/$map")
+    flags+=(-Xcc "-fmodule-map-file=$map")
 done < <(
-    find .build/checkouts -name module.modulemap | grep -v -e '/Benchmarks/' -e GRDBSQLCipher -e SQLiteCustom -e 'GRDB.swift/Support'
-    find "$bin" -maxdepth 2 -name module.modulemap | grep -v -e '-tool.build' | sed "s|^$PWD/||"
+    find "$checkouts" -name module.modulemap | grep -v -e '/Benchmarks/' -e GRDBSQLCipher -e SQLiteCustom -e 'GRDB.swift/Support'
+    find "$bin" -maxdepth 2 -name module.modulemap | grep -v -e '-tool.build'
 )
 
 work=$(mktemp -d)

@@ -29,6 +29,7 @@ And just after a sample:
 import os
 import pathlib
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -111,8 +112,12 @@ def program(document: pathlib.Path) -> tuple[str, int, list[str]]:
 
 
 def run() -> None:
-    """Runs every program the last generation wrote, each in a fresh directory; exits nonzero on the first failure."""
-    binaries = ROOT / ".build" / "debug"
+    """Runs every program the last generation wrote, each in a fresh directory; exits nonzero on the first failure.
+
+    The programs are looked for where the build with OBJECTGRAPH_SWIFT_OPTIONS (scripts/test.sh's) put them."""
+    options = shlex.split(os.environ.get("OBJECTGRAPH_SWIFT_OPTIONS", ""))
+    binaries = pathlib.Path(subprocess.run(["swift", "build", *options, "--show-bin-path"], cwd=ROOT, check=True,
+                                           capture_output=True, text=True).stdout.strip())
     for folder in sorted(ROOT.glob("Sources/DocSamples*")):
         if not (folder / "main.swift").exists():
             continue

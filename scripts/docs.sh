@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds the DocC archives of ObjectGraph, ObjectGraphPostgres and PredicateFormat (in .build/plugins/Swift-DocC/outputs). A warning (a
-# symbol link that resolves to nothing, an article no page reaches) fails the build: CI runs this from test.sh.
+# Builds the DocC archives of ObjectGraph, ObjectGraphPostgres and PredicateFormat (in .build/plugins/Swift-DocC/outputs,
+# or the plugins folder of the build directory OBJECTGRAPH_SWIFT_OPTIONS names). A warning (a symbol link that
+# resolves to nothing, an article no page reaches) fails the build: CI runs this from test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+read -ra options <<< "${OBJECTGRAPH_SWIFT_OPTIONS:-}"
 for target in PredicateFormat ObjectGraph ObjectGraphPostgres; do
-  swift package generate-documentation --target "$target" --warnings-as-errors
+  swift package "${options[@]}" generate-documentation --target "$target" --warnings-as-errors
 done
