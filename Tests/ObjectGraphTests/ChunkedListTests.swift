@@ -29,4 +29,25 @@ import Testing
         #expect(copy.count == array.count - 1 && copy[5] == -1)
         #expect(Array(ChunkedList(array)) == array)
     }
+
+    /// The binary search over chunks finds every insertion point a linear search of the sorted elements finds: at
+    /// chunk boundaries, before the first and after the last.
+    @Test func partitioningIndexIsTheFirstElementNotBefore() {
+        var random = SplitMix(state: 5)
+        var list = ChunkedList<Int>()
+        #expect(list.partitioningIndex { $0 < 3 } == 0)
+        var sorted: [Int] = []
+        for _ in 0..<5_000 {
+            let value = Int.random(in: 0..<2_000, using: &random)
+            let position = list.partitioningIndex { $0 < value }
+            #expect(position == (sorted.firstIndex { $0 >= value } ?? sorted.count))
+            list.insert(value, at: position)
+            sorted.insert(value, at: position)
+        }
+        #expect(Array(list) == sorted && sorted == sorted.sorted())
+        #expect(list.chunks.count > 5)
+        for value in [-1, 0, 1_000, 1_999, 2_000] {
+            #expect(list.partitioningIndex { $0 < value } == (sorted.firstIndex { $0 >= value } ?? sorted.count))
+        }
+    }
 }

@@ -149,14 +149,11 @@ final class InFlightSave: Sendable {
         guard board.current === self else { return .stale }
         let sortValues = AttributeSortValues(model: model, keys: request.sortKeys, entityNames: names)
         let pending: [Snapshot]
+        let judge = request.predicate.map { RowPredicate($0, entities: names, model: model) }
         do {
             pending = try contents.firstRows(
                 of: names, where: request.predicate, admits: { _ in true },
-                judge: { row in
-                    guard let predicate = request.predicate else { return true }
-                    guard let source = source(for: row) else { return false }
-                    return try predicate.evaluate(with: source)
-                },
+                judge: { row in try judge?.evaluate(row, through: { source(for: $0) }) ?? true },
                 by: request.sortKeys, reading: sortValues, prefix: prefix, sortValue: sortValue, tieBreak: tieBreak)
         } catch {
             return .unanswerable

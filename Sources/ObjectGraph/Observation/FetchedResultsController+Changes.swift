@@ -44,12 +44,13 @@ extension FetchedResultsController {
                 let deleted = Set(external.deletedObjectIDs)
                 // A pending child's row here is this context's view of its object; the change's row otherwise.
                 let pending = state.layers.isEmpty ? nil : state.layerView().contents
+                let judge = unknown.isEmpty ? nil : fetchRequest.predicate.map { RowPredicate($0, entities: entityNames, model: state.model) }
                 let loadable = unknown.filter { id in
                     guard !deleted.contains(id) else { return false }
-                    guard let predicate = fetchRequest.predicate,
+                    guard let judge,
                           let row = pending?.row(id) ?? external.change(for: id, temporaryID: state.coordinator.temporaryID(for:)).updated
                     else { return true }
-                    return (try? predicate.evaluate(with: SnapshotSource(snapshot: row, state: state))) ?? true
+                    return (try? judge.evaluate(row, through: { SnapshotSource(snapshot: $0, state: state) })) ?? true
                 }
                 if !loadable.isEmpty {
                     for object in try state.materialize(loadable) { candidates[ObjectIdentifier(object)] = object }
@@ -209,11 +210,7 @@ extension FetchedResultsController {
     /// Where a member is: its section by the section key, its item by its sort values and ID.
     private func locate(_ member: Member) throws -> (section: Int, item: Int) {
         let section = try sectionIndex(for: sectionKey(member))
-        var low = 0, high = buckets[section].members.count
-        while low < high {
-            let middle = (low + high) / 2
-            if precedes(buckets[section].members[middle], member) { low = middle + 1 } else { high = middle }
-        }
+        let low = buckets[section].members.partitioningIndex { precedes($0, member) }
         if low < buckets[section].members.count, buckets[section].members[low].object === member.object { return (section, low) }
         // Equal sort values and IDs cannot differ from where the member was placed; this is a broken invariant.
         guard let item = buckets[section].members.firstIndex(where: { $0.object === member.object }) else {
@@ -249,13 +246,9 @@ extension FetchedResultsController {
             }
             section = low
         }
-        var low = 0, high = buckets[section].members.count
-        while low < high {
-            let middle = (low + high) / 2
-            if precedes(buckets[section].members[middle], member) { low = middle + 1 } else { high = middle }
-        }
-        buckets[section].members.insert(member, at: low)
-        buckets[section].ids.insert(member.id, at: low)
+        let position = buckets[section].members.partitioningIndex { precedes($0, member) }
+        buckets[section].members.insert(member, at: position)
+        buckets[section].ids.insert(member.id, at: position)
     }
 
     private static func starts(of buckets: [Bucket]) -> [Int] {

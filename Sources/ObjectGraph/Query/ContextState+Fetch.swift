@@ -221,6 +221,15 @@ extension ContextState {
                 throw ObjectGraphError.invalidPredicate(entity: entity.name, error: error)
             }
         }
+        let rowJudge = request.predicate.map { RowPredicate($0, entities: names, model: model) }
+        func matches(_ row: Snapshot) throws -> Bool {
+            guard let rowJudge else { return true }
+            do {
+                return try rowJudge.evaluate(row, through: { SnapshotSource(snapshot: $0, state: self) })
+            } catch {
+                throw ObjectGraphError.invalidPredicate(entity: entity.name, error: error)
+            }
+        }
         // Children's layers: the rows the predicate can match (an equality on an attribute is looked up in an
         // index rather than judged row by row), and how many rows the layers hide or replace.
         var layerContents: InFlightSave.Contents?
@@ -247,7 +256,7 @@ extension ContextState {
                         if !object.isMarkedUpdated, !object.isInserted, !object.isDeleted { layerObjects.append(object) }
                         return false
                     },
-                    judge: { try matches(SnapshotSource(snapshot: $0, state: self)) },
+                    judge: { try matches($0) },
                     by: request.sortKeys, reading: AttributeSortValues(model: model, keys: request.sortKeys, entityNames: names),
                     prefix: request.fetchLimit.map { $0 + request.fetchOffset },
                     sortValue: { snapshot, key in
@@ -286,7 +295,7 @@ extension ContextState {
         if judgesStoredRows {
             candidates = try candidates.filter { candidate in
                 guard case .snapshot(let row) = candidate else { return true }
-                return try matches(SnapshotSource(snapshot: row, state: self))
+                return try matches(row)
             }
         }
         for object in own.changed where try matches(object) { candidates.append(.object(object)) }

@@ -5,7 +5,10 @@ struct ChunkedList<Element>: RandomAccessCollection {
     private(set) var chunks: [[Element]] = []
     /// The number of elements up to and including each chunk.
     private var ends: [Int] = []
-    static var chunkLimit: Int { 1_024 }
+    /// 1,024 elements, or fewer to keep a chunk within 16 KB (at least 64): an insert moves half a chunk on average,
+    /// and a controller's members are some 70 bytes each, so chunks of 1,024 of them made moving memory most of
+    /// placing an object.
+    static var chunkLimit: Int { Swift.min(1_024, Swift.max(64, 16_384 / Swift.max(1, MemoryLayout<Element>.stride))) }
 
     init() {}
 
@@ -64,6 +67,26 @@ struct ChunkedList<Element>: RandomAccessCollection {
         if chunks[chunk].isEmpty { chunks.remove(at: chunk) }
         recountEnds(from: chunk)
         return element
+    }
+
+    /// The first position whose element `isBefore` rejects, in a list where every element it accepts comes first (a
+    /// binary search, as an insertion point in a sorted list). Elements are read in place: reading each through the
+    /// subscript copied it, and found its chunk again, at every step.
+    func partitioningIndex(where isBefore: (Element) -> Bool) -> Int {
+        var low = 0, high = chunks.count
+        while low < high {
+            let middle = (low + high) / 2
+            if isBefore(chunks[middle][chunks[middle].count - 1]) { low = middle + 1 } else { high = middle }
+        }
+        guard low < chunks.count else { return count }
+        let chunk = low
+        low = 0
+        high = chunks[chunk].count
+        while low < high {
+            let middle = (low + high) / 2
+            if isBefore(chunks[chunk][middle]) { low = middle + 1 } else { high = middle }
+        }
+        return start(of: chunk) + low
     }
 
     private func start(of chunk: Int) -> Int { chunk == 0 ? 0 : ends[chunk - 1] }

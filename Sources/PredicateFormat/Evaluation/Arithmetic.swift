@@ -46,7 +46,9 @@ public enum Arithmetic {
     /// - Throws: ``FormatPredicateError/typeMismatch(expression:expected:found:)`` naming the function and value.
     public static func apply(_ function: ExpressionFunction, _ givenArguments: [PredicateValue]) throws(FormatPredicateError) -> PredicateValue {
         // NaN arguments are nil, as SQLite passes them.
-        let arguments = givenArguments.map { Aggregation.isMissing($0) ? PredicateValue.null : $0 }
+        // Copied only when one is: judging many rows calls this once a row.
+        let arguments = givenArguments.contains(where: Aggregation.isMissing)
+            ? givenArguments.map { Aggregation.isMissing($0) ? PredicateValue.null : $0 } : givenArguments
         switch function {
         case .add, .subtract:
             if let dated = try dateArithmetic(function, arguments[0], arguments[1]) { return dated }

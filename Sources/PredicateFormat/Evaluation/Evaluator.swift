@@ -207,8 +207,11 @@ struct Evaluator {
     // MARK: Comparisons
 
     func compare(_ comparison: Comparison) throws(FormatPredicateError) -> Bool {
-        let left = try value(comparison.left)
-        let right = try value(comparison.right)
+        try Self.compare(try value(comparison.left), try value(comparison.right), comparison)
+    }
+
+    /// `comparison` of its two sides' values (see ``ResolvedPredicate``, which reads them its own way).
+    static func compare(_ left: EvaluatedValue, _ right: EvaluatedValue, _ comparison: Comparison) throws(FormatPredicateError) -> Bool {
         switch comparison.modifier {
         case .any, .all, .none:
             let items: [EvaluatedValue]
