@@ -221,7 +221,8 @@ extension ContextState {
                 throw ObjectGraphError.invalidPredicate(entity: entity.name, error: error)
             }
         }
-        let rowJudge = request.predicate.map { RowPredicate($0, entities: names, model: model) }
+        // Made when a row is first judged: most fetches judge none, and a lookup should not resolve its predicate.
+        lazy var rowJudge = request.predicate.map { RowPredicate($0, entities: names, model: model) }
         func matches(_ row: Snapshot) throws -> Bool {
             guard let rowJudge else { return true }
             do {

@@ -140,14 +140,15 @@ extension ChangeSet {
                     continue
                 }
                 pairs.reserveCapacity(pairs.count + rows.count)
+                var holdsIntegers = true
                 for position in rows {
                     guard let value = values(atPosition: position).int64(at: attribute) else {
-                        ordering[key] = .some(nil)
+                        holdsIntegers = false
                         break
                     }
                     pairs.append((value, Int32(position)))
                 }
-                if ordering[key] == nil { ordering[key] = pairs }
+                ordering[key] = .some(holdsIntegers ? pairs : nil)
             }
         }
         var runStart = 0
