@@ -35,18 +35,15 @@ let package = Package(
     ],
     targets: [
         .target(name: "PredicateFormat", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
-        // The expansions, a plain library that their tests can depend on (see Sources/ObjectGraphMacros/Plugin.swift).
-        .target(
-            name: "ObjectGraphMacroExpansions",
+        // Built for the compiler only; its tests run the compiler with it (ObjectGraphTests' EntityMacroExpansionTests).
+        .macro(
+            name: "ObjectGraphMacros",
             dependencies: [
                 .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
                 .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
                 .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
             ]
-        ),
-        .macro(
-            name: "ObjectGraphMacros",
-            dependencies: ["ObjectGraphMacroExpansions", .product(name: "SwiftCompilerPlugin", package: "swift-syntax")]
         ),
         .target(
             name: "ObjectGraph",
@@ -82,13 +79,6 @@ let package = Package(
                 "ObjectGraph", "ExampleStores", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             exclude: ["Fixtures"]
-        ),
-        .testTarget(
-            name: "ObjectGraphMacroExpansionsTests",
-            dependencies: [
-                "ObjectGraphMacroExpansions",
-                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
-            ]
         ),
     ],
     swiftLanguageModes: [.v6]
@@ -151,13 +141,12 @@ if sanitizesThreads {
     // The pass runs suites of ObjectGraphTests only: the package is cut to that target and what it links, so that the
     // tool, the benchmarks, the samples' programs and the other test targets are not compiled a second time for it.
     let linkedByTheCoreTests: Set = [
-        "PredicateFormat", "ObjectGraphMacroExpansions", "ObjectGraphMacros", "ObjectGraph", "ExampleStores", "ObjectGraphTests",
+        "PredicateFormat", "ObjectGraphMacros", "ObjectGraph", "ExampleStores", "ObjectGraphTests",
     ]
     package.targets.removeAll { !linkedByTheCoreTests.contains($0.name) }
     package.products.removeAll { !["ObjectGraph", "PredicateFormat"].contains($0.name) }
     // The macro's code runs in the compiler, never in a test process.
-    let compilerSide: Set = ["ObjectGraphMacros", "ObjectGraphMacroExpansions"]
-    for target in package.targets where !compilerSide.contains(target.name) {
+    for target in package.targets where target.name != "ObjectGraphMacros" {
         target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=thread"])]
         target.linkerSettings = (target.linkerSettings ?? []) + [.unsafeFlags(["-sanitize=thread"])]
     }

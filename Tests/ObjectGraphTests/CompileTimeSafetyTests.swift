@@ -9,7 +9,8 @@ import Testing
         URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
     }
 
-    static func typecheck(_ source: String) throws -> (succeeded: Bool, output: String) {
+    /// Type-checks `source` as the one file of a module named `snippet`; `arguments` go to `swiftc` before it.
+    static func typecheck(_ source: String, arguments: [String] = []) throws -> (succeeded: Bool, output: String) {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("snippet-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -19,8 +20,8 @@ import Testing
         let checkouts = build.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("checkouts")
         return try run(["swiftc", "-typecheck", "-swift-version", "6",
                         "-I", build.appendingPathComponent("Modules").path,
-                        "-I", checkouts.appendingPathComponent("GRDB.swift/Sources/GRDBSQLite").path,
-                        file.path])
+                        "-I", checkouts.appendingPathComponent("GRDB.swift/Sources/GRDBSQLite").path]
+                       + arguments + [file.path])
     }
 
     /// Runs `arguments` (found on the path) with its output and errors gathered in one pipe, and waits for it.

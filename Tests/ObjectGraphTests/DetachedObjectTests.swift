@@ -112,7 +112,7 @@ final class Anthology: ManagedObject {
 
     @Test func aModelWithoutTheClassAndALinkToAnotherKindAreRefused() async throws {
         let model = try Model(entities: [EntityDescription("Poem", attributes: [.init("title", .string)])])
-        try await ObjectContext(coordinator: .inMemory(model: model)).perform { ctx in
+        await ObjectContext(coordinator: .inMemory(model: model)).perform { ctx in
             let error = #expect(throws: ObjectGraphError.self) { try ctx.insert(Poem(title: "Ode")) }
             #expect(error?.description.contains("Model([Poem.self") == true)
         }

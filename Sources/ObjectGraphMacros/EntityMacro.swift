@@ -8,7 +8,7 @@ import SwiftSyntaxMacros
 /// It marks each stored `var` with `@_PersistedProperty` (typed accessors backed by the object's storage), adds the
 /// entity description derived from the declaration and a key-path-to-name map, and conforms the class to
 /// `ManagedEntity`.
-open class EntityMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
+public struct EntityMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
     struct Failure: Error, CustomStringConvertible {
         let description: String
     }
@@ -237,7 +237,7 @@ struct MacroMessage: DiagnosticMessage {
 }
 
 /// `@_PersistedProperty`: replaces a stored property's storage with typed accessors on the object's values.
-open class PersistedPropertyMacro: AccessorMacro {
+public struct PersistedPropertyMacro: AccessorMacro {
     public static func expansion(
         of node: AttributeSyntax, providingAccessorsOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
     ) throws -> [AccessorDeclSyntax] {
@@ -276,14 +276,14 @@ open class PersistedPropertyMacro: AccessorMacro {
 }
 
 /// `#Unique` and `#Index`: markers that `@Entity` reads in the class body; they expand to nothing.
-open class SchemaMarkerMacro: DeclarationMacro {
+public struct SchemaMarkerMacro: DeclarationMacro {
     public static func expansion(of node: some FreestandingMacroExpansionSyntax, in context: some MacroExpansionContext) throws -> [DeclSyntax] {
         []
     }
 }
 
 /// `@Attribute`, `@Relationship` and `@Transient`: markers that `@Entity` reads; they expand to nothing.
-open class MarkerMacro: PeerMacro {
+public struct MarkerMacro: PeerMacro {
     public static func expansion(
         of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] {
