@@ -351,7 +351,7 @@ final class GatedStore: ForwardingStore {
         ]
         let slices = [(0, 1), (0, 25), (5, 25), (40, 60), (900, 50)]
         let filters: [String?] = [nil, "string ENDSWITH '3'"]
-        let ordered = try await main.perform { ctx in ctx.state.layers.map { !$0.index.ordered.isEmpty } }
+        let ordered = await main.perform { ctx in ctx.state.layers.map { !$0.index.ordered.isEmpty } }
         #expect(ordered == [indexed && !withNulls])
         var pending: [[Row]] = []
         for filter in filters {

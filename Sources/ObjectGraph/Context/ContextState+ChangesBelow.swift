@@ -6,7 +6,7 @@ extension ContextState {
     /// drops its loaded lists if anything below changed. Objects with changes here keep their values until their
     /// save or rollback, and are read again at the next call after it.
     func followChangesBelow() throws {
-        guard let parent = (below as? ParentSource)?.parent else { return }
+        guard let parent = parentContext else { return }
         var layersRefreshed = false
         // After the objects are read again: a list's rebase reads its members' to-ones.
         defer { dropListsIfBelowChanged(layersRefreshed: layersRefreshed) }
@@ -18,7 +18,7 @@ extension ContextState {
             let (found, end) = current.inFlight.viewChanges.changes(after: seenViewChanges[level], for: reader)
             seenViewChanges[level] = end
             changes.everything = changes.everything || found.everything
-            changes.objects.formUnion(found.objects)
+            if !found.objects.isEmpty { changes.objects.formUnion(found.objects) }
             level += 1
             context = current.parent
         }

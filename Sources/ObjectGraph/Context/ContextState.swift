@@ -15,6 +15,8 @@ final class ContextState {
     /// Whether this context writes to the store itself. Kept, not asked of `below`: a fetch asks on every call, and a
     /// failed cast from an existential walks the runtime's conversion rules.
     let isRoot: Bool
+    /// The parent context (a child's), kept for the same reason: every fetch of a child follows the changes below.
+    let parentContext: ObjectContext?
     /// Children's saved changes, pending here until this context saves, oldest first, each naming every object by
     /// the ID the tree knows it by now.
     ///
@@ -147,6 +149,7 @@ final class ContextState {
         self.coordinator = coordinator
         self.below = below
         self.isRoot = below is StoreSource
+        self.parentContext = (below as? ParentSource)?.parent
         if case .main = executor { tracksReads = true } else { tracksReads = false }
         self.notifications = notifications
         self.adoptedSaveCount = coordinator.saveCount

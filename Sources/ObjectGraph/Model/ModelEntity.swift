@@ -235,6 +235,8 @@ extension ModelEntity {
     /// Whether `predicate` reads any of this entity's relationships: then a row's own values do not decide it, and
     /// pending rows of other entities (a chapter moved to a book) may change what it selects.
     func isJudgedThroughRelationships(by predicate: FormatPredicate?) -> Bool {
-        predicate?.keyPathHeads.contains { relationshipIndex[$0] != nil } == true
+        // Asked by every fetch: an entity without relationships answers without walking the predicate.
+        guard !relationshipIndex.isEmpty else { return false }
+        return predicate?.keyPathHeads.contains { relationshipIndex[$0] != nil } == true
     }
 }
