@@ -100,6 +100,8 @@ extension ContextState {
     /// of it since), is read again at once with this context's links on it (``rebaseChangedLists(_:)``); other
     /// changed lists keep their contents.
     func dropUnchangedLists() {
+        // No relationship, no list: the walk over every registered object is skipped.
+        guard model.hasRelationships else { return }
         var changed: [(object: ManagedObject, index: Int)] = []
         // Without an edit of its own (or a child's), no list here holds a link of this context's.
         let mayHoldOwnLinks = updated.count > 0 || !insertionOrder.isEmpty || !receivedLayers.isEmpty

@@ -259,7 +259,7 @@ extension ContextState {
         guard !layer.index.rows.isEmpty || !layer.index.deleted.isEmpty || !layer.index.toMany.isEmpty else { return }
         // Gathered (and so retained) first: replacing an object's values tells its observers at once, and app code
         // there may let go of other registered objects, which a walk in place would then reach freed.
-        for object in registered.objects where accepts(object) {
+        for object in objectsShowing(layer) where accepts(object) {
             let id = object.objectID
             if layer.index.deleted[id] != nil {
                 if !object.isDeleted {
@@ -300,6 +300,24 @@ extension ContextState {
             }
             if changed { markUpdated(object, byLayer: true, listsOnly: listsOnly) }
         }
+    }
+
+    /// The registered objects `layer` may change: those it holds a row or lists for, found by their IDs, unless it
+    /// deletes objects, whose IDs any loaded list may hold. Retaining every registered object at each arriving save
+    /// was a third of what a main context over a results controller's 10,000 objects spent on an import's saves.
+    private func objectsShowing(_ layer: ChangeSet) -> [ManagedObject] {
+        guard layer.index.deleted.isEmpty, layer.index.rows.count + layer.index.toMany.count < registered.count else {
+            return registered.objects
+        }
+        // The objects are then looked up under the IDs the layer names them by, which are the current ones.
+        adoptPermanentIDsIfNeeded()
+        var objects: [ManagedObject] = []
+        objects.reserveCapacity(min(registered.count, layer.index.rows.count + layer.index.toMany.count))
+        for id in layer.index.rows.keys { if let object = registered[id] { objects.append(object) } }
+        for id in layer.index.toMany.keys where layer.index.rows[id] == nil {
+            if let object = registered[id] { objects.append(object) }
+        }
+        return objects
     }
 
     // MARK: Serving children
