@@ -237,6 +237,73 @@ import Testing
         }
     }
 
+    /// A child's save changes in its parent exactly the objects it names, and a deletion reaches the parent's
+    /// loaded lists of objects it does not name. (Core Data: a child's save pushes its changes into the parent, which
+    /// holds them as its own unsaved changes.)
+    @Test func aChildSaveChangesTheParentsObjectsItNamesAndListsHoldingWhatItDeletes() async throws {
+        let coordinator = PersistentStoreCoordinator.inMemory(model: try Fixtures.model())
+        let main = ObjectContext(coordinator: coordinator, name: "main")
+        let worker = ObjectContext(parent: main, name: "worker")
+        let (authors, books, tags) = try await main.perform { ctx in
+            let authors = try (0..<2).map { index in
+                let author = try ctx.insert("Author")
+                try author.setValue("Author \(index)", forKey: "name")
+                return author
+            }
+            let books = try (0..<4).map { index in
+                let book = try ctx.insert("Book")
+                try book.setValue("Book \(index)", forKey: "title")
+                try book.setObject(authors[index / 2], forKey: "author")
+                return book
+            }
+            let tags = try (0..<20).map { index in
+                let tag = try ctx.insert("Tag")
+                try tag.setValue("tag \(index)", forKey: "label")
+                return tag
+            }
+            try ctx.save()
+            return (authors.map(\.objectID), books.map(\.objectID), tags.map(\.objectID))
+        }
+        // The parent holds every object (as an app holding them would), and the authors' and the third tag's lists
+        // loaded.
+        let held = try await main.perform { ctx in
+            ctx.retainsRegisteredObjects = true
+            let objects = try (authors + books + tags).map { try ctx.existingObject(with: $0) }
+            for id in authors + [tags[2]] { _ = try ctx.existingObject(with: id).objects(forKey: "books") }
+            return objects.map(\.objectID)
+        }
+        #expect(held.count == 26)
+        try await worker.perform { ctx in
+            try ctx.existingObject(with: tags[1]).setValue("renamed", forKey: "label")
+            try ctx.existingObject(with: books[0]).setObject(try ctx.existingObject(with: authors[1]), forKey: "author")
+            try ctx.existingObject(with: books[3]).addObject(try ctx.existingObject(with: tags[2]), forKey: "tags")
+            try ctx.save()
+        }
+        try await main.perform { ctx throws in
+            let titles = { (id: ObjectID) throws -> Set<AttributeValue> in
+                Set(try ctx.existingObject(with: id).objects(forKey: "books").map { try $0.value(forKey: "title") })
+            }
+            #expect(try ctx.existingObject(with: tags[1]).value(forKey: "label") == .string("renamed"))
+            #expect(try titles(authors[0]) == [.string("Book 1")])
+            #expect(try titles(authors[1]) == [.string("Book 0"), .string("Book 2"), .string("Book 3")])
+            #expect(try titles(tags[2]) == [.string("Book 3")])
+            let updated = Set(ctx.updatedObjects.map(\.objectID))
+            for id in [tags[1], books[0], books[3]] { #expect(updated.contains(id), "\(id) not updated") }
+            // Nothing the save did not name is touched.
+            let untouched = [books[1], books[2]] + tags.enumerated().filter { ![1, 2].contains($0.offset) }.map(\.element)
+            for id in untouched { #expect(!updated.contains(id), "\(id) updated") }
+        }
+        try await worker.perform { ctx in
+            try ctx.delete(try ctx.existingObject(with: books[2]))
+            try ctx.save()
+        }
+        try await main.perform { ctx in
+            #expect(ctx.deletedObjects.map(\.objectID) == [books[2]])
+            let remaining = Set(try ctx.existingObject(with: authors[1]).objects(forKey: "books").map(\.objectID))
+            #expect(remaining == [books[0], books[3]])
+        }
+    }
+
     @Test func notificationsArriveAsStreamsAndCallbacks() async throws {
         let coordinator = PersistentStoreCoordinator.inMemory(model: try Fixtures.model())
         let context = ObjectContext(coordinator: coordinator, name: "poster")
