@@ -12,11 +12,11 @@ final class ContextState {
     var model: Model { coordinator.model }
     /// The store (for a root context) or the parent's current state (for a child).
     let below: any RowSource
-    /// Whether this context writes to the store itself. Kept, not asked of `below`: a fetch asks on every call, and a
-    /// failed cast from an existential walks the runtime's conversion rules.
-    let isRoot: Bool
-    /// The parent context (a child's), kept for the same reason: every fetch of a child follows the changes below.
+    /// The parent context (a child's), nil for a root. Kept, not asked of `below`: every fetch asks, and a failed
+    /// cast from an existential walks the runtime's conversion rules.
     let parentContext: ObjectContext?
+    /// Whether this context writes to the store itself (`below` is the store).
+    var isRoot: Bool { parentContext == nil }
     /// Children's saved changes, pending here until this context saves, oldest first, each naming every object by
     /// the ID the tree knows it by now.
     ///
@@ -148,7 +148,6 @@ final class ContextState {
         self.checksConfinement = ConcurrencyChecks.isEnabled
         self.coordinator = coordinator
         self.below = below
-        self.isRoot = below is StoreSource
         self.parentContext = (below as? ParentSource)?.parent
         if case .main = executor { tracksReads = true } else { tracksReads = false }
         self.notifications = notifications
