@@ -43,13 +43,24 @@ public struct BenchmarkReport: Sendable {
     /// adds. It runs where objects are read (W2, W11); its column follows raw SQLite's where it ran, and a row's note
     /// gives ObjectGraph's ratio to it.
     public static let objectBaseline = "raw objects"
-    /// The columns of the table: ``contenders`` (with ``objectBaseline`` after raw SQLite where it ran), then any
+    /// The object baseline made with ObjectGraph's own way of reading a large fetch: past 2,048 rows a second thread
+    /// steps SQLite and decodes the rows while the caller makes the objects. Where ObjectGraph reads faster than the
+    /// plain way, this keeps the limit a limit: an object target is judged against the faster of the two.
+    public static let objectBaselineReadAhead = "raw objects, read ahead"
+    /// The object baselines, in their columns' order.
+    public static let objectBaselines = [objectBaseline, objectBaselineReadAhead]
+    /// The columns of the table: ``contenders`` (with the object baselines after raw SQLite where they ran), then any
     /// peer (``PeerContender``) whose values a row holds.
     public var columns: [String] {
         let ran = Set(rows.flatMap(\.values.keys))
         var columns = Self.contenders
-        if ran.contains(Self.objectBaseline) { columns.insert(Self.objectBaseline, at: 1) }
+        columns.insert(contentsOf: Self.objectBaselines.filter(ran.contains), at: 1)
         return columns + ran.subtracting(columns).sorted()
+    }
+
+    /// What an object target is judged against in `row`: the faster of the object baselines that ran.
+    static func objectLimit(_ row: Row) -> Double? {
+        objectBaselines.compactMap { row.values[$0] }.filter { $0 > 0 }.min()
     }
 
     /// Whether `row` met its target and, where a peer ran it, was faster than the peer: nil when there is nothing
@@ -68,7 +79,7 @@ public struct BenchmarkReport: Sendable {
             guard let raw = row.values["raw"], raw > 0 else { return nil }
             return graph / raw <= limit
         case .ratioToObjects(let limit):
-            guard let objects = row.values[Self.objectBaseline], objects > 0 else { return nil }
+            guard let objects = Self.objectLimit(row) else { return nil }
             return graph / objects <= limit
         case .aboveRaw(let points):
             guard let raw = row.values["raw"] else { return nil }
@@ -96,8 +107,10 @@ public struct BenchmarkReport: Sendable {
             let verdict = met(row).map { $0 ? "yes" : "**no**" } ?? ""
             let targets = [row.target?.description, row.fasterThanPeer.map { "< \($0)" }].compactMap { $0 }
             var note = row.note
-            if let baseline = row.values[Self.objectBaseline], let graph = row.values["ObjectGraph"], baseline > 0 {
-                note += (note.isEmpty ? "" : "; ") + "ObjectGraph / \(Self.objectBaseline): " + String(format: "%.2fx", graph / baseline)
+            for baseline in Self.objectBaselines {
+                if let value = row.values[baseline], let graph = row.values["ObjectGraph"], value > 0 {
+                    note += (note.isEmpty ? "" : "; ") + "ObjectGraph / \(baseline): " + String(format: "%.2fx", graph / value)
+                }
             }
             lines.append("| \(row.workload) | \(row.unit) | " + cells.joined(separator: " | ")
                          + " | \(ratio) | \(targets.joined(separator: ", ")) | \(verdict) | \(note) |")
@@ -116,8 +129,9 @@ public struct BenchmarkReport: Sendable {
 public enum BenchmarkTarget: Sendable, Hashable, CustomStringConvertible {
     /// At most this many times raw SQLite's value in the same run.
     case ratio(Double)
-    /// At most this many times the object baseline's value in the same run (``BenchmarkReport/objectBaseline``): the
-    /// limit where objects are read is what making a plain object per row costs.
+    /// At most this many times the object baseline's value in the same run (``BenchmarkReport/objectBaseline``, or
+    /// ``BenchmarkReport/objectBaselineReadAhead`` where that is faster): the limit where objects are read is what
+    /// making a plain object per row costs.
     case ratioToObjects(Double)
     /// At most raw SQLite's value plus this many (percentage points, for a busy share).
     case aboveRaw(points: Double)

@@ -48,11 +48,12 @@ extension BenchmarkSuite {
                 taken[walk, default: Samples()].add(try Measure.timed { sum = try raw.walk(walk) }, for: "raw")
                 raw.close()
                 try check(sum, expectedSum(walk), "raw (\(walk.rawValue))")
-                if options.contenders.contains(BenchmarkReport.objectBaseline) {
-                    let baseline = try RawSQLite(path: template, fair: true)
-                    taken[walk, default: Samples()].add(try Measure.timed { sum = try baseline.walkObjects(walk) }, for: BenchmarkReport.objectBaseline)
-                    baseline.close()
-                    try check(sum, expectedSum(walk), "\(BenchmarkReport.objectBaseline) (\(walk.rawValue))")
+                for baseline in BenchmarkReport.objectBaselines where options.contenders.contains(baseline) {
+                    let raw = try RawSQLite(path: template, fair: true)
+                    let readingAhead = baseline == BenchmarkReport.objectBaselineReadAhead
+                    taken[walk, default: Samples()].add(try Measure.timed { sum = try raw.walkObjects(walk, readingAhead: readingAhead) }, for: baseline)
+                    raw.close()
+                    try check(sum, expectedSum(walk), "\(baseline) (\(walk.rawValue))")
                 }
                 if let peer {
                     try await peer.open(path: peerPath)

@@ -39,9 +39,9 @@ public struct BenchmarkSuite: Sendable {
         /// The workloads to run ("W1" … "W14"); all of them when empty. Running one alone is how to profile it.
         public var workloads: Set<String> = []
         /// The contenders W1, W2, W3 and W6 run, and whose lookups W4 runs on the main actor (all of
-        /// ``BenchmarkReport/contenders`` by default), and whether W2 and W11 run the object baseline
-        /// (``BenchmarkReport/objectBaseline``, by default).
-        public var contenders = Set(BenchmarkReport.contenders + [BenchmarkReport.objectBaseline])
+        /// ``BenchmarkReport/contenders`` by default), and which object baselines W2 and W11 run
+        /// (``BenchmarkReport/objectBaselines``, both by default).
+        public var contenders = Set(BenchmarkReport.contenders + BenchmarkReport.objectBaselines)
         /// The command that runs W5 alone in a fresh process (given the count and the folder as two more arguments,
         /// it prints the batched and unbatched growth in MB); nil runs W5 in this process.
         public var freshProcessCommand: [String]?
@@ -321,12 +321,13 @@ public struct BenchmarkSuite: Sendable {
                 raw.close()
                 try check(sum, expected, "raw")
             }
-            if contenders.contains(BenchmarkReport.objectBaseline) {
+            for baseline in BenchmarkReport.objectBaselines where contenders.contains(baseline) {
                 let raw = try RawSQLite(path: plain, fair: true)
+                let readingAhead = baseline == BenchmarkReport.objectBaselineReadAhead
                 var sum: Int64 = 0
-                taken.add(try Measure.timed { sum = try raw.readAllAsObjects(table: "item") }, for: BenchmarkReport.objectBaseline)
+                taken.add(try Measure.timed { sum = try raw.readAllAsObjects(table: "item", readingAhead: readingAhead) }, for: baseline)
                 raw.close()
-                try check(sum, expected, BenchmarkReport.objectBaseline)
+                try check(sum, expected, baseline)
             }
             if contenders.contains("GRDB rows") {
                 var sum: Int64 = 0

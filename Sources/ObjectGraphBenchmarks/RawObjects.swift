@@ -4,28 +4,41 @@ import GRDBSQLite
 /// a plain Swift class, kept in an identity map by key (so that a row read twice is one object) and linked to its
 /// related objects, then read through the objects and freed.
 ///
-/// It does none of what ObjectGraph adds (change tracking, faults, versions, confinement checks, observation), and
-/// none of its ways of making objects cheaply (rows read ahead on a second thread, values in shared blocks): the
+/// It does none of what ObjectGraph adds (change tracking, faults, versions, confinement checks, observation): the
 /// distance from raw SQLite to it is the price of objects themselves, which a ratio to raw SQLite counts against
-/// ObjectGraph. The report prints ObjectGraph's ratio to it beside the ratio to raw SQLite.
+/// ObjectGraph. The report prints ObjectGraph's ratio to it beside the ratio to raw SQLite. `readingAhead` makes the
+/// objects with ObjectGraph's own way of reading cheaply: past 2,048 rows, a second thread steps the statement and
+/// decodes the rows in batches while the caller makes the objects (``BenchmarkReport/objectBaselineReadAhead``).
+/// (ObjectGraph's other way, values in shared blocks, has nothing to share here: a plain object holds its values.)
 extension RawSQLite {
+    /// One row of W2's table: its key and its ten values.
+    private struct ItemRow: Sendable {
+        let key: Int64
+        let a0, a1, a2, a3, a4, a5, a6, a7, a8, a9: Int64
+
+        init(_ row: OpaquePointer) {
+            key = sqlite3_column_int64(row, 0)
+            (a0, a1, a2, a3, a4) = (sqlite3_column_int64(row, 1), sqlite3_column_int64(row, 2), sqlite3_column_int64(row, 3),
+                                    sqlite3_column_int64(row, 4), sqlite3_column_int64(row, 5))
+            (a5, a6, a7, a8, a9) = (sqlite3_column_int64(row, 6), sqlite3_column_int64(row, 7), sqlite3_column_int64(row, 8),
+                                    sqlite3_column_int64(row, 9), sqlite3_column_int64(row, 10))
+        }
+    }
+
     /// W2 through objects: every row made into an object with its ten values, the values summed through them.
-    func readAllAsObjects(table: String) throws -> Int64 {
+    func readAllAsObjects(table: String, readingAhead: Bool = false) throws -> Int64 {
         final class Item {
             let key: Int64
             let a0, a1, a2, a3, a4, a5, a6, a7, a8, a9: Int64
-            init(_ row: OpaquePointer) {
-                key = sqlite3_column_int64(row, 0)
-                (a0, a1, a2, a3, a4) = (sqlite3_column_int64(row, 1), sqlite3_column_int64(row, 2), sqlite3_column_int64(row, 3),
-                                        sqlite3_column_int64(row, 4), sqlite3_column_int64(row, 5))
-                (a5, a6, a7, a8, a9) = (sqlite3_column_int64(row, 6), sqlite3_column_int64(row, 7), sqlite3_column_int64(row, 8),
-                                        sqlite3_column_int64(row, 9), sqlite3_column_int64(row, 10))
+            init(_ row: ItemRow) {
+                key = row.key
+                (a0, a1, a2, a3, a4, a5, a6, a7, a8, a9) = (row.a0, row.a1, row.a2, row.a3, row.a4, row.a5, row.a6, row.a7, row.a8, row.a9)
             }
         }
         var registry: [Int64: Item] = [:]
         var items: [Item] = []
-        try each("SELECT id, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 FROM \(table)") { row in
-            items.append(Self.unique(sqlite3_column_int64(row, 0), in: &registry) { Item(row) })
+        try rows("SELECT id, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 FROM \(table)", readingAhead: readingAhead, decode: ItemRow.init) { row in
+            items.append(Self.unique(row.key, in: &registry) { Item(row) })
         }
         var sum: Int64 = 0
         for r in items { sum &+= r.a0 &+ r.a1 &+ r.a2 &+ r.a3 &+ r.a4 &+ r.a5 &+ r.a6 &+ r.a7 &+ r.a8 &+ r.a9 }
@@ -34,7 +47,7 @@ extension RawSQLite {
 
     /// W11's walks through objects: books with their titles, linked to their authors (read with them, or one at a
     /// time on first use) or to their tags, summed as ``walk(_:)`` sums.
-    func walkObjects(_ walk: GraphWalk) throws -> Int64 {
+    func walkObjects(_ walk: GraphWalk, readingAhead: Bool = false) throws -> Int64 {
         final class Author {
             let name: String
             init(name: String) { self.name = name }
@@ -52,25 +65,25 @@ extension RawSQLite {
         }
         var books: [Int64: Book] = [:]
         var results: [Book] = []
-        try each("SELECT \"row.id\", title, author FROM \"Book\"") { row in
-            results.append(Self.unique(sqlite3_column_int64(row, 0), in: &books) {
-                Book(title: Self.string(row, 1), authorKey: sqlite3_column_int64(row, 2))
-            })
+        try rows("SELECT \"row.id\", title, author FROM \"Book\"", readingAhead: readingAhead, decode: KeyedText.init) { row in
+            results.append(Self.unique(row.key, in: &books) { Book(title: row.text, authorKey: row.other) })
         }
         var authors: [Int64: Author] = [:]
         var total: Int64 = 0
         switch walk {
         case .authorsPrefetched:
-            try each("SELECT \"row.id\", name FROM \"Author\" WHERE \"row.id\" IN (SELECT author FROM \"Book\")") { row in
-                _ = Self.unique(sqlite3_column_int64(row, 0), in: &authors) { Author(name: Self.string(row, 1)) }
+            let sql = "SELECT \"row.id\", name, 0 FROM \"Author\" WHERE \"row.id\" IN (SELECT author FROM \"Book\")"
+            try rows(sql, readingAhead: readingAhead, decode: KeyedText.init) { row in
+                _ = Self.unique(row.key, in: &authors) { Author(name: row.text) }
             }
             for book in results { book.author = authors[book.authorKey] }
             for book in results { total &+= Int64(book.title.utf8.count) &+ Int64(book.author?.name.utf8.count ?? 0) }
         case .tagsPrefetched:
             var tags: [Int64: Tag] = [:]
             let links = try joinTable()
-            try each("SELECT \"row.id\", label FROM \"Tag\" WHERE \"row.id\" IN (SELECT target FROM \(links))") { row in
-                _ = Self.unique(sqlite3_column_int64(row, 0), in: &tags) { Tag(label: Self.string(row, 1)) }
+            let sql = "SELECT \"row.id\", label, 0 FROM \"Tag\" WHERE \"row.id\" IN (SELECT target FROM \(links))"
+            try rows(sql, readingAhead: readingAhead, decode: KeyedText.init) { row in
+                _ = Self.unique(row.key, in: &tags) { Tag(label: row.text) }
             }
             try each("SELECT source, target FROM \(links)") { row in
                 if let book = books[sqlite3_column_int64(row, 0)], let tag = tags[sqlite3_column_int64(row, 1)] { book.tags.append(tag) }
@@ -94,6 +107,18 @@ extension RawSQLite {
             }
         }
         return total
+    }
+
+    /// A row of a key, a text and another integer (a book's title and author key; a name or label and 0), decoded as
+    /// a fetch decodes it.
+    private struct KeyedText: Sendable {
+        let key: Int64
+        let text: String
+        let other: Int64
+
+        init(_ row: OpaquePointer) {
+            (key, text, other) = (sqlite3_column_int64(row, 0), RawSQLite.string(row, 1), sqlite3_column_int64(row, 2))
+        }
     }
 
     /// Steps `sql` to its end, handing each row to `body`.

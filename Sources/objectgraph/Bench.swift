@@ -13,7 +13,7 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Repetitions per workload (the median is reported).") var repetitions: Int?
     @Option(help: "Largest W6 size.") var largest: Int?
     @Option(help: "Run only these workloads (W1 … W14), e.g. --only W2 --only W3; for profiling one alone.") var only: [String] = []
-    @Option(help: "Contenders to run (raw, raw objects, GRDB rows, GRDB records, ObjectGraph); all when not given.") var contender: [String] = []
+    @Option(help: "Contenders to run (raw, raw objects, \"raw objects, read ahead\", GRDB rows, GRDB records, ObjectGraph); all when not given.") var contender: [String] = []
 
     @Option(help: "Run W1-W3, W9 and W11-W13 on this PostgreSQL server instead (postgres://user@host:port/database; its role creates and drops og_bench_* databases).")
     var postgres: String?
