@@ -83,18 +83,14 @@ import Testing
     @Test func positionalComparisonsAgreeWithTheValues() {
         var generator = FetchConsistencyTests.SplitMix(seed: 11)
         let kinds = Self.everyKind + [.double(0.0), .string("Dune"), .int(0)]
-        var allocator = AttributeValues.RowAllocator(count: 6, sharesBlocks: true)
+        var allocator = AttributeValues.RowAllocator(count: 6, othersCapacity: 6)
         for _ in 0..<2_000 {
             let left = (0..<6).map { _ in kinds[generator.below(kinds.count)] }
             var right = left
             for position in 0..<6 where generator.below(3) == 0 { right[position] = kinds[generator.below(kinds.count)] }
-            let words = left.map { value -> AttributeValue in
-                switch value {
-                case .null, .bool, .int, .double, .date: value
-                default: .int(7)
-                }
-            }
-            let block = allocator.row { writer in for (position, value) in words.enumerated() { writer.set(value, at: position) } }
+            // Every kind: short values share the block, data and URLs move the row out.
+            let block = allocator.row { writer in for (position, value) in left.enumerated() { writer.set(value, at: position) } }
+            #expect(Array(block) == left)
             var copy = AttributeValues(left)
             let original = copy
             copy[generator.below(6)] = right[0]
@@ -110,23 +106,28 @@ import Testing
         }
     }
 
-    /// Rows of numbers share blocks; a row holding a value that does not fit a word moves to storage of its own;
-    /// writing to one row of a block leaves its neighbours as they were.
+    /// Rows of numbers and short strings share blocks; a row holding data or a long string moves to storage of its
+    /// own; writing to one row of a block leaves its neighbours as they were.
     @Test func rowsOfABlockAreIndependent() {
-        var allocator = AttributeValues.RowAllocator(count: 3, sharesBlocks: true)
+        var allocator = AttributeValues.RowAllocator(count: 3, othersCapacity: 1)
         var rows: [AttributeValues] = []
         var mirrors: [[AttributeValue]] = []
         for row in 0..<300 {
-            let mirror: [AttributeValue] = row == 150
-                ? [.int(Int64(row)), .string("not a number"), .null]
-                : [.int(Int64(row)), .double(Double(row) / 2), row % 3 == 0 ? .null : .bool(row % 2 == 0)]
+            let mirror: [AttributeValue] = switch row {
+            case 150: [.int(Int64(row)), .string(String(repeating: "long ", count: 60)), .null]
+            case 200: [.int(Int64(row)), .data(Data([1, 2, 3])), .string("short")]
+            case _ where row % 5 == 0: [.int(Int64(row)), .string("title \(row)"), .null]
+            default: [.int(Int64(row)), .double(Double(row) / 2), row % 3 == 0 ? .null : .bool(row % 2 == 0)]
+            }
             rows.append(allocator.row { writer in
                 for (position, value) in mirror.enumerated() { writer.set(value, at: position) }
             })
             mirrors.append(mirror)
         }
         #expect(rows[1].storage === rows[2].storage)
+        #expect(rows[100].storage === rows[101].storage, "a short string shares the block")
         #expect(rows[150].storage !== rows[149].storage && rows[150].storage !== rows[151].storage)
+        #expect(rows[200].storage !== rows[199].storage && rows[200].storage !== rows[201].storage)
         #expect(Set(rows.map { ObjectIdentifier($0.storage!) }).count < 20)
         for index in stride(from: 0, to: 300, by: 7) {
             rows[index][1] = .string("changed \(index)")
@@ -139,11 +140,35 @@ import Testing
         }
     }
 
+    /// A sealed block takes no more rows: the next row starts a block of its own, and the rows handed out before
+    /// keep their values, short strings included; a row copied out of a block on its first write takes its own
+    /// values only.
+    @Test func aSealedBlockTakesNoMoreRows() {
+        var allocator = AttributeValues.RowAllocator(count: 2, othersCapacity: 1)
+        func row(_ index: Int) -> AttributeValues {
+            allocator.row { writer in
+                writer.setInt(Int64(index), at: 0)
+                writer.set(.string("row \(index)"), at: 1)
+            }
+        }
+        let before = (0..<10).map(row)
+        allocator.seal()
+        let after = (10..<20).map(row)
+        #expect(Set(after.map { ObjectIdentifier($0.storage!) }).isDisjoint(with: before.map { ObjectIdentifier($0.storage!) }))
+        for (index, values) in (before + after).enumerated() {
+            #expect(Array(values) == [.int(Int64(index)), .string("row \(index)")])
+        }
+        var changed = after[5]
+        changed[0] = .int(-1)
+        #expect(changed.storage !== after[5].storage && changed.storage!.header.others == [.string("row 15")])
+        #expect(Array(changed) == [.int(-1), .string("row 15")] && Array(after[5]) == [.int(15), .string("row 15")])
+    }
+
     /// A block's rows are handed out as they are written; a row of exactly one value per word is still whole.
     @Test func rowsOfNoValuesAndOfManyValues() {
-        var empty = AttributeValues.RowAllocator(count: 0, sharesBlocks: true)
+        var empty = AttributeValues.RowAllocator(count: 0)
         #expect(empty.row { _ in }.isEmpty)
-        var wide = AttributeValues.RowAllocator(count: 17, sharesBlocks: true)
+        var wide = AttributeValues.RowAllocator(count: 17)
         let rows = (0..<40).map { row in
             wide.row { writer in for position in 0..<17 { writer.setInt(Int64(row * 100 + position), at: position) } }
         }

@@ -2,7 +2,8 @@ import Foundation
 
 /// The words behind ``AttributeValues``: for a row of `n` values, `n` tag bytes (packed eight to a word), then `n`
 /// payload words. Values that do not fit a word are kept in the header's `others`, the payload holding their index.
-/// One storage holds one row, or a block of the rows of one read (`AttributeValues.RowAllocator`), each at its base.
+/// One storage holds one row, or a block of the rows of one read (`AttributeValues.RowAllocator`), each at its base;
+/// a block's `others` holds the short values of all its rows.
 ///
 /// A value's slot keeps its kind of home: once a position holds an `others` entry, later values at that position are
 /// written to that entry, so changing a string back and forth never grows `others`.
@@ -176,10 +177,11 @@ extension AttributeValues {
         private let row: UnsafeMutablePointer<UInt64>
         let count: Int
         /// Whether this is a fresh row of a shared block: every tag is still null, each position is written once, and
-        /// values that do not fit a word go to ``valuesSetAside`` rather than to the storage's side list.
+        /// values that do not fit a word go to the block's side list when they are short
+        /// (``AttributeValue/isShortEnoughForABlock``), to ``valuesSetAside`` when not.
         let isFreshBlockRow: Bool
-        /// Such values of a block's row, with their positions, for `RowAllocator` to move the row out (nil until
-        /// there is one, so the usual row creates and destroys no array).
+        /// A block's row's values too long to share the block, with their positions, for `RowAllocator` to move the
+        /// row out (nil until there is one, so the usual row creates and destroys no array).
         var valuesSetAside: [(Int, AttributeValue)]?
 
         init(storage: AttributeStorage, base: Int, count: Int, isFreshBlockRow: Bool = false) {
@@ -205,11 +207,21 @@ extension AttributeValues {
 
         /// Writes a value that does not fit a word (or any value at a position that already keeps one aside).
         private mutating func writeOther(_ value: AttributeValue, at position: Int) {
+            let slot = AttributeStorage.tagWordCount(count) + position
             if isFreshBlockRow {
-                valuesSetAside = (valuesSetAside ?? []) + [(position, value)]
+                guard value.isShortEnoughForABlock else {
+                    valuesSetAside = (valuesSetAside ?? []) + [(position, value)]
+                    return
+                }
+                // Into the block's side list, which only the reading thread writes until the block is sealed
+                // (`RowAllocator.seal()`), before any of its rows reaches another thread.
+                storage.withUnsafeMutablePointerToHeader { header in
+                    header.pointee.others.append(value)
+                    row[position >> 3] |= UInt64(AttributeStorage.Tag.other.rawValue) << UInt64((position & 7) << 3)
+                    row[slot] = UInt64(header.pointee.others.count - 1)
+                }
                 return
             }
-            let slot = AttributeStorage.tagWordCount(count) + position
             // Through the header's address: `header` itself is checked for exclusive access at run time, a seventh of
             // reading rows with a string each. Sound for the reason `AttributeStorage.setAside(_:)` gives: this row's
             // storage is not shared while it is written, and nothing else reads or writes its side list meanwhile.
@@ -265,27 +277,36 @@ extension AttributeValues {
     /// Hands out the rows of a fetch from shared blocks of storage: one allocation per block instead of one per row,
     /// and one release of a block instead of one per row when the objects go.
     ///
-    /// Only rows of words share a block: a value that does not fit a word (a string, data…) sends its row to storage
-    /// of its own, so a block's side list of such values stays empty and nothing in a block is ever written after its
-    /// row was handed out. Blocks grow from one row to 128 (×4 each time), so a lookup of one row allocates one row,
-    /// and an object kept from a large fetch keeps at most 127 other rows' words alive.
+    /// A block keeps its rows' short values that do not fit a word (strings, decimals, UUIDs…) in its side list;
+    /// a longer string or any data sends its row to storage of its own, so that an object kept from a large fetch
+    /// keeps other rows' short values alive, never their documents. Nothing in a block is written once the block is
+    /// sealed (``seal()``), which the reader does before it hands rows to another thread; until then only the
+    /// reading thread writes the block and reads its rows. Blocks grow from one row to 128 (×4 each time), so a
+    /// lookup of one row allocates one row, and an object kept from a large fetch keeps at most 127 other rows'
+    /// values alive.
     struct RowAllocator {
         /// Values per row.
         let count: Int
-        /// Whether rows may share blocks: false when the entity has attributes of kinds that never fit a word.
+        /// Whether rows may share blocks (false for rows of no values).
         let sharesBlocks: Bool
-        /// Room to make in each row's side list (rows of their own): the entity's attributes whose values never fit
-        /// a word.
+        /// The values per row that never fit a word (the entity's attributes of such kinds): a block makes room for
+        /// that many per row in its side list.
         let othersCapacity: Int
         private var block: AttributeStorage?
         private var nextBase = 0
         private var blockEnd = 0
         private var nextBlockRows = 1
 
-        init(count: Int, sharesBlocks: Bool, othersCapacity: Int = 0) {
+        init(count: Int, othersCapacity: Int = 0) {
             self.count = count
-            self.sharesBlocks = sharesBlocks && count > 0
+            self.sharesBlocks = count > 0
             self.othersCapacity = othersCapacity
+        }
+
+        /// Ends the current block: the next row starts a new one. Called before the rows handed out so far go to
+        /// another thread, which may then read their values while this one fills more rows.
+        mutating func seal() {
+            block = nil
         }
 
         /// The next row, filled by `body`.
@@ -296,9 +317,10 @@ extension AttributeValues {
             if let block, nextBase + rowWords <= blockEnd {
                 storage = block
             } else {
-                blockEnd = rowWords * nextBlockRows
+                let rows = nextBlockRows
+                blockEnd = rowWords * rows
                 nextBlockRows = Swift.min(nextBlockRows * 4, 128)
-                storage = AttributeStorage.make(wordCount: blockEnd)
+                storage = AttributeStorage.make(wordCount: blockEnd, othersCapacity: othersCapacity * rows)
                 block = storage
                 nextBase = 0
             }
@@ -308,12 +330,25 @@ extension AttributeValues {
             body(&writer)
             let values = AttributeValues(storage: storage, base: base, count: count)
             guard let valuesSetAside = writer.valuesSetAside else { return values }
-            // A value that does not fit a word: this row moves to storage of its own, where it can keep it.
+            // A value too long to share a block: this row moves to storage of its own, where it can keep it.
             var own = values
             own.makeUnique()
             var ownWriter = RowWriter(storage: own.storage.unsafelyUnwrapped, base: 0, count: count)
             for (position, value) in valuesSetAside { ownWriter.set(value, at: position) }
             return own
+        }
+    }
+}
+
+extension AttributeValue {
+    /// Whether a fetched row may keep this value in a block it shares with other rows: a value that does not fit a
+    /// word but is short (a string of at most 256 bytes, a decimal, a UUID). A row with longer text, data or a URL
+    /// gets storage of its own, so a kept object never keeps another row's large values alive.
+    var isShortEnoughForABlock: Bool {
+        switch self {
+        case .string(let text): text.utf8.count <= 256
+        case .url, .data, .objectID: false
+        case .null, .bool, .int, .double, .date, .decimal, .uuid: true
         }
     }
 }

@@ -3,9 +3,9 @@
 /// A collection of ``AttributeValue`` with value semantics, like `[AttributeValue]`, stored compactly: each value
 /// takes one 8-byte word and one tag byte, and only values that do not fit a word (strings, data, decimals, UUIDs,
 /// URLs) are kept aside as ``AttributeValue``s. A row of numbers is therefore a single allocation with nothing to
-/// release in it, and the rows a fetch reads share blocks of storage (see `AttributeValues.RowAllocator`): a
-/// large fetch allocates and frees a block per 128 rows instead of an array per row, which was a third of its
-/// time.
+/// release in it, and the rows a fetch reads share blocks of storage, short strings included (see
+/// `AttributeValues.RowAllocator`): a large fetch allocates and frees a block per 128 rows instead of an array per
+/// row, which was a third of its time.
 ///
 /// ```swift
 /// var values: AttributeValues = [.string("Dune"), .int(412)]
@@ -15,9 +15,10 @@
 /// `@unchecked Sendable` is sound for the same reason `Array` is Sendable: a row's words are written only while the
 /// row is being filled, before any collection holding it can be shared, or after `isKnownUniquelyReferenced` proved
 /// that one collection alone holds the storage (`makeUnique()`); a shared row is only read. A block's later rows
-/// are filled while its earlier ones are already out (a large fetch reads ahead on another thread), but those are
-/// other words: no row is written once handed out. (`ManagedBuffer`, which the storage is, cannot be declared
-/// Sendable itself.)
+/// are filled while its earlier ones are already out, on the reading thread only: their words are other words, and
+/// the block's side list of short values, which grows meanwhile, is sealed before any of its rows reaches another
+/// thread (a large fetch reads ahead on a thread of its own, and seals each batch's blocks before handing it over).
+/// (`ManagedBuffer`, which the storage is, cannot be declared Sendable itself.)
 public struct AttributeValues: @unchecked Sendable {
     /// The words, shared with every row of the same block and with copies of this collection until one changes;
     /// nil for no values, so an empty collection (every fault's) retains nothing. Nil exactly when `count` is 0:

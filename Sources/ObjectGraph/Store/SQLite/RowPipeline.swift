@@ -122,6 +122,8 @@ final class RowPipeline: @unchecked Sendable {
         // A local copy, handed over with the statement: the stored one, a class's property, would be checked for
         // overlapping accesses on every row.
         var reader = self.reader
+        // The rows the caller read before are its own: this thread fills blocks of its own.
+        reader.sealBlocks()
         var size = Self.firstBatch
         var batch: [Snapshot] = []
         batch.reserveCapacity(size)
@@ -140,13 +142,18 @@ final class RowPipeline: @unchecked Sendable {
                 break
             }
             if batch.count == size {
+                // No block of this batch grows once the caller may read it.
+                reader.sealBlocks()
                 guard publish(batch) else { break reading }
                 size = min(size * 2, Self.largestBatch)
                 batch = []
                 batch.reserveCapacity(size)
             }
         }
-        if !batch.isEmpty { _ = publish(batch) }
+        if !batch.isEmpty {
+            reader.sealBlocks()
+            _ = publish(batch)
+        }
         failure = error
         finished.store(true, ordering: .sequentiallyConsistent)
         wake(callerSleeps)

@@ -23,6 +23,13 @@ struct RowReader {
         self.external = external
     }
 
+    /// Ends the blocks the rows read so far share: call it before those rows reach another thread, or before this
+    /// reader goes to another thread while they stay (the side list of a block's short values grows as rows are
+    /// read, and must not while another thread reads it).
+    mutating func sealBlocks() {
+        blocks.seal()
+    }
+
     /// The row the statement is positioned on (columns in ``TableLayout/selectList`` order) as a snapshot.
     mutating func snapshot(_ statement: OpaquePointer) throws -> Snapshot {
         let snapshot: Snapshot
@@ -112,8 +119,14 @@ struct RowReader {
 /// The first entity's allocator is kept apart: most reads are of one entity, and they then search no list.
 struct RowBlocks {
     private var firstColumns: TableLayout.EntityColumns?
-    private var firstAllocator = AttributeValues.RowAllocator(count: 0, sharesBlocks: false)
+    private var firstAllocator = AttributeValues.RowAllocator(count: 0)
     private var more: [(columns: TableLayout.EntityColumns, allocator: AttributeValues.RowAllocator)] = []
+
+    /// Ends every current block (see `AttributeValues.RowAllocator.seal()`).
+    mutating func seal() {
+        firstAllocator.seal()
+        for index in more.indices { more[index].allocator.seal() }
+    }
 
     /// The next row of `columns`' entity, filled by `body`.
     @inline(__always)
@@ -123,8 +136,7 @@ struct RowBlocks {
     }
 
     private mutating func otherRow(for columns: TableLayout.EntityColumns, _ body: (inout AttributeValues.RowWriter) -> Void) -> AttributeValues {
-        let allocator = AttributeValues.RowAllocator(
-            count: columns.attributes.count, sharesBlocks: columns.wordlessCount == 0, othersCapacity: columns.wordlessCount)
+        let allocator = AttributeValues.RowAllocator(count: columns.attributes.count, othersCapacity: columns.wordlessCount)
         if firstColumns == nil {
             (firstColumns, firstAllocator) = (columns, allocator)
             return firstAllocator.row(body)
