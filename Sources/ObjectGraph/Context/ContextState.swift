@@ -481,7 +481,9 @@ final class ContextState {
         // A transient relationship's links live here alone: those this context shows are as read, not a change.
         if object.entity.relationships[index].isTransient { (ids, added) = (ids + added, []) }
         var committed = RelatedIDs(ids)
-        let current = currentMembers(ids, of: object.objectID, inverseSlot: inverseSlot) + added
+        let members = currentMembers(ids, of: object.objectID, inverseSlot: inverseSlot)
+        // Appending nothing still copied the list (`ids` holds it too): a copy per object of a prefetch.
+        let current = added.isEmpty ? members : members + added
         // An insert of this context's is in no list below: read through a layer (a child's save, which showed it
         // linked), it is a link of this context's own, a change, which a merge must not drop with the list.
         let holdsOwnInsert = !insertionOrder.isEmpty && ids.contains { $0.isTemporaryID && registered[$0]?.isInserted == true }

@@ -116,17 +116,18 @@ extension SQLiteStore {
         guard !id.isTemporaryID else { return nil }
         let root = model.entityIfPresent(id.entityName)?.rootName ?? id.entityName
         guard let table = tables[root] else { throw ObjectGraphError.unknownEntity(root) }
-        return try readStore(singleStatement: true) { db in
-            let statement = try db.cachedStatement(sql: table.selectByKey)
-            sqlite3_bind_int64(statement.sqliteStatement, 1, id.rawKey)
-            var reader = RowReader(table: table, external: externalData)
-            var found: Snapshot?
-            try step(bound: statement) { row in
-                let snapshot = try reader.snapshot(row)
-                if isRow(snapshot, of: id.entityName, in: table) { found = snapshot }
-                return false
+        return try reportingStoreErrors {
+            try statementReaders.withKeptStatement(table.selectByKey) { statement in
+                sqlite3_bind_int64(statement.sqliteStatement, 1, id.rawKey)
+                var reader = RowReader(table: table, external: externalData)
+                var found: Snapshot?
+                try step(bound: statement) { row in
+                    let snapshot = try reader.snapshot(row)
+                    if isRow(snapshot, of: id.entityName, in: table) { found = snapshot }
+                    return false
+                }
+                return found
             }
-            return found
         }
     }
 

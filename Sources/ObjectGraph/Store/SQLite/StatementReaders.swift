@@ -143,6 +143,17 @@ final class StatementReaders: Sendable {
         }
     }
 
+    /// Runs `body` with `sql` prepared on an idle connection, outside any transaction: outside GRDB's queue too when
+    /// the connection keeps the statement prepared already, as ``withStatement(for:sliced:_:)`` runs a repeated
+    /// fetch. A fault reads one row by its key, once per object: the queue hop and GRDB's statement cache were a
+    /// quarter of it beside SQLite's own work. `body` must touch only SQLite's C API on the statement.
+    func withKeptStatement<T>(_ sql: String, _ body: (Statement) throws -> T) throws -> T {
+        try lend { reader in
+            if let kept = reader.memo.statement(sql) { return try body(kept) }
+            return try reader.queue.unsafeRead { db in try body(try reader.memo.statement(sql, in: db)) }
+        }
+    }
+
     /// Lends `body` an idle connection, which no other read uses until `body` returns: the first one when it is
     /// free, else one from the idle list, else a new one. A read for a context pinned to a query generation gets
     /// that generation's connection, whose open transaction holds the store as it was.
@@ -206,8 +217,31 @@ final class StatementMemo: @unchecked Sendable {
         return nil
     }
 
+    /// Statements kept by their text alone (a table's read of one row by key), newest last.
+    private var keptByText: [(sql: String, statement: Statement)] = []
+
     /// Lets go of every kept statement (finalizing it), on the connection's queue.
-    func removeAll() { kept.removeAll() }
+    func removeAll() {
+        kept.removeAll()
+        keptByText.removeAll()
+    }
+
+    /// The statement of `sql` kept by ``statement(_:in:)``, if any. Each table's text is one string, so the
+    /// comparison usually finds the same storage and reads no character.
+    func statement(_ sql: String) -> Statement? {
+        for kept in keptByText.reversed() where kept.sql == sql { return kept.statement }
+        return nil
+    }
+
+    /// The statement of `sql`, prepared on `db`, this memo's connection, when not kept yet.
+    func statement(_ sql: String, in db: Database) throws -> Statement {
+        if let kept = statement(sql) { return kept }
+        let made = try db.makeStatement(sql: sql)
+        // Finalized here, on GRDB's queue, when the memo lets go of it.
+        if keptByText.count == Self.capacity { keptByText.removeFirst() }
+        keptByText.append((sql, made))
+        return made
+    }
 
     /// The statement of `compiled`'s SQL (its sliced SQL when `sliced`), prepared on `db`, this memo's connection,
     /// when not kept yet.
