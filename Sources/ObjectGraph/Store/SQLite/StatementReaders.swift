@@ -145,8 +145,8 @@ final class StatementReaders: Sendable {
 
     /// Runs `body` with `sql` prepared on an idle connection, outside any transaction: outside GRDB's queue too when
     /// the connection keeps the statement prepared already, as ``withStatement(for:sliced:_:)`` runs a repeated
-    /// fetch. A fault reads one row by its key, once per object: the queue hop and GRDB's statement cache were a
-    /// quarter of it beside SQLite's own work. `body` must touch only SQLite's C API on the statement.
+    /// fetch. A fault reads one row by its key, once per object: the queue hop and GRDB's statement cache were an
+    /// eighth of it. `body` must touch only SQLite's C API on the statement.
     func withKeptStatement<T>(_ sql: String, _ body: (Statement) throws -> T) throws -> T {
         try lend { reader in
             if let kept = reader.memo.statement(sql) { return try body(kept) }
