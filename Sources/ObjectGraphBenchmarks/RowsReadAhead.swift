@@ -17,13 +17,12 @@ extension RawSQLite {
         _ sql: String, readingAhead: Bool, threshold: Int = RawSQLite.readAheadThreshold,
         decode: @escaping @Sendable (OpaquePointer) -> Row, _ body: (Row) -> Void
     ) throws {
+        guard readingAhead else { return try each(sql) { body(decode($0)) } }
         let statement = try prepare(sql)
         defer { sqlite3_finalize(statement) }
-        var read = 0
-        while !readingAhead || read < threshold {
+        for _ in 0..<threshold {
             guard sqlite3_step(statement) == SQLITE_ROW else { return }
             body(decode(statement))
-            read += 1
         }
         let reader = ReadAhead(statement: statement, decode: decode)
         reader.start()
